@@ -1,0 +1,43 @@
+# singletable: every command a newcomer needs.
+#   make examples   run every example end to end (DynamoDB Local is started for you)
+#   make test       vet, staticcheck, and every test with -race against DynamoDB Local
+GO          ?= go
+STATICCHECK := $(CURDIR)/.bin/staticcheck
+STATICCHECK_VERSION ?= v0.8.2
+FUZZTIME    ?= 60s
+PKGS        := ./...
+
+.PHONY: all test test-only vet lint staticcheck examples bench fuzz clean
+
+all: test
+
+test: lint test-only
+
+test-only:
+	$(GO) test -race -count=1 -timeout 30m $(PKGS)
+
+lint: vet staticcheck
+
+vet:
+	$(GO) vet $(PKGS)
+
+$(STATICCHECK):
+	GOBIN=$(CURDIR)/.bin $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+staticcheck: $(STATICCHECK)
+	$(STATICCHECK) $(PKGS)
+
+examples:
+	@for d in examples/*/; do \
+		echo "== $$d"; \
+		$(GO) run ./$$d || exit 1; \
+	done
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzTemplate$$' -fuzztime $(FUZZTIME) .
+	$(GO) test -run '^$$' -fuzz '^FuzzKeyInjective$$' -fuzztime $(FUZZTIME) .
+
+clean:
+	rm -rf .bin
+
+-include Makefile.harness

@@ -1,0 +1,85 @@
+package singletable
+
+import (
+	"context"
+	"math/rand/v2"
+	"time"
+)
+
+// Backoff is the retry schedule shared by every retry loop in the package: batch
+// retries of unprocessed items, and later Mutate, transactions and WaitFor. Delays
+// grow exponentially with full jitter: before retry n (n = 1, 2, ...) it sleeps a
+// random duration in [0, min(Cap, Base·2^(n-1))).
+//
+// The zero value is usable: each zero field takes the default named in its comment.
+// A Backoff is a value; copy it freely. It is safe for concurrent use when Rand and
+// Sleep are.
+type Backoff struct {
+	Base        time.Duration                                 // first delay bound; default 25ms
+	Cap         time.Duration                                 // largest delay bound; default 2s
+	MaxAttempts int                                           // attempts in all, the first included; default 10
+	Rand        func() float64                                // uniform in [0,1); default math/rand/v2.Float64
+	Sleep       func(ctx context.Context, d time.Duration) error // default: a timer that returns ctx.Err() early
+}
+
+func (b Backoff) withDefaults() Backoff {
+	if b.Base <= 0 {
+		b.Base = 25 * time.Millisecond
+	}
+	if b.Cap <= 0 {
+		b.Cap = 2 * time.Second
+	}
+	if b.MaxAttempts <= 0 {
+		b.MaxAttempts = 10
+	}
+	if b.Rand == nil {
+		b.Rand = rand.Float64
+	}
+	if b.Sleep == nil {
+		b.Sleep = sleepContext
+	}
+	return b
+}
+
+// Bound returns the upper bound of the delay before retry n (n >= 1):
+// min(Cap, Base·2^(n-1)).
+func (b Backoff) Bound(n int) time.Duration {
+	b = b.withDefaults()
+	if n < 1 {
+		n = 1
+	}
+	d := b.Base
+	for i := 1; i < n; i++ {
+		if d >= b.Cap/2 {
+			return b.Cap
+		}
+		d *= 2
+	}
+	return min(d, b.Cap)
+}
+
+// Delay returns the jittered delay before retry n (n >= 1).
+func (b Backoff) Delay(n int) time.Duration {
+	b = b.withDefaults()
+	return time.Duration(b.Rand() * float64(b.Bound(n)))
+}
+
+// Wait sleeps for Delay(n), returning early with the context's error.
+func (b Backoff) Wait(ctx context.Context, n int) error {
+	b = b.withDefaults()
+	return b.Sleep(ctx, b.Delay(n))
+}
+
+func sleepContext(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

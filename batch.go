@@ -1,0 +1,264 @@
+package singletable
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// DynamoDB's limits per batch request.
+const (
+	maxBatchGet   = 100
+	maxBatchWrite = 25
+)
+
+// BatchGetResult is what [Entity.BatchGet] found.
+type BatchGetResult[T any] struct {
+	// Items are the items found, in the order of the keys asked for (a key asked for
+	// twice gives its item twice).
+	Items []T
+	// Missing are the keys, as given, at which no item exists.
+	Missing []T
+	// Unprocessed are the keys, as given, that were never answered; non-empty only
+	// together with an error.
+	Unprocessed []T
+}
+
+// keyID identifies a primary key in maps.
+func (t *Table) keyID(key map[string]types.AttributeValue) string {
+	pk, _ := key[t.opts.PartitionKey].(*types.AttributeValueMemberS)
+	sk, _ := key[t.opts.SortKey].(*types.AttributeValueMemberS)
+	if pk == nil || sk == nil {
+		return ""
+	}
+	return pk.Value + "\x00" + sk.Value
+}
+
+// BatchGet reads the items at many keys (BatchGetItem, 100 keys a request). Keys
+// DynamoDB leaves unprocessed are asked for again with [Backoff] until all are
+// answered, the context ends, or Backoff.MaxAttempts rounds in a row make no
+// progress; then the error matches [ErrUnprocessed] and Unprocessed holds exactly
+// the keys never answered. Cost: as many GetItems, in fewer round trips.
+// keys is not modified.
+func (e *Entity[T]) BatchGet(ctx context.Context, keys []T, opts ...GetOption) (BatchGetResult[T], error) {
+	var res BatchGetResult[T]
+	var o getOptions
+	for _, opt := range opts {
+		opt.applyGet(&o)
+	}
+	t := e.table
+	ids := make([]string, len(keys))
+	avs := map[string]map[string]types.AttributeValue{}
+	var queue []string
+	for i := range keys {
+		k, _, err := e.info.primaryKey(reflect.ValueOf(&keys[i]).Elem())
+		if err != nil {
+			return res, fmt.Errorf("singletable: BatchGet %s: key %d: %w", e.info.name, i, err)
+		}
+		id := t.keyID(k)
+		ids[i] = id
+		if _, dup := avs[id]; !dup {
+			avs[id] = k
+			queue = append(queue, id)
+		}
+	}
+	found := map[string]map[string]types.AttributeValue{}
+	unanswered := func() map[string]bool {
+		m := make(map[string]bool, len(queue))
+		for _, id := range queue {
+			m[id] = true
+		}
+		return m
+	}
+	var loopErr error
+	retry := batchRetry{b: t.opts.Backoff.withDefaults()}
+	for len(queue) > 0 {
+		n := min(len(queue), maxBatchGet)
+		chunk := make([]map[string]types.AttributeValue, n)
+		for i, id := range queue[:n] {
+			chunk[i] = avs[id]
+		}
+		out, err := t.client.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{
+			RequestItems: map[string]types.KeysAndAttributes{
+				t.name: {Keys: chunk, ConsistentRead: aws.Bool(o.consistent)},
+			},
+		})
+		if err != nil {
+			loopErr = err
+			break
+		}
+		for _, item := range out.Responses[t.name] {
+			found[t.keyID(item)] = item
+		}
+		var again []string
+		if u, ok := out.UnprocessedKeys[t.name]; ok {
+			for _, k := range u.Keys {
+				again = append(again, t.keyID(k))
+			}
+		}
+		queue = append(again, queue[n:]...)
+		if loopErr = retry.after(ctx, n, len(again)); loopErr != nil {
+			break
+		}
+	}
+	left := unanswered()
+	var decodeErr error
+	for i, id := range ids {
+		switch item, ok := found[id]; {
+		case ok:
+			v, err := e.decode(item)
+			if err != nil {
+				decodeErr = errors.Join(decodeErr, fmt.Errorf("key %d: %w", i, err))
+				continue
+			}
+			res.Items = append(res.Items, v)
+		case left[id]:
+			res.Unprocessed = append(res.Unprocessed, keys[i])
+		default:
+			res.Missing = append(res.Missing, keys[i])
+		}
+	}
+	if loopErr != nil {
+		return res, fmt.Errorf("singletable: BatchGet %s: %d keys unprocessed: %w: %w", e.info.name, len(res.Unprocessed), ErrUnprocessed, loopErr)
+	}
+	if decodeErr != nil {
+		return res, fmt.Errorf("singletable: BatchGet %s: %w", e.info.name, decodeErr)
+	}
+	return res, nil
+}
+
+// BatchPut writes many items (BatchWriteItem, 25 a request). Unlike [Entity.Put] it
+// takes no conditions: DynamoDB's batch writes have none, so it overwrites whatever
+// is at each key. Items DynamoDB leaves unprocessed are sent again with [Backoff]
+// until all are written, the context ends, or Backoff.MaxAttempts rounds in a row
+// make no progress; it then returns exactly the items not written, with an error
+// matching [ErrUnprocessed]. Two items with the same key are refused before
+// anything is sent. items is not modified.
+func (e *Entity[T]) BatchPut(ctx context.Context, items []T) ([]T, error) {
+	reqs := make([]types.WriteRequest, len(items))
+	for i := range items {
+		item, err := e.info.encodeItem(reflect.ValueOf(&items[i]).Elem())
+		if err != nil {
+			return nil, fmt.Errorf("singletable: BatchPut %s: item %d: %w", e.info.name, i, err)
+		}
+		reqs[i] = types.WriteRequest{PutRequest: &types.PutRequest{Item: item}}
+	}
+	left, err := e.table.batchWrite(ctx, "BatchPut "+e.info.name, reqs)
+	return pick(items, left), err
+}
+
+// BatchDelete deletes the items at many keys (BatchWriteItem, 25 a request), with
+// the same retries and result as [Entity.BatchPut]. Deleting a missing item is not
+// an error. keys is not modified.
+func (e *Entity[T]) BatchDelete(ctx context.Context, keys []T) ([]T, error) {
+	reqs := make([]types.WriteRequest, len(keys))
+	for i := range keys {
+		k, _, err := e.info.primaryKey(reflect.ValueOf(&keys[i]).Elem())
+		if err != nil {
+			return nil, fmt.Errorf("singletable: BatchDelete %s: key %d: %w", e.info.name, i, err)
+		}
+		reqs[i] = types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: k}}
+	}
+	left, err := e.table.batchWrite(ctx, "BatchDelete "+e.info.name, reqs)
+	return pick(keys, left), err
+}
+
+// pick returns the values at the given indexes.
+func pick[T any](vs []T, idx []int) []T {
+	if len(idx) == 0 {
+		return nil
+	}
+	out := make([]T, len(idx))
+	for i, j := range idx {
+		out[i] = vs[j]
+	}
+	return out
+}
+
+// batchWrite sends write requests in chunks of 25, retrying unprocessed ones, and
+// returns the indexes of the requests not processed.
+func (t *Table) batchWrite(ctx context.Context, what string, reqs []types.WriteRequest) ([]int, error) {
+	byID := make(map[string]int, len(reqs))
+	for i, r := range reqs {
+		k := r.DeleteRequest
+		var id string
+		if k != nil {
+			id = t.keyID(k.Key)
+		} else {
+			id = t.keyID(r.PutRequest.Item)
+		}
+		if j, dup := byID[id]; dup {
+			return nil, fmt.Errorf("singletable: %s: items %d and %d have the same key: %w", what, j, i, ErrInvalidInput)
+		}
+		byID[id] = i
+	}
+	idOf := func(r types.WriteRequest) string {
+		if r.DeleteRequest != nil {
+			return t.keyID(r.DeleteRequest.Key)
+		}
+		return t.keyID(r.PutRequest.Item)
+	}
+	queue := make([]int, len(reqs))
+	for i := range queue {
+		queue[i] = i
+	}
+	retry := batchRetry{b: t.opts.Backoff.withDefaults()}
+	for len(queue) > 0 {
+		n := min(len(queue), maxBatchWrite)
+		chunk := make([]types.WriteRequest, n)
+		for i, j := range queue[:n] {
+			chunk[i] = reqs[j]
+		}
+		out, err := t.client.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{
+			RequestItems: map[string][]types.WriteRequest{t.name: chunk},
+		})
+		if err != nil {
+			return queue, fmt.Errorf("singletable: %s: %d items unprocessed: %w: %w", what, len(queue), ErrUnprocessed, err)
+		}
+		var again []int
+		for _, r := range out.UnprocessedItems[t.name] {
+			j, ok := byID[idOf(r)]
+			if !ok {
+				return queue, fmt.Errorf("singletable: %s: DynamoDB returned an unprocessed item that was not sent", what)
+			}
+			again = append(again, j)
+		}
+		queue = append(again, queue[n:]...)
+		if err := retry.after(ctx, n, len(again)); err != nil {
+			return queue, fmt.Errorf("singletable: %s: %d items unprocessed: %w: %w", what, len(queue), ErrUnprocessed, err)
+		}
+	}
+	return nil, nil
+}
+
+// batchRetry paces the rounds of a batch call that DynamoDB answers in part.
+type batchRetry struct {
+	b                Backoff
+	attempt, stalled int
+}
+
+// after is called after each round that sent n requests and got unprocessed of them
+// back. It waits before the next round when some were unprocessed, and returns an
+// error when the loop must stop: the context ended, or Backoff.MaxAttempts rounds
+// in a row made no progress.
+func (r *batchRetry) after(ctx context.Context, n, unprocessed int) error {
+	if unprocessed == 0 {
+		r.attempt, r.stalled = 0, 0
+		return nil
+	}
+	if unprocessed == n {
+		r.stalled++
+	} else {
+		r.stalled = 0
+	}
+	r.attempt++
+	if r.stalled >= r.b.MaxAttempts {
+		return fmt.Errorf("%d rounds in a row without progress", r.stalled)
+	}
+	return r.b.Wait(ctx, r.attempt)
+}

@@ -1,0 +1,61 @@
+// Package singletable maps Go structs onto one shared DynamoDB table: the
+// single-table design, where many entity types live side by side and their keys
+// are built from templates.
+//
+// Describe each entity once, in struct tags:
+//
+//	type Order struct {
+//	    _          struct{}  `Type:"Order" PK:"CUST#{customerId}" SK:"ORDER#{orderId}" GSI1PK:"STATUS#{status}" GSI1SK:"{createdAt:time}#{orderId}"`
+//	    CustomerID string    `dynamodbav:"customerId"`
+//	    OrderID    string    `dynamodbav:"orderId"`
+//	    Status     string    `dynamodbav:"status,omitempty"`
+//	    CreatedAt  time.Time `dynamodbav:"createdAt"`
+//	}
+//
+// then register it on a [Table] and use the typed [Entity]:
+//
+//	table, _ := singletable.NewTable(client, "app", singletable.WithIndex("GSI1", "GSI1PK", "GSI1SK"))
+//	orders, err := singletable.Register[Order](table)
+//	_, err = orders.Put(ctx, order)
+//	o, err := orders.Get(ctx, Order{CustomerID: "c1", OrderID: "o1"})
+//	page, err := orders.Query(ctx, Order{Status: "SHIPPED"}, singletable.On("GSI1"), singletable.Descending())
+//
+// # Tags
+//
+// The blank field's tags name the entity's discriminator (under the table's type
+// attribute, "Type" by default) and give one [Template] per key attribute of the
+// table. Fields use the attributevalue package's `dynamodbav` tags; their encoding
+// is identical to attributevalue.MarshalMap's, but compiled once per type, and an
+// unknown tag option is an error rather than ignored.
+//
+// # Keys
+//
+// Placeholders name stored attributes. Formats make keys sort as their values do:
+// {n:08} zero-pads integers, {t:time} is a fixed-width UTC time, {t:date},
+// {t:unix} and {t:unixms} are coarser, and {t:rev} sorts newest first. A value
+// holding the delimiter ('#' by default) is rejected, so two different inputs never
+// render the same key and a key can be parsed back ([Entity.ParseKey]). An index
+// key with an empty input is left out of the item, which leaves the index (a sparse
+// index); an empty input to a primary key is an error. Keys over DynamoDB's limits
+// (2048 bytes for a partition key, 1024 for a sort key) and items over 400 KB are
+// refused before anything is sent.
+//
+// # Safety
+//
+// Every expression is built with placeholders for names and values. Writes carry
+// a condition that keeps them off items of another entity type at the same key.
+// No method mutates the values handed to it. Cursors are checked against the query
+// they resume and can never move it to another partition. Errors wrap the AWS error
+// and one of the package's sentinels ([ErrNotFound], [ErrCondition],
+// [ErrAlreadyExists], [ErrInvalidKey], [ErrInvalidEntity], [ErrInvalidCursor],
+// [ErrInvalidInput], [ErrUnprocessed], [ErrTypeMismatch]) for [errors.Is], and
+// typed errors ([*KeyError], [*EntityError], [*ItemError], [*TxError]) for
+// [errors.As].
+//
+// # Testing
+//
+// Package dynamolocal starts DynamoDB Local for tests and examples: an endpoint
+// from DYNAMODB_ENDPOINT, else Testcontainers when a Docker API answers, else the
+// DynamoDB Local jar with Java. Pointing a Table at the real service needs no change
+// but the client.
+package singletable

@@ -1,0 +1,825 @@
+package singletable
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/singletable/singletable/internal/codec"
+	"github.com/singletable/singletable/internal/expr"
+)
+
+// Entity is the typed access to one registered entity type T on a [Table]. Create it
+// with [Register]. An Entity is safe for concurrent use. No method mutates a value
+// handed to it: T is taken and returned by value.
+type Entity[T any] struct {
+	table *Table
+	info  *entityInfo
+}
+
+// entityInfo is everything Register compiled about T, shared by all methods.
+type entityInfo struct {
+	name          string // Go type name, for messages
+	goType        reflect.Type
+	discriminator string
+	table         *Table
+	plan          *codec.Plan
+	pk, sk        *keyTemplate
+	indexes       map[string][2]*keyTemplate // index name -> partition, sort (sort may be nil)
+	all           []*keyTemplate             // base keys first, then index keys in table order
+	baseInputs    map[string]bool            // attribute names that feed the primary key
+}
+
+// keyTemplate is one key attribute's template bound to T's fields.
+type keyTemplate struct {
+	attr      string
+	index     string // "" for the base table
+	partition bool
+	tmpl      *Template
+	fields    []*codec.Field // per placeholder, in order
+	maxBytes  int
+}
+
+// Register compiles T for use on table t and returns its typed access. T must be a
+// struct with a blank field carrying the entity tags:
+//
+//	type Order struct {
+//	    _          struct{} `Type:"Order" PK:"CUST#{customerId}" SK:"ORDER#{orderId}" GSI1PK:"STATUS#{status}" GSI1SK:"{createdAt:time}#{orderId}"`
+//	    CustomerID string   `dynamodbav:"customerId"`
+//	    ...
+//	}
+//
+// The tag under the table's type attribute name (default "Type") is the
+// discriminator (default: the Go type name); one tag per key attribute of the table
+// gives that attribute's template. Both base key templates are required; an index's
+// templates are optional (the entity is then not in that index) but come in pairs.
+// Placeholders name stored attributes (dynamodbav names) of fields that are strings,
+// integers, time.Time, or pointers to those.
+//
+// Register checks everything once and returns an [*EntityError] (matching
+// [ErrInvalidEntity]) naming Type.Field for: an unknown tag or tag option, an unknown
+// placeholder, a missing base key template, a template for an attribute the table
+// lacks, a discriminator used twice on the table, key templates that could render
+// another entity's keys, a field whose name clashes with a key or type attribute,
+// and an unsupported field type.
+func Register[T any](t *Table) (*Entity[T], error) {
+	info, err := compileEntity(t, reflect.TypeFor[T]())
+	if err != nil {
+		return nil, err
+	}
+	if err := t.register(info); err != nil {
+		return nil, err
+	}
+	return &Entity[T]{table: t, info: info}, nil
+}
+
+// MustRegister is like [Register] but panics on error; for package-level setup in
+// programs whose entity definitions are fixed at compile time.
+func MustRegister[T any](t *Table) *Entity[T] {
+	e, err := Register[T](t)
+	if err != nil {
+		panic(err)
+	}
+	return e
+}
+
+// Table returns the table the entity is registered on.
+func (e *Entity[T]) Table() *Table { return e.table }
+
+// Type returns the entity's discriminator, the value of its type attribute.
+func (e *Entity[T]) Type() string { return e.info.discriminator }
+
+var timeType = reflect.TypeFor[time.Time]()
+
+func compileEntity(t *Table, rt reflect.Type) (*entityInfo, error) {
+	name := rt.String()
+	if rt.Kind() != reflect.Struct {
+		return nil, &EntityError{Entity: name, Reason: "entity must be a struct type, not " + rt.Kind().String()}
+	}
+	name = rt.Name()
+	if name == "" {
+		name = rt.String()
+	}
+	plan, err := codec.PlanFor(rt)
+	if err != nil {
+		var fe *codec.FieldError
+		if errors.As(err, &fe) {
+			return nil, &EntityError{Entity: name, Field: fe.Field, Reason: "", Err: fe.Err}
+		}
+		return nil, &EntityError{Entity: name, Err: err}
+	}
+	info := &entityInfo{
+		name:          name,
+		goType:        rt,
+		discriminator: name,
+		table:         t,
+		plan:          plan,
+		indexes:       map[string][2]*keyTemplate{},
+		baseInputs:    map[string]bool{},
+	}
+
+	// Field names may not clash with key or type attributes, and our own field tag
+	// (singletable:"...") has no options yet that a field may use.
+	for _, f := range plan.Fields() {
+		if _, isKey := t.keys[f.Name]; isKey || f.Name == t.opts.TypeAttribute {
+			return nil, &EntityError{Entity: name, Field: f.GoName, Reason: "attribute name " + strconv.Quote(f.Name) + " is a key or type attribute of table " + t.name}
+		}
+	}
+	for i := range rt.NumField() {
+		sf := rt.Field(i)
+		if opt, ok := sf.Tag.Lookup("singletable"); ok {
+			return nil, &EntityError{Entity: name, Field: sf.Name, Reason: "unknown singletable tag option " + strconv.Quote(opt)}
+		}
+	}
+
+	// The entity tags sit on a blank field.
+	var tags []tagPair
+	found := false
+	for i := range rt.NumField() {
+		sf := rt.Field(i)
+		if sf.Name != "_" {
+			continue
+		}
+		if found {
+			return nil, &EntityError{Entity: name, Field: "_", Reason: "more than one blank field carries entity tags"}
+		}
+		found = true
+		tags, err = parseStructTag(string(sf.Tag))
+		if err != nil {
+			return nil, &EntityError{Entity: name, Field: "_", Reason: err.Error()}
+		}
+	}
+	if !found {
+		return nil, &EntityError{Entity: name, Reason: "no blank field with entity tags, e.g. _ struct{} `PK:\"...\" SK:\"...\"`"}
+	}
+	templates := map[string]string{}
+	for _, tg := range tags {
+		switch {
+		case tg.key == t.opts.TypeAttribute:
+			if tg.value == "" {
+				return nil, &EntityError{Entity: name, Field: tg.key, Reason: "empty discriminator"}
+			}
+			info.discriminator = tg.value
+		case tg.key == "dynamodbav" || tg.key == "json":
+			// Harmless on a blank field.
+		default:
+			if _, isKey := t.keys[tg.key]; !isKey {
+				return nil, &EntityError{Entity: name, Field: tg.key, Reason: "unknown tag " + strconv.Quote(tg.key) + ": table " + t.name + " has key attributes " + strings.Join(sortedKeys(t.keys), ", ") + " and type attribute " + t.opts.TypeAttribute}
+			}
+			templates[tg.key] = tg.value
+		}
+	}
+
+	bind := func(attr, index string, partition bool, maxBytes int) (*keyTemplate, error) {
+		text, ok := templates[attr]
+		if !ok {
+			return nil, nil
+		}
+		tmpl, err := ParseTemplate(text, t.opts.Delimiter)
+		if err != nil {
+			return nil, &EntityError{Entity: name, Field: attr, Reason: "", Err: err}
+		}
+		kt := &keyTemplate{attr: attr, index: index, partition: partition, tmpl: tmpl, maxBytes: maxBytes}
+		pi := 0
+		for si := range tmpl.segs {
+			seg := &tmpl.segs[si]
+			if seg.name == "" {
+				continue
+			}
+			f, ok := plan.Field(seg.name)
+			if !ok {
+				return nil, &EntityError{Entity: name, Field: attr, Reason: "template " + strconv.Quote(text) + " names {" + seg.name + "}, which is not a stored attribute of " + name}
+			}
+			base := f.Type
+			if base.Kind() == reflect.Pointer {
+				base = base.Elem()
+			}
+			kind := keyKindOf(base)
+			if kind == kvMissing {
+				return nil, &EntityError{Entity: name, Field: f.GoName, Reason: "type " + f.Type.String() + " cannot be part of a key (want a string, an integer or time.Time)"}
+			}
+			switch {
+			case seg.format == fmtPad && kind != kvInt && kind != kvUint:
+				return nil, &EntityError{Entity: name, Field: f.GoName, Reason: "{" + seg.name + ":0" + strconv.Itoa(seg.width) + "} pads integers, but the field is " + f.Type.String()}
+			case seg.format.isTime() && kind != kvTime:
+				return nil, &EntityError{Entity: name, Field: f.GoName, Reason: "{" + seg.name + ":" + formatName(seg.format) + "} needs a time.Time, but the field is " + f.Type.String()}
+			case seg.format == fmtPlain && kind == kvTime:
+				seg.format, seg.width = fmtTime, fmtTime.fixedWidth()
+			}
+			kt.fields = append(kt.fields, f)
+			pi++
+		}
+		return kt, nil
+	}
+
+	if info.pk, err = bind(t.opts.PartitionKey, "", true, MaxPartitionKeyBytes); err != nil {
+		return nil, err
+	}
+	if info.sk, err = bind(t.opts.SortKey, "", false, MaxSortKeyBytes); err != nil {
+		return nil, err
+	}
+	if info.pk == nil || info.sk == nil {
+		missing := t.opts.PartitionKey
+		if info.pk != nil {
+			missing = t.opts.SortKey
+		}
+		return nil, &EntityError{Entity: name, Field: missing, Reason: "missing template for base key attribute " + missing}
+	}
+	info.all = append(info.all, info.pk, info.sk)
+	for _, f := range append(slices.Clone(info.pk.fields), info.sk.fields...) {
+		info.baseInputs[f.Name] = true
+	}
+	for _, ix := range t.opts.Indexes {
+		p, err := bind(ix.PartitionKey, ix.Name, true, MaxPartitionKeyBytes)
+		if err != nil {
+			return nil, err
+		}
+		var s *keyTemplate
+		if ix.SortKey != "" {
+			if s, err = bind(ix.SortKey, ix.Name, false, MaxSortKeyBytes); err != nil {
+				return nil, err
+			}
+		}
+		if p == nil && s == nil {
+			continue
+		}
+		if p == nil || (ix.SortKey != "" && s == nil) {
+			missing := ix.PartitionKey
+			if p != nil {
+				missing = ix.SortKey
+			}
+			return nil, &EntityError{Entity: name, Field: missing, Reason: "index " + ix.Name + " needs templates for both of its key attributes; " + missing + " is missing"}
+		}
+		info.indexes[ix.Name] = [2]*keyTemplate{p, s}
+		info.all = append(info.all, p)
+		if s != nil {
+			info.all = append(info.all, s)
+		}
+	}
+	return info, nil
+}
+
+// keyKindOf says how a field type renders into a key, or kvMissing if it cannot.
+func keyKindOf(t reflect.Type) kvKind {
+	if t == timeType {
+		return kvTime
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return kvString
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return kvInt
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return kvUint
+	}
+	return kvMissing
+}
+
+// keyValueOfField reads a placeholder's input from a struct field. "" strings, nil
+// pointers and zero times are missing; numbers are always present.
+func keyValueOfField(f *codec.Field, sv reflect.Value) keyValue {
+	fv, ok := f.ValueOf(sv)
+	if !ok {
+		return keyValue{}
+	}
+	return keyValueOfReflect(fv)
+}
+
+func keyValueOfReflect(fv reflect.Value) keyValue {
+	if fv.Kind() == reflect.Pointer {
+		if fv.IsNil() {
+			return keyValue{}
+		}
+		fv = fv.Elem()
+	}
+	switch fv.Kind() {
+	case reflect.String:
+		if fv.Len() == 0 {
+			return keyValue{}
+		}
+		return keyValue{kind: kvString, s: fv.String()}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return keyValue{kind: kvInt, i: fv.Int()}
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return keyValue{kind: kvUint, u: fv.Uint()}
+	case reflect.Struct:
+		if tm, ok := reflect.TypeAssert[time.Time](fv); ok && !tm.IsZero() {
+			return keyValue{kind: kvTime, t: tm}
+		}
+	}
+	return keyValue{}
+}
+
+// render renders the key from a struct value. With prefix set, it stops at the
+// first missing input and reports complete=false. Errors name the entity, the key
+// attribute and the Go field.
+func (kt *keyTemplate) render(info *entityInfo, sv reflect.Value, prefix bool) (string, bool, error) {
+	return kt.renderWith(info, func(i int) keyValue { return keyValueOfField(kt.fields[i], sv) }, prefix)
+}
+
+func (kt *keyTemplate) renderWith(info *entityInfo, get func(i int) keyValue, prefix bool) (string, bool, error) {
+	var buf [256]byte
+	b, complete, err := kt.tmpl.appendKey(buf[:0], func(i int, _ string) keyValue { return get(i) }, prefix)
+	if err != nil {
+		var ke *KeyError
+		if errors.As(err, &ke) {
+			out := *ke
+			out.Entity, out.Attribute = info.name, kt.attr
+			out.Field = kt.goName(ke.Field)
+			return "", false, &out
+		}
+		return "", false, err
+	}
+	if len(b) > kt.maxBytes {
+		return "", false, &KeyError{Entity: info.name, Attribute: kt.attr, Reason: "rendered key is " + strconv.Itoa(len(b)) + " bytes, over DynamoDB's limit of " + strconv.Itoa(kt.maxBytes)}
+	}
+	return string(b), complete, nil
+}
+
+// goName maps a placeholder name to the Go field name for messages.
+func (kt *keyTemplate) goName(placeholder string) string {
+	for _, f := range kt.fields {
+		if f.Name == placeholder {
+			return f.GoName
+		}
+	}
+	return placeholder
+}
+
+// primaryKey renders the base table key of a struct value.
+func (info *entityInfo) primaryKey(sv reflect.Value) (map[string]types.AttributeValue, map[string]string, error) {
+	pk, _, err := info.pk.render(info, sv, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	sk, _, err := info.sk.render(info, sv, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	t := info.table.opts
+	return map[string]types.AttributeValue{
+			t.PartitionKey: &types.AttributeValueMemberS{Value: pk},
+			t.SortKey:      &types.AttributeValueMemberS{Value: sk},
+		}, map[string]string{
+			t.PartitionKey: pk,
+			t.SortKey:      sk,
+		}, nil
+}
+
+// encodeItem encodes a full item: fields, every key attribute whose inputs are
+// present (index keys with a missing input are left out: a sparse index), and the
+// type attribute.
+func (info *entityInfo) encodeItem(sv reflect.Value) (map[string]types.AttributeValue, error) {
+	item := make(map[string]types.AttributeValue, len(info.plan.Fields())+len(info.all)+1)
+	if err := info.plan.EncodeInto(sv, item); err != nil {
+		return nil, fmt.Errorf("singletable: encode %s: %w: %w", info.name, ErrInvalidInput, err)
+	}
+	for i := 0; i < len(info.all); i++ {
+		kt := info.all[i]
+		if kt.index == "" {
+			v, _, err := kt.render(info, sv, false)
+			if err != nil {
+				return nil, err
+			}
+			item[kt.attr] = &types.AttributeValueMemberS{Value: v}
+			continue
+		}
+		pair := info.indexes[kt.index]
+		vals, ok, err := info.renderIndex(pair, func(kt *keyTemplate, i int) keyValue { return keyValueOfField(kt.fields[i], sv) })
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			for j, v := range vals {
+				item[pair[j].attr] = &types.AttributeValueMemberS{Value: v}
+			}
+		}
+		if pair[1] != nil {
+			i++ // the pair's sort key was handled with its partition key
+		}
+	}
+	item[info.table.opts.TypeAttribute] = &types.AttributeValueMemberS{Value: info.discriminator}
+	if size := itemSize(item); size > MaxItemBytes {
+		return nil, fmt.Errorf("singletable: %s item is %d bytes, over DynamoDB's limit of %d: %w", info.name, size, MaxItemBytes, ErrInvalidInput)
+	}
+	return item, nil
+}
+
+// renderIndex renders an index's key pair. ok is false (and nothing is an error)
+// when an input is missing: the item is left out of the index.
+func (info *entityInfo) renderIndex(pair [2]*keyTemplate, get func(kt *keyTemplate, i int) keyValue) ([]string, bool, error) {
+	vals := make([]string, 0, 2)
+	for _, kt := range pair {
+		if kt == nil {
+			continue
+		}
+		v, complete, err := kt.renderWith(info, func(i int) keyValue { return get(kt, i) }, true)
+		if err != nil {
+			return nil, false, err
+		}
+		if !complete {
+			return nil, false, nil
+		}
+		vals = append(vals, v)
+	}
+	return vals, true, nil
+}
+
+// decode decodes an item into a T, refusing items of another type.
+func (e *Entity[T]) decode(item map[string]types.AttributeValue) (T, error) {
+	var v T
+	if got, ok := item[e.table.opts.TypeAttribute].(*types.AttributeValueMemberS); ok && got.Value != e.info.discriminator {
+		return v, fmt.Errorf("singletable: item has %s %q, want %q: %w", e.table.opts.TypeAttribute, got.Value, e.info.discriminator, ErrTypeMismatch)
+	}
+	if err := e.info.plan.Decode(item, reflect.ValueOf(&v).Elem()); err != nil {
+		return v, fmt.Errorf("singletable: decode %s: %w", e.info.name, err)
+	}
+	return v, nil
+}
+
+// isType reports whether an item carries this entity's discriminator.
+func (info *entityInfo) isType(item map[string]types.AttributeValue) bool {
+	got, ok := item[info.table.opts.TypeAttribute].(*types.AttributeValueMemberS)
+	return ok && got.Value == info.discriminator
+}
+
+// GetOption configures [Entity.Get] and [Entity.BatchGet].
+type GetOption interface{ applyGet(*getOptions) }
+
+type getOptions struct{ consistent bool }
+
+// ReadOption is an option for both point reads and queries.
+type ReadOption interface {
+	GetOption
+	QueryOption
+}
+
+type consistentOption struct{}
+
+func (consistentOption) applyGet(o *getOptions) { o.consistent = true }
+func (consistentOption) applyQuery(o *queryOptions) error {
+	o.consistent = true
+	return nil
+}
+
+// Consistent asks for a strongly consistent read (ConsistentRead=true): it sees every
+// write acknowledged before it and costs twice the read capacity. Indexes do not
+// support it; a query on an index with it fails before sending.
+func Consistent() ReadOption { return consistentOption{} }
+
+// Get reads one item by its primary key, rendered from key (only the key's inputs
+// need be set). It calls GetItem once: 0.5 RCU per 4 KB eventually consistent, 1 with
+// [Consistent]. A missing item is an error matching [ErrNotFound]; an item of another
+// entity type at the key matches [ErrTypeMismatch].
+func (e *Entity[T]) Get(ctx context.Context, key T, opts ...GetOption) (T, error) {
+	var zero T
+	var o getOptions
+	for _, opt := range opts {
+		opt.applyGet(&o)
+	}
+	k, ks, err := e.info.primaryKey(reflect.ValueOf(&key).Elem())
+	if err != nil {
+		return zero, e.itemErr("Get", nil, err)
+	}
+	out, err := e.table.client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:      aws.String(e.table.name),
+		Key:            k,
+		ConsistentRead: aws.Bool(o.consistent),
+	})
+	if err != nil {
+		return zero, e.itemErr("Get", ks, err)
+	}
+	if out.Item == nil {
+		return zero, e.itemErr("Get", ks, ErrNotFound)
+	}
+	v, err := e.decode(out.Item)
+	if err != nil {
+		return zero, e.itemErr("Get", ks, err)
+	}
+	return v, nil
+}
+
+func (e *Entity[T]) itemErr(op string, key map[string]string, err error) error {
+	return &ItemError{Op: op, Entity: e.info.name, Key: key, Err: err}
+}
+
+// WriteOption configures [Entity.Put], [Entity.Create], [Entity.Delete] and, since
+// every WriteOption is also an [UpdateOption], [Entity.Update].
+type WriteOption interface {
+	UpdateOption
+	applyWrite(*writeOptions)
+}
+
+type writeOptions struct {
+	cond expression.ConditionBuilder
+}
+
+type ifOption struct{ cond expression.ConditionBuilder }
+
+func (o ifOption) applyWrite(w *writeOptions) { w.cond = andCond(w.cond, o.cond) }
+func (o ifOption) applyUpdate(u *updateOptions) error {
+	u.cond = andCond(u.cond, o.cond)
+	return nil
+}
+
+func andCond(a, b expression.ConditionBuilder) expression.ConditionBuilder {
+	if !a.IsSet() {
+		return b
+	}
+	return a.And(b)
+}
+
+// If adds a condition, built with the SDK's expression package, that the item must
+// meet for the write to happen. When it fails the error matches [ErrCondition].
+// Several If options are joined with AND.
+func If(cond expression.ConditionBuilder) WriteOption { return ifOption{cond} }
+
+// writeRequest is a planned single-item write, before it becomes a PutItem,
+// UpdateItem or DeleteItem input or a transaction item.
+type writeRequest struct {
+	op     string
+	key    map[string]types.AttributeValue
+	keyStr map[string]string
+	item   map[string]types.AttributeValue // Put and Create
+	update string                          // Update
+	cond   string
+	b      expr.Builder
+	// userCond is set when the caller added a condition, so a failed check is not
+	// necessarily a missing item.
+	userCond bool
+}
+
+// typeGuard is the condition that keeps a write from touching an item of another
+// entity type at the same key: the item is absent or of this type.
+func (info *entityInfo) typeGuard(b *expr.Builder) string {
+	return "attribute_not_exists(" + b.Name(info.table.opts.PartitionKey) + ") OR " + b.Name(info.table.opts.TypeAttribute) + " = " + b.S(info.discriminator)
+}
+
+func (info *entityInfo) planPut(sv reflect.Value, create bool, o writeOptions) (*writeRequest, error) {
+	item, err := info.encodeItem(sv)
+	if err != nil {
+		return nil, err
+	}
+	tk := info.table.opts
+	w := &writeRequest{op: "Put", item: item}
+	w.keyStr = map[string]string{tk.PartitionKey: item[tk.PartitionKey].(*types.AttributeValueMemberS).Value, tk.SortKey: item[tk.SortKey].(*types.AttributeValueMemberS).Value}
+	var guard string
+	if create {
+		w.op = "Create"
+		guard = "attribute_not_exists(" + w.b.Name(tk.PartitionKey) + ")"
+	} else {
+		guard = info.typeGuard(&w.b)
+	}
+	user, err := w.b.Condition(o.cond)
+	if err != nil {
+		return nil, fmt.Errorf("singletable: condition: %w: %w", ErrInvalidInput, err)
+	}
+	w.userCond = user != ""
+	w.cond = expr.And(guard, user)
+	return w, nil
+}
+
+func (info *entityInfo) planDelete(sv reflect.Value, o writeOptions) (*writeRequest, error) {
+	k, ks, err := info.primaryKey(sv)
+	if err != nil {
+		return nil, err
+	}
+	w := &writeRequest{op: "Delete", key: k, keyStr: ks}
+	guard := info.typeGuard(&w.b)
+	user, err := w.b.Condition(o.cond)
+	if err != nil {
+		return nil, fmt.Errorf("singletable: condition: %w: %w", ErrInvalidInput, err)
+	}
+	w.cond = expr.And(guard, user)
+	return w, nil
+}
+
+// writeErr maps a failed write's error: a failed condition matches ErrCondition,
+// and for Create also ErrAlreadyExists.
+func (e *Entity[T]) writeErr(w *writeRequest, err error) error {
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		switch w.op {
+		case "Create":
+			err = fmt.Errorf("%w: %w: %w", ErrAlreadyExists, ErrCondition, err)
+		default:
+			err = fmt.Errorf("%w: %w", ErrCondition, err)
+		}
+	}
+	return e.itemErr(w.op, w.keyStr, err)
+}
+
+// Put writes v as a whole item (PutItem), replacing any item of this type at its key:
+// every field, every key attribute (index keys whose inputs are empty are left out,
+// so the item leaves that sparse index), and the type attribute. It refuses to
+// replace an item of another entity type. Cost: 1 WCU per 1 KB. It returns the value
+// stored; v itself is not modified, so retrying the call is safe.
+func (e *Entity[T]) Put(ctx context.Context, v T, opts ...WriteOption) (T, error) {
+	return e.put(ctx, v, false, opts)
+}
+
+// Create is [Entity.Put] on the condition that no item exists at v's key; if one does,
+// the error matches [ErrAlreadyExists] and [ErrCondition] and nothing is written.
+func (e *Entity[T]) Create(ctx context.Context, v T, opts ...WriteOption) (T, error) {
+	return e.put(ctx, v, true, opts)
+}
+
+func (e *Entity[T]) put(ctx context.Context, v T, create bool, opts []WriteOption) (T, error) {
+	var o writeOptions
+	for _, opt := range opts {
+		opt.applyWrite(&o)
+	}
+	op := "Put"
+	if create {
+		op = "Create"
+	}
+	w, err := e.info.planPut(reflect.ValueOf(&v).Elem(), create, o)
+	if err != nil {
+		return v, e.itemErr(op, nil, err)
+	}
+	_, err = e.table.client.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:                 aws.String(e.table.name),
+		Item:                      w.item,
+		ConditionExpression:       expr.Ptr(w.cond),
+		ExpressionAttributeNames:  w.b.Names(),
+		ExpressionAttributeValues: w.b.Values(),
+	})
+	if err != nil {
+		return v, e.writeErr(w, err)
+	}
+	return v, nil
+}
+
+// Delete deletes the item at key's primary key (DeleteItem), if it is of this type.
+// Deleting a missing item succeeds, unless an [If] condition says otherwise.
+// Cost: 1 WCU per 1 KB of the deleted item.
+func (e *Entity[T]) Delete(ctx context.Context, key T, opts ...WriteOption) error {
+	var o writeOptions
+	for _, opt := range opts {
+		opt.applyWrite(&o)
+	}
+	w, err := e.info.planDelete(reflect.ValueOf(&key).Elem(), o)
+	if err != nil {
+		return e.itemErr("Delete", nil, err)
+	}
+	_, err = e.table.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName:                 aws.String(e.table.name),
+		Key:                       w.key,
+		ConditionExpression:       expr.Ptr(w.cond),
+		ExpressionAttributeNames:  w.b.Names(),
+		ExpressionAttributeValues: w.b.Values(),
+	})
+	if err != nil {
+		return e.writeErr(w, err)
+	}
+	return nil
+}
+
+// ParseKey rebuilds the key fields of a T from a rendered primary key, given as
+// attribute name to value (for example a stream record's keys). Fields that do not
+// feed the key are left zero.
+func (e *Entity[T]) ParseKey(key map[string]string) (T, error) {
+	var v T
+	sv := reflect.ValueOf(&v).Elem()
+	for _, kt := range []*keyTemplate{e.info.pk, e.info.sk} {
+		s, ok := key[kt.attr]
+		if !ok {
+			return v, &KeyError{Entity: e.info.name, Attribute: kt.attr, Reason: "missing"}
+		}
+		err := kt.tmpl.extract(s, func(name, raw string, f keyFormat) error {
+			fld, _ := e.info.plan.Field(name)
+			return setFromKey(fld, sv, raw, f)
+		})
+		if err != nil {
+			var ke *KeyError
+			if errors.As(err, &ke) {
+				out := *ke
+				out.Entity, out.Attribute = e.info.name, kt.attr
+				return v, &out
+			}
+			return v, err
+		}
+	}
+	return v, nil
+}
+
+// setFromKey sets a field from the raw text of its placeholder.
+func setFromKey(f *codec.Field, sv reflect.Value, raw string, format keyFormat) error {
+	val, err := parseKeyValue(raw, format)
+	if err != nil {
+		return err
+	}
+	fv := sv.FieldByIndex(f.Index)
+	if fv.Kind() == reflect.Pointer {
+		fv.Set(reflect.New(fv.Type().Elem()))
+		fv = fv.Elem()
+	}
+	switch x := val.(type) {
+	case time.Time:
+		fv.Set(reflect.ValueOf(x))
+		return nil
+	case string:
+		switch fv.Kind() {
+		case reflect.String:
+			fv.SetString(x)
+			return nil
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+			n, err := strconv.ParseInt(x, 10, fv.Type().Bits())
+			if err != nil {
+				return &KeyError{Reason: strconv.Quote(x) + " is not an integer for " + f.GoName}
+			}
+			fv.SetInt(n)
+			return nil
+		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+			n, err := strconv.ParseUint(x, 10, fv.Type().Bits())
+			if err != nil {
+				return &KeyError{Reason: strconv.Quote(x) + " is not an unsigned integer for " + f.GoName}
+			}
+			fv.SetUint(n)
+			return nil
+		}
+	case int64:
+		if fv.CanInt() && !fv.OverflowInt(x) {
+			fv.SetInt(x)
+			return nil
+		}
+		if fv.CanUint() && x >= 0 && !fv.OverflowUint(uint64(x)) {
+			fv.SetUint(uint64(x))
+			return nil
+		}
+	case uint64:
+		if fv.CanUint() && !fv.OverflowUint(x) {
+			fv.SetUint(x)
+			return nil
+		}
+	}
+	return &KeyError{Reason: "value does not fit field " + f.GoName + " of type " + fv.Type().String()}
+}
+
+// MaxItemBytes is DynamoDB's item size limit. Items over it are rejected before sending.
+const MaxItemBytes = 400 * 1024
+
+// itemSize estimates an item's size as DynamoDB counts it: names plus values, with
+// numbers at their decimal length (an upper bound of their stored size) and three
+// bytes of overhead per list or map plus one per element.
+func itemSize(item map[string]types.AttributeValue) int {
+	n := 0
+	for k, v := range item {
+		n += len(k) + avSize(v)
+	}
+	return n
+}
+
+func avSize(av types.AttributeValue) int {
+	switch v := av.(type) {
+	case *types.AttributeValueMemberS:
+		return len(v.Value)
+	case *types.AttributeValueMemberN:
+		return len(v.Value)
+	case *types.AttributeValueMemberB:
+		return len(v.Value)
+	case *types.AttributeValueMemberBOOL, *types.AttributeValueMemberNULL:
+		return 1
+	case *types.AttributeValueMemberSS:
+		n := 0
+		for _, s := range v.Value {
+			n += len(s)
+		}
+		return n
+	case *types.AttributeValueMemberNS:
+		n := 0
+		for _, s := range v.Value {
+			n += len(s)
+		}
+		return n
+	case *types.AttributeValueMemberBS:
+		n := 0
+		for _, s := range v.Value {
+			n += len(s)
+		}
+		return n
+	case *types.AttributeValueMemberL:
+		n := 3
+		for _, e := range v.Value {
+			n += 1 + avSize(e)
+		}
+		return n
+	case *types.AttributeValueMemberM:
+		n := 3
+		for k, e := range v.Value {
+			n += 1 + len(k) + avSize(e)
+		}
+		return n
+	}
+	return 0
+}

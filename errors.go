@@ -1,0 +1,152 @@
+package singletable
+
+import (
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Sentinel errors. Every error the package returns wraps one of these (or an AWS
+// error, or the context's error) with %w, so callers test with [errors.Is].
+var (
+	// ErrNotFound means the item does not exist (Get, Update without upsert).
+	ErrNotFound = errors.New("singletable: item not found")
+	// ErrCondition means a condition expression failed on the server
+	// (ConditionalCheckFailedException).
+	ErrCondition = errors.New("singletable: condition failed")
+	// ErrAlreadyExists means Create found an item at the key. It also matches ErrCondition.
+	ErrAlreadyExists = errors.New("singletable: item already exists")
+	// ErrInvalidKey means a key could not be rendered or parsed: a missing or empty
+	// input, a value holding the delimiter, a key over DynamoDB's size limit.
+	ErrInvalidKey = errors.New("singletable: invalid key")
+	// ErrInvalidEntity means a type could not be registered; the message names Type.Field.
+	ErrInvalidEntity = errors.New("singletable: invalid entity")
+	// ErrInvalidCursor means a cursor was tampered with, truncated, or belongs to another query.
+	ErrInvalidCursor = errors.New("singletable: invalid cursor")
+	// ErrInvalidInput means a call's arguments were rejected before anything was sent.
+	ErrInvalidInput = errors.New("singletable: invalid input")
+	// ErrUnprocessed means a batch call gave up (context ended or retries exhausted)
+	// with some keys or items not processed; the call returns exactly those.
+	ErrUnprocessed = errors.New("singletable: unprocessed items remain")
+	// ErrTypeMismatch means an item was found at the key but its Type attribute names
+	// another entity.
+	ErrTypeMismatch = errors.New("singletable: item has another type")
+)
+
+// KeyError reports a key that could not be rendered, parsed or accepted.
+// It matches [ErrInvalidKey].
+type KeyError struct {
+	Entity    string // Go type name of the entity, e.g. "Order"
+	Attribute string // key attribute, e.g. "SK" or "GSI1PK"
+	Field     string // Go field (or placeholder) at fault, if any
+	Reason    string
+}
+
+func (e *KeyError) Error() string {
+	var b strings.Builder
+	b.WriteString("singletable: invalid key")
+	if e.Entity != "" || e.Attribute != "" {
+		b.WriteString(" ")
+		b.WriteString(e.Entity)
+		if e.Attribute != "" {
+			if e.Entity != "" {
+				b.WriteString(".")
+			}
+			b.WriteString(e.Attribute)
+		}
+	}
+	if e.Field != "" {
+		b.WriteString(" (field ")
+		b.WriteString(e.Field)
+		b.WriteString(")")
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Reason)
+	return b.String()
+}
+
+// Is reports whether target is [ErrInvalidKey].
+func (e *KeyError) Is(target error) bool { return target == ErrInvalidKey }
+
+// EntityError reports why a type could not be registered. It matches
+// [ErrInvalidEntity] and names the Go type and, when one is at fault, the field.
+type EntityError struct {
+	Entity string // Go type name
+	Field  string // Go field name or tag key, if one is at fault
+	Reason string
+	Err    error // underlying error, if any
+}
+
+func (e *EntityError) Error() string {
+	var b strings.Builder
+	b.WriteString("singletable: register ")
+	b.WriteString(e.Entity)
+	if e.Field != "" {
+		b.WriteString(".")
+		b.WriteString(e.Field)
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Reason)
+	if e.Err != nil {
+		if e.Reason != "" {
+			b.WriteString(": ")
+		}
+		b.WriteString(e.Err.Error())
+	}
+	return b.String()
+}
+
+// Is reports whether target is [ErrInvalidEntity].
+func (e *EntityError) Is(target error) bool { return target == ErrInvalidEntity }
+
+// Unwrap returns the underlying error.
+func (e *EntityError) Unwrap() error { return e.Err }
+
+// ItemError reports an operation on one item that failed, naming the entity and the
+// item's primary key. It wraps the cause, so errors.Is(err, ErrNotFound),
+// errors.Is(err, ErrCondition) and errors.As to AWS error types all work.
+type ItemError struct {
+	Op     string            // "Get", "Put", "Create", "Update", "Delete", ...
+	Entity string            // Go type name of the entity
+	Key    map[string]string // rendered primary key attributes
+	Err    error
+}
+
+func (e *ItemError) Error() string {
+	var b strings.Builder
+	b.WriteString("singletable: ")
+	b.WriteString(e.Op)
+	b.WriteString(" ")
+	b.WriteString(e.Entity)
+	b.WriteString(formatKey(e.Key))
+	b.WriteString(": ")
+	b.WriteString(strings.TrimPrefix(e.Err.Error(), "singletable: "))
+	return b.String()
+}
+
+// Unwrap returns the cause.
+func (e *ItemError) Unwrap() error { return e.Err }
+
+func formatKey(k map[string]string) string {
+	if len(k) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(k))
+	for n := range k {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	var b strings.Builder
+	b.WriteString("{")
+	for i, n := range names {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(n)
+		b.WriteString("=")
+		b.WriteString(strconv.Quote(k[n]))
+	}
+	b.WriteString("}")
+	return b.String()
+}

@@ -1,0 +1,182 @@
+package singletable
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+type (
+	rUnknownTag struct {
+		_  struct{} `PK:"A#{id}" SK:"B" Foo:"x"`
+		ID string   `dynamodbav:"id"`
+	}
+	rUnknownPlaceholder struct {
+		_  struct{} `PK:"A#{nope}" SK:"B"`
+		ID string   `dynamodbav:"id"`
+	}
+	rMissingSK struct {
+		_  struct{} `PK:"A#{id}"`
+		ID string   `dynamodbav:"id"`
+	}
+	rTableLacks struct {
+		_  struct{} `PK:"A#{id}" SK:"B" GSI9PK:"X#{id}"`
+		ID string   `dynamodbav:"id"`
+	}
+	rDup1 struct {
+		_  struct{} `Type:"Same" PK:"A#{id}" SK:"B"`
+		ID string   `dynamodbav:"id"`
+	}
+	rDup2 struct {
+		_  struct{} `Type:"Same" PK:"C#{id}" SK:"D"`
+		ID string   `dynamodbav:"id"`
+	}
+	rClashKey struct {
+		_  struct{} `PK:"A#{id}" SK:"B"`
+		ID string   `dynamodbav:"id"`
+		PK string   `dynamodbav:"GSI1PK"`
+	}
+	rClashType struct {
+		_    struct{} `PK:"A#{id}" SK:"B"`
+		ID   string   `dynamodbav:"id"`
+		Kind string   `dynamodbav:"Type"`
+	}
+	rUnsupported struct {
+		_      struct{} `PK:"A#{id}" SK:"B"`
+		ID     string   `dynamodbav:"id"`
+		Events chan int `dynamodbav:"events"`
+	}
+	rBadOption struct {
+		_    struct{} `PK:"A#{id}" SK:"B"`
+		ID   string   `dynamodbav:"id"`
+		Name string   `dynamodbav:"name,omitemtpy"`
+	}
+	rBadOwnTag struct {
+		_    struct{} `PK:"A#{id}" SK:"B"`
+		ID   string   `dynamodbav:"id"`
+		Name string   `dynamodbav:"name" singletable:"verison"`
+	}
+	rFloatKey struct {
+		_     struct{} `PK:"A#{price}" SK:"B"`
+		Price float64  `dynamodbav:"price"`
+	}
+	rPadString struct {
+		_  struct{} `PK:"A#{id:08}" SK:"B"`
+		ID string   `dynamodbav:"id"`
+	}
+	rTimeFormatOnInt struct {
+		_  struct{} `PK:"A#{id:date}" SK:"B"`
+		ID int      `dynamodbav:"id"`
+	}
+	rHalfIndex struct {
+		_  struct{} `PK:"A#{id}" SK:"B" GSI1PK:"X#{id}"`
+		ID string   `dynamodbav:"id"`
+	}
+	rBadTemplate struct {
+		_  struct{} `PK:"A#{id" SK:"B"`
+		ID string   `dynamodbav:"id"`
+	}
+	rNoTags struct {
+		ID string `dynamodbav:"id"`
+	}
+	rCollideA struct {
+		_  struct{} `Type:"A" PK:"X#{id}" SK:"META"`
+		ID string   `dynamodbav:"id"`
+	}
+	rCollideB struct {
+		_    struct{} `Type:"B" PK:"X#{code}" SK:"META"`
+		Code string   `dynamodbav:"code"`
+	}
+	rOK struct {
+		_    struct{}  `PK:"A#{id}" SK:"T#{at:unixms}#{n:06}" GSI3PK:"N#{n}"`
+		ID   string    `dynamodbav:"id"`
+		At   time.Time `dynamodbav:"at"`
+		N    *uint32   `dynamodbav:"n"`
+		Rest string    `dynamodbav:"rest"`
+	}
+)
+
+func TestRegisterErrors(t *testing.T) {
+	type check struct {
+		name   string
+		reg    func(*Table) error
+		field  string // Type.Field (or tag) the message must name
+		reason string
+	}
+	reg := func(f func(*Table) error) func(*Table) error { return f }
+	cases := []check{
+		{"unknown tag", reg(func(t *Table) error { _, err := Register[rUnknownTag](t); return err }), "rUnknownTag.Foo", "unknown tag"},
+		{"unknown placeholder", reg(func(t *Table) error { _, err := Register[rUnknownPlaceholder](t); return err }), "rUnknownPlaceholder.PK", "{nope}"},
+		{"missing sort key", reg(func(t *Table) error { _, err := Register[rMissingSK](t); return err }), "rMissingSK.SK", "missing template"},
+		{"attribute the table lacks", reg(func(t *Table) error { _, err := Register[rTableLacks](t); return err }), "rTableLacks.GSI9PK", "unknown tag"},
+		{"duplicate discriminator", reg(func(t *Table) error {
+			if _, err := Register[rDup1](t); err != nil {
+				return err
+			}
+			_, err := Register[rDup2](t)
+			return err
+		}), "rDup2.Type", "already used by rDup1"},
+		{"field named like a key", reg(func(t *Table) error { _, err := Register[rClashKey](t); return err }), "rClashKey.PK", "key or type attribute"},
+		{"field named like the type", reg(func(t *Table) error { _, err := Register[rClashType](t); return err }), "rClashType.Kind", "key or type attribute"},
+		{"unsupported type", reg(func(t *Table) error { _, err := Register[rUnsupported](t); return err }), "rUnsupported.Events", "chan"},
+		{"unknown dynamodbav option", reg(func(t *Table) error { _, err := Register[rBadOption](t); return err }), "rBadOption.Name", "omitemtpy"},
+		{"unknown singletable option", reg(func(t *Table) error { _, err := Register[rBadOwnTag](t); return err }), "rBadOwnTag.Name", "verison"},
+		{"float key", reg(func(t *Table) error { _, err := Register[rFloatKey](t); return err }), "rFloatKey.Price", "cannot be part of a key"},
+		{"padded string", reg(func(t *Table) error { _, err := Register[rPadString](t); return err }), "rPadString.ID", "pads integers"},
+		{"time format on int", reg(func(t *Table) error { _, err := Register[rTimeFormatOnInt](t); return err }), "rTimeFormatOnInt.ID", "time.Time"},
+		{"half an index", reg(func(t *Table) error { _, err := Register[rHalfIndex](t); return err }), "rHalfIndex.GSI1SK", "both of its key attributes"},
+		{"bad template", reg(func(t *Table) error { _, err := Register[rBadTemplate](t); return err }), "rBadTemplate.PK", "unclosed"},
+		{"no tags", reg(func(t *Table) error { _, err := Register[rNoTags](t); return err }), "rNoTags", "no blank field"},
+		{"not a struct", reg(func(t *Table) error { _, err := Register[int](t); return err }), "int", "struct"},
+		{"colliding templates", reg(func(t *Table) error {
+			if _, err := Register[rCollideA](t); err != nil {
+				return err
+			}
+			_, err := Register[rCollideB](t)
+			return err
+		}), "rCollideB.SK", "collide"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.reg(offlineTable(t))
+			require.Error(t, err)
+			assert.ErrorIs(t, err, ErrInvalidEntity)
+			var ee *EntityError
+			require.ErrorAs(t, err, &ee)
+			assert.Contains(t, err.Error(), c.field)
+			assert.Contains(t, err.Error(), c.reason)
+		})
+	}
+}
+
+func TestRegisterOK(t *testing.T) {
+	tbl := offlineTable(t)
+	e, err := Register[rOK](tbl)
+	require.NoError(t, err)
+	assert.Equal(t, "rOK", e.Type(), "the discriminator defaults to the Go type name")
+	_, err = Register[rOK](tbl)
+	assert.ErrorIs(t, err, ErrInvalidEntity, "registering a type twice")
+}
+
+func TestNewTableErrors(t *testing.T) {
+	c := offlineTable(t).Client()
+	for name, f := range map[string]func() error{
+		"short name": func() error { _, err := NewTable(c, "ab"); return err },
+		"bad name":   func() error { _, err := NewTable(c, "a b c"); return err },
+		"nil client": func() error { _, err := NewTable(nil, "abc"); return err },
+		"same keys":  func() error { _, err := NewTable(c, "abc", WithKeys("K", "K")); return err },
+		"type is key": func() error {
+			_, err := NewTable(c, "abc", WithTypeAttribute("SK"))
+			return err
+		},
+		"bad delimiter": func() error { _, err := NewTable(c, "abc", WithDelimiter('a')); return err },
+		"index twice": func() error {
+			_, err := NewTable(c, "abc", WithIndex("I", "A", "B"), WithIndex("I", "C", "D"))
+			return err
+		},
+	} {
+		assert.Error(t, f(), name)
+	}
+}

@@ -351,14 +351,6 @@ func (t *Table) register(info *entityInfo) error {
 	return nil
 }
 
-// entityByType returns the registered entity with the given discriminator.
-func (t *Table) entityByType(discriminator string) (*entityInfo, bool) {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
-	e, ok := t.entities[discriminator]
-	return e, ok
-}
-
 // sameShape reports whether two templates have the same literal text and formats
 // in the same places, so that they can render the same key.
 func sameShape(a, b *Template) bool {

@@ -7,7 +7,7 @@ import (
 )
 
 // Backoff is the retry schedule shared by every retry loop in the package: batch
-// retries of unprocessed items, and later Mutate, transactions and WaitFor. Delays
+// retries of unprocessed items and consistency waits ([WaitFor]). Delays
 // grow exponentially with full jitter: before retry n (n = 1, 2, ...) it sleeps a
 // random duration in [0, min(Cap, Base·2^(n-1))).
 //
@@ -15,11 +15,12 @@ import (
 // A Backoff is a value; copy it freely. It is safe for concurrent use when Rand and
 // Sleep are.
 type Backoff struct {
-	Base        time.Duration                                 // first delay bound; default 25ms
-	Cap         time.Duration                                 // largest delay bound; default 2s
-	MaxAttempts int                                           // attempts in all, the first included; default 10
-	Rand        func() float64                                // uniform in [0,1); default math/rand/v2.Float64
+	Base        time.Duration                                    // first delay bound; default 25ms
+	Cap         time.Duration                                    // largest delay bound; default 2s
+	MaxAttempts int                                              // attempts in all, the first included; default 10
+	Rand        func() float64                                   // uniform in [0,1); default math/rand/v2.Float64
 	Sleep       func(ctx context.Context, d time.Duration) error // default: a timer that returns ctx.Err() early
+	Now         func() time.Time                                 // the clock waits are measured by; default time.Now
 }
 
 func (b Backoff) withDefaults() Backoff {
@@ -37,6 +38,9 @@ func (b Backoff) withDefaults() Backoff {
 	}
 	if b.Sleep == nil {
 		b.Sleep = sleepContext
+	}
+	if b.Now == nil {
+		b.Now = time.Now
 	}
 	return b
 }

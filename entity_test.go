@@ -253,7 +253,7 @@ func TestUpdate(t *testing.T) {
 		"base key input":  {Set("orderId", "o9")},
 		"unknown":         {Set("nope", 1)},
 		"wrong type":      {Set("total", "many")},
-		"overflow":        {Set("count", uint64(1) << 63)},
+		"overflow":        {Set("count", uint64(1)<<63)},
 		"twice":           {Set("total", 1), Set("total", 2)},
 		"add to string":   {Add("note", "x")},
 		"key attribute":   {Set("PK", "x")},

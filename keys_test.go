@@ -161,11 +161,11 @@ func TestExtract(t *testing.T) {
 	assert.Equal(t, map[string]any{"owner": "aws", "name": "sdk", "number": int64(42), "at": at}, got)
 
 	for _, bad := range []string{
-		"REPO#aws#sdk#ISSUE#42#2024-05-01T09:30:00.000000005Z",       // not padded
-		"REPO#aws#sdk#ISSUE#00000042#2024-05-01T09:30:00Z",           // short time
-		"REPO#aws#ISSUE#00000042#2024-05-01T09:30:00.000000005Z",     // missing part
+		"REPO#aws#sdk#ISSUE#42#2024-05-01T09:30:00.000000005Z",        // not padded
+		"REPO#aws#sdk#ISSUE#00000042#2024-05-01T09:30:00Z",            // short time
+		"REPO#aws#ISSUE#00000042#2024-05-01T09:30:00.000000005Z",      // missing part
 		"REPO#aws#sdk#ISSUE#00000042#2024-05-01T09:30:00.000000005Zx", // trailing
-		"REPO##sdk#ISSUE#00000042#2024-05-01T09:30:00.000000005Z",    // empty value
+		"REPO##sdk#ISSUE#00000042#2024-05-01T09:30:00.000000005Z",     // empty value
 		"ORDER#1",
 	} {
 		_, err := tm.Extract(bad)

@@ -194,11 +194,11 @@ func TestQueryPagesWithCursor(t *testing.T) {
 		require.ErrorIs(t, err, ErrInvalidCursor, "byte %d flipped", i)
 	}
 	for name, c := range map[string]string{
-		"garbage":          "not a cursor!",
-		"truncated":        page.Cursor[:len(page.Cursor)-3],
-		"other partition":  page.Cursor,
-		"other index":      page.Cursor,
-		"other direction":  page.Cursor,
+		"garbage":         "not a cursor!",
+		"truncated":       page.Cursor[:len(page.Cursor)-3],
+		"other partition": page.Cursor,
+		"other index":     page.Cursor,
+		"other direction": page.Cursor,
 		"other table key": mustCursor(t, offlineTable(t, WithCursorSecret([]byte("other"))), orders, key),
 	} {
 		opts := []QueryOption{Limit(2), After(c)}

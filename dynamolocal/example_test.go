@@ -1,0 +1,48 @@
+package dynamolocal_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/singletable/singletable/dynamolocal"
+)
+
+// Start one DynamoDB Local, use it, and stop it. In a test package, use a
+// [dynamolocal.Shared] instead, as the package documentation shows.
+func Example() {
+	ctx := context.Background()
+	local, err := dynamolocal.Start(ctx) // DYNAMODB_ENDPOINT, else Testcontainers, else the jar
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer local.Close()
+
+	client := local.Client()
+	out, err := client.ListTables(ctx, &dynamodb.ListTablesInput{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(local.Backend(), local.Endpoint(), out.TableNames)
+}
+
+// A test package's whole set-up: one DynamoDB Local for the test binary,
+// started by the first test that asks for it, here with options.
+func ExampleShared() {
+	// At package level in a _test.go file:
+	local := dynamolocal.Shared{Options: []func(*dynamolocal.Options){
+		dynamolocal.WithBackend(dynamolocal.BackendJar), // never Docker
+		dynamolocal.WithLogf(func(string, ...any) {}),   // quiet
+	}}
+
+	// func TestMain(m *testing.M) { os.Exit(local.Run(m)) }
+	//
+	// func TestSomething(t *testing.T) {
+	//	client := local.Client(t) // skipped, or failed under CI=true, when none can be had
+	//	table := dynamolocal.TableName(t)
+	//	...
+	// }
+	_ = &local
+}

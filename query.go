@@ -6,6 +6,8 @@ import (
 	"iter"
 	"reflect"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -34,6 +36,8 @@ type queryOptions struct {
 	sk         *skCond
 	partition  *string
 	capacity   bool
+	collection bool         // a query of every entity type in the partition
+	unknown    UnknownTypes // what a collection query does with unregistered types
 }
 
 // skOp is a sort key comparison.
@@ -47,9 +51,10 @@ const (
 	skGreaterEqual
 	skBetween
 	skBeginsWith
+	skTree
 )
 
-var skOpNames = [...]string{"", "=", "<", "<=", ">", ">=", "BETWEEN", "begins_with"}
+var skOpNames = [...]string{"", "=", "<", "<=", ">", ">=", "BETWEEN", "begins_with", "tree"}
 
 type skCond struct {
 	op     skOp
@@ -149,8 +154,16 @@ func SKGreaterThanEqual(v any) QueryOption { return sortKey(skGreaterEqual, v) }
 // SKBetween matches sort keys from lo up to and including hi.
 func SKBetween(lo, hi any) QueryOption { return sortKey(skBetween, lo, hi) }
 
-// SKBeginsWith matches sort keys that begin with v.
+// SKBeginsWith matches sort keys that begin with v. Beware that "ORDER#o1" begins
+// "ORDER#o10" too; to read an item and the items under it, use [SKTree].
 func SKBeginsWith(v any) QueryOption { return sortKey(skBeginsWith, v) }
+
+// SKTree matches the sort key v (which must be complete) and every sort key that
+// continues it after the delimiter: given "ORDER#o1", the order's own item and its
+// "ORDER#o1#ITEM#..." rows, but not "ORDER#o10". DynamoDB reads the range from v to
+// v, delimiter, U+10FFFF; the rare key in that range that merely extends v's last
+// value (such as "ORDER#o1!") is dropped before decoding.
+func SKTree(v any) QueryOption { return sortKey(skTree, v) }
 
 // Page is one page of a query.
 type Page[T any] struct {
@@ -171,6 +184,7 @@ type preparedQuery struct {
 	index     Index
 	partition string
 	identity  []byte // what a cursor must match
+	treeRoot  string // with SKTree: items must have this sort key or continue it after the delimiter
 }
 
 // Query reads one page of the entity's items in one partition (Query): the base
@@ -223,7 +237,7 @@ func (e *Entity[T]) prepareQuery(sv reflect.Value, opts []QueryOption) (*prepare
 			return nil, fmt.Errorf("singletable: Query %s: %w", e.info.name, err)
 		}
 	}
-	return e.info.prepareQuery(sv, &o, func(v any) (reflect.Value, bool) {
+	return e.table.prepareQuery(e.info, sv, &o, func(v any) (reflect.Value, bool) {
 		switch x := v.(type) {
 		case T:
 			return reflect.ValueOf(&x).Elem(), true
@@ -236,19 +250,27 @@ func (e *Entity[T]) prepareQuery(sv reflect.Value, opts []QueryOption) (*prepare
 	})
 }
 
-func (info *entityInfo) prepareQuery(sv reflect.Value, o *queryOptions, asEntity func(any) (reflect.Value, bool)) (*preparedQuery, error) {
-	t := info.table
+// prepareQuery validates a query and builds its input. info is the entity whose key
+// templates render the partition and sort key values; it is nil for a collection
+// query given a rendered partition value.
+func (t *Table) prepareQuery(info *entityInfo, sv reflect.Value, o *queryOptions, asEntity func(any) (reflect.Value, bool)) (*preparedQuery, error) {
+	what := "collection"
+	if info != nil {
+		what = info.name
+	}
 	fail := func(format string, args ...any) error {
-		return fmt.Errorf("singletable: Query %s: "+format, append([]any{info.name}, args...)...)
+		return fmt.Errorf("singletable: Query %s: "+format, append([]any{what}, args...)...)
 	}
 	ix, ok := t.index(o.index)
 	if !ok {
 		return nil, fail("table %s has no index %q: %w", t.name, o.index, ErrInvalidInput)
 	}
 	var pkT, skT *keyTemplate
-	if o.index == "" {
+	switch {
+	case info == nil:
+	case o.index == "":
 		pkT, skT = info.pk, info.sk
-	} else {
+	default:
 		pair, ok := info.indexes[o.index]
 		if !ok {
 			return nil, fail("%s has no key templates for index %s: %w", info.name, o.index, ErrInvalidInput)
@@ -259,12 +281,15 @@ func (info *entityInfo) prepareQuery(sv reflect.Value, o *queryOptions, asEntity
 		return nil, fail("index %s does not support consistent reads: %w", o.index, ErrInvalidInput)
 	}
 	var pv string
-	if o.partition != nil {
+	switch {
+	case o.partition != nil:
 		pv = *o.partition
-		if pv == "" || len(pv) > MaxPartitionKeyBytes {
-			return nil, fail("partition value must be 1-%d bytes: %w", MaxPartitionKeyBytes, ErrInvalidKey)
+		if pv == "" || len(pv) > MaxPartitionKeyBytes || !utf8.ValidString(pv) {
+			return nil, fail("partition value must be 1-%d bytes of UTF-8: %w", MaxPartitionKeyBytes, ErrInvalidKey)
 		}
-	} else {
+	case pkT == nil:
+		return nil, fail("no partition value: %w", ErrInvalidInput)
+	default:
 		var err error
 		if pv, _, err = pkT.render(info, sv, false); err != nil {
 			return nil, err
@@ -273,12 +298,20 @@ func (info *entityInfo) prepareQuery(sv reflect.Value, o *queryOptions, asEntity
 	pq := &preparedQuery{index: ix, partition: pv}
 	var b expr.Builder
 	keyCond := b.Name(ix.PartitionKey) + " = " + b.S(pv)
-	identity := []byte(t.name + "\x00" + o.index + "\x00" + info.discriminator + "\x00" + pv + "\x00" + strconv.FormatBool(o.desc))
+	kind := "*"
+	if info != nil && !o.collection {
+		kind = info.discriminator
+	}
+	identity := []byte(t.name + "\x00" + o.index + "\x00" + kind + "\x00" + pv + "\x00" + strconv.FormatBool(o.desc))
 
-	if skT != nil {
-		cond, ident, err := info.sortKeyCondition(&b, skT, o.sk, asEntity)
+	if ix.SortKey != "" {
+		sk := skCondition{what: what, attr: ix.SortKey, tmpl: skT, info: info, asEntity: asEntity, defaultPrefix: !o.collection, delim: t.opts.Delimiter}
+		cond, ident, err := sk.build(&b, o.sk)
 		if err != nil {
 			return nil, err
+		}
+		if o.sk != nil && o.sk.op == skTree {
+			pq.treeRoot = ident[2:]
 		}
 		if cond != "" {
 			keyCond += " AND " + cond
@@ -315,7 +348,7 @@ func (info *entityInfo) prepareQuery(sv reflect.Value, o *queryOptions, asEntity
 	if o.cursor != "" {
 		start, err := t.decodeCursor(o.cursor, pq)
 		if err != nil {
-			return nil, fmt.Errorf("singletable: Query %s: %w", info.name, err)
+			return nil, fail("%w", err)
 		}
 		pq.in.ExclusiveStartKey = start
 	}
@@ -326,74 +359,101 @@ func (info *entityInfo) prepareQuery(sv reflect.Value, o *queryOptions, asEntity
 // to a prefix it bounds the group of keys beginning with that prefix from above.
 const maxRune = "\U0010FFFF"
 
-// sortKeyCondition renders the sort key condition, or the entity's static prefix
-// when there is none. It returns the condition text and its identity for cursors.
-func (info *entityInfo) sortKeyCondition(b *expr.Builder, skT *keyTemplate, c *skCond, asEntity func(any) (reflect.Value, bool)) (string, string, error) {
+// skCondition renders sort key conditions for one query.
+type skCondition struct {
+	what          string       // entity name, for messages
+	attr          string       // sort key attribute of the queried index
+	tmpl          *keyTemplate // its template for the entity; nil when there is none
+	info          *entityInfo
+	asEntity      func(any) (reflect.Value, bool)
+	defaultPrefix bool // without a condition, keep to the template's literal prefix
+	delim         byte
+}
+
+// build renders the condition, or the entity's static prefix when there is none and
+// defaultPrefix is set. It returns the condition text and its identity for cursors.
+func (k skCondition) build(b *expr.Builder, c *skCond) (string, string, error) {
 	if c == nil {
-		p := skT.tmpl.StaticPrefix()
+		if !k.defaultPrefix || k.tmpl == nil {
+			return "", "", nil
+		}
+		p := k.tmpl.tmpl.StaticPrefix()
 		if p == "" {
 			return "", "", nil
 		}
-		return "begins_with(" + b.Name(skT.attr) + ", " + b.S(p) + ")", "\x00^" + p, nil
+		return "begins_with(" + b.Name(k.attr) + ", " + b.S(p) + ")", "\x00^" + p, nil
 	}
-	name := b.Name(skT.attr)
-	// upper says whether a partial value bounds its group from above.
-	render := func(v any, upper bool) (string, error) {
-		if s, ok := v.(string); ok {
-			if s == "" {
-				return "", fmt.Errorf("singletable: Query %s: empty sort key value: %w", info.name, ErrInvalidKey)
-			}
-			return s, nil
-		}
-		sv, ok := asEntity(v)
-		if !ok {
-			return "", fmt.Errorf("singletable: Query %s: sort key value of type %T: want a string or a %s: %w", info.name, v, info.name, ErrInvalidInput)
-		}
-		s, complete, err := skT.renderWith(info, func(i int) keyValue {
-			v := keyValueOfField(skT.fields[i], sv)
-			if (v.kind == kvInt && v.i == 0) || (v.kind == kvUint && v.u == 0) {
-				return keyValue{} // in a partly filled value, a zero number is unset
-			}
-			return v
-		}, true)
-		if err != nil {
-			return "", err
-		}
-		if !complete && c.op == skEqual {
-			return "", fmt.Errorf("singletable: Query %s: SKEqual needs every input of %s, got only the prefix %q: %w", info.name, skT.attr, s, ErrInvalidKey)
-		}
-		if !complete && upper {
-			s += maxRune
-		}
-		return s, nil
-	}
+	name := b.Name(k.attr)
 	var lo, hi string
 	var err error
 	switch c.op {
 	case skBetween:
-		if lo, err = render(c.values[0], false); err != nil {
+		if lo, err = k.render(c.values[0], c.op, false); err != nil {
 			return "", "", err
 		}
-		if hi, err = render(c.values[1], true); err != nil {
+		if hi, err = k.render(c.values[1], c.op, true); err != nil {
 			return "", "", err
 		}
 		if lo > hi {
-			return "", "", fmt.Errorf("singletable: Query %s: SKBetween bounds %q > %q: %w", info.name, lo, hi, ErrInvalidInput)
+			return "", "", fmt.Errorf("singletable: Query %s: SKBetween bounds %q > %q: %w", k.what, lo, hi, ErrInvalidInput)
 		}
 		return name + " BETWEEN " + b.S(lo) + " AND " + b.S(hi), "\x00B" + lo + "\x00" + hi, nil
 	case skBeginsWith:
-		if lo, err = render(c.values[0], false); err != nil {
+		if lo, err = k.render(c.values[0], c.op, false); err != nil {
 			return "", "", err
 		}
 		return "begins_with(" + name + ", " + b.S(lo) + ")", "\x00^" + lo, nil
+	case skTree:
+		if lo, err = k.render(c.values[0], c.op, false); err != nil {
+			return "", "", err
+		}
+		hi = lo + string(k.delim) + maxRune
+		return name + " BETWEEN " + b.S(lo) + " AND " + b.S(hi), "\x00T" + lo, nil
 	default:
 		upper := c.op == skLessEqual || c.op == skGreater
-		if lo, err = render(c.values[0], upper); err != nil {
+		if lo, err = k.render(c.values[0], c.op, upper); err != nil {
 			return "", "", err
 		}
 		op := skOpNames[c.op]
 		return name + " " + op + " " + b.S(lo), "\x00" + op + lo, nil
 	}
+}
+
+// render turns one condition value into sort key text; upper says whether a partial
+// value bounds its group from above.
+func (k skCondition) render(v any, op skOp, upper bool) (string, error) {
+	if s, ok := v.(string); ok {
+		if s == "" || len(s) > MaxSortKeyBytes || !utf8.ValidString(s) {
+			return "", fmt.Errorf("singletable: Query %s: sort key value must be 1-%d bytes of UTF-8: %w", k.what, MaxSortKeyBytes, ErrInvalidKey)
+		}
+		return s, nil
+	}
+	var sv reflect.Value
+	ok := false
+	if k.asEntity != nil && k.tmpl != nil {
+		sv, ok = k.asEntity(v)
+	}
+	if !ok {
+		return "", fmt.Errorf("singletable: Query %s: sort key value of type %T: want a string or a %s: %w", k.what, v, k.what, ErrInvalidInput)
+	}
+	skT := k.tmpl
+	s, complete, err := skT.renderWith(k.info, func(i int) keyValue {
+		v := keyValueOfField(skT.fields[i], sv)
+		if (v.kind == kvInt && v.i == 0) || (v.kind == kvUint && v.u == 0) {
+			return keyValue{} // in a partly filled value, a zero number is unset
+		}
+		return v
+	}, true)
+	if err != nil {
+		return "", err
+	}
+	if !complete && (op == skEqual || op == skTree) {
+		return "", fmt.Errorf("singletable: Query %s: %s needs every input of %s, got only the prefix %q: %w", k.what, map[skOp]string{skEqual: "SKEqual", skTree: "SKTree"}[op], skT.attr, s, ErrInvalidKey)
+	}
+	if !complete && upper {
+		s += maxRune
+	}
+	return s, nil
 }
 
 // pageResult carries what the typed page does not show: the raw last key.
@@ -403,15 +463,11 @@ type pageResult[T any] struct {
 }
 
 func (e *Entity[T]) queryPage(ctx context.Context, pq *preparedQuery, start map[string]types.AttributeValue) (pageResult[T], error) {
-	in := pq.in // a copy: the prepared input is never mutated
-	if start != nil {
-		in.ExclusiveStartKey = start
-	}
-	out, err := e.table.client.Query(ctx, &in)
+	out, meta, err := e.table.fetchPage(ctx, pq, start, e.info.name)
 	if err != nil {
-		return pageResult[T]{}, fmt.Errorf("singletable: Query %s: %w", e.info.name, err)
+		return pageResult[T]{}, err
 	}
-	res := pageResult[T]{Page: Page[T]{Items: make([]T, 0, len(out.Items)), Scanned: int(out.ScannedCount)}}
+	res := pageResult[T]{Page: Page[T]{Items: make([]T, 0, len(out.Items)), Cursor: meta.cursor, Scanned: meta.scanned, Capacity: meta.capacity}, last: out.LastEvaluatedKey}
 	for _, item := range out.Items {
 		if !e.info.isType(item) {
 			continue
@@ -422,16 +478,53 @@ func (e *Entity[T]) queryPage(ctx context.Context, pq *preparedQuery, start map[
 		}
 		res.Items = append(res.Items, v)
 	}
+	return res, nil
+}
+
+// pageMeta is what a page says beyond its items.
+type pageMeta struct {
+	cursor   string
+	scanned  int
+	capacity float64
+}
+
+// fetchPage runs one Query call of a prepared query, starting after start.
+func (t *Table) fetchPage(ctx context.Context, pq *preparedQuery, start map[string]types.AttributeValue, what string) (*dynamodb.QueryOutput, pageMeta, error) {
+	in := pq.in // a copy: the prepared input is never mutated
+	if start != nil {
+		in.ExclusiveStartKey = start
+	}
+	out, err := t.client.Query(ctx, &in)
+	if err != nil {
+		return nil, pageMeta{}, fmt.Errorf("singletable: Query %s: %w", what, err)
+	}
+	if pq.treeRoot != "" {
+		out.Items = t.keepTree(out.Items, pq)
+	}
+	meta := pageMeta{scanned: int(out.ScannedCount)}
 	if out.ConsumedCapacity != nil && out.ConsumedCapacity.CapacityUnits != nil {
-		res.Capacity = *out.ConsumedCapacity.CapacityUnits
+		meta.capacity = *out.ConsumedCapacity.CapacityUnits
 	}
 	if len(out.LastEvaluatedKey) > 0 {
-		res.last = out.LastEvaluatedKey
-		c, err := e.table.encodeCursor(pq, out.LastEvaluatedKey)
+		c, err := t.encodeCursor(pq, out.LastEvaluatedKey)
 		if err != nil {
-			return pageResult[T]{}, fmt.Errorf("singletable: Query %s: %w", e.info.name, err)
+			return nil, pageMeta{}, fmt.Errorf("singletable: Query %s: %w", what, err)
 		}
-		res.Cursor = c
+		meta.cursor = c
 	}
-	return res, nil
+	return out, meta, nil
+}
+
+// keepTree drops items whose sort key extends the tree root's last value instead of
+// continuing it after the delimiter (see [SKTree]).
+func (t *Table) keepTree(items []map[string]types.AttributeValue, pq *preparedQuery) []map[string]types.AttributeValue {
+	child := pq.treeRoot + string(t.opts.Delimiter)
+	kept := items[:0]
+	for _, item := range items {
+		sk, _ := item[pq.index.SortKey].(*types.AttributeValueMemberS)
+		if sk != nil && (sk.Value == pq.treeRoot || strings.HasPrefix(sk.Value, child)) {
+			kept = append(kept, item)
+		}
+	}
+	return kept
 }

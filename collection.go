@@ -1,0 +1,433 @@
+package singletable
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// An item collection is every item in one partition, of every entity type: a
+// customer's profile with its orders, an order with its line items. One Query reads
+// it; [Table.Query] and [Table.All] decode each item by its type attribute into the
+// registered entity type, and a [Collection] decodes the whole collection into a
+// struct of your own.
+
+// ErrUnknownType means a collection query met an item whose type attribute is
+// missing or names no entity registered on the table. The error is an
+// [*UnknownTypeError]; see [OnUnknown] for the alternatives.
+var ErrUnknownType = errors.New("singletable: unknown item type")
+
+// UnknownTypeError names the type value and the key of an item no registered entity
+// can decode. It matches [ErrUnknownType].
+type UnknownTypeError struct {
+	Type string            // the type attribute's value; "" when it is missing or not a string
+	Key  map[string]string // the item's primary key
+}
+
+func (e *UnknownTypeError) Error() string {
+	t := strconv.Quote(e.Type)
+	if e.Type == "" {
+		t = "(missing)"
+	}
+	return "singletable: item " + formatKey(e.Key) + " has unknown type " + t
+}
+
+// Is matches ErrUnknownType.
+func (e *UnknownTypeError) Is(target error) bool { return target == ErrUnknownType }
+
+// UnknownTypes says what a collection query does with an item of unknown type.
+type UnknownTypes uint8
+
+const (
+	// UnknownFail stops the query with an [*UnknownTypeError]. The default.
+	UnknownFail UnknownTypes = iota
+	// UnknownSkip leaves such items out.
+	UnknownSkip
+	// UnknownCollect keeps them as [RawItem] values: yielded by [Table.Query] and
+	// [Table.All], gathered in a Collection's `singletable:",unknown"` field.
+	UnknownCollect
+)
+
+// OnUnknown sets what a collection query does with items of unknown type. Entity
+// queries are not affected: they skip every item of another type.
+func OnUnknown(m UnknownTypes) QueryOption {
+	return queryFunc(func(o *queryOptions) error {
+		if m > UnknownCollect {
+			return fmt.Errorf("singletable: OnUnknown(%d): %w", m, ErrInvalidInput)
+		}
+		o.unknown = m
+		return nil
+	})
+}
+
+// RawItem is an item as DynamoDB returned it, for items of unknown type.
+type RawItem map[string]types.AttributeValue
+
+// Query reads one page of an item collection (one Query call) and decodes each item
+// into its registered entity type: the page's Items hold values such as Customer
+// and Order (not pointers), in sort key order, for a type switch. key chooses the
+// partition: a rendered partition key value (a string), or a value of a registered
+// entity (T or *T) whose partition key template for the queried index renders it.
+// Sort key conditions take strings, or values of key's entity type. Unlike
+// [Entity.Query] there is no default sort key condition: the whole partition is
+// read. [Limit] counts items of every type. Cost: 0.5 RCU per 4 KB read.
+func (t *Table) Query(ctx context.Context, key any, opts ...QueryOption) (Page[any], error) {
+	pq, o, err := t.prepareCollection(key, opts)
+	if err != nil {
+		return Page[any]{}, err
+	}
+	out, meta, err := t.fetchPage(ctx, pq, nil, "collection")
+	if err != nil {
+		return Page[any]{}, err
+	}
+	page := Page[any]{Items: make([]any, 0, len(out.Items)), Cursor: meta.cursor, Scanned: meta.scanned, Capacity: meta.capacity}
+	for _, item := range out.Items {
+		v, ok, err := t.decodeAny(item, o.unknown)
+		if err != nil {
+			return Page[any]{}, err
+		}
+		if ok {
+			page.Items = append(page.Items, v)
+		}
+	}
+	return page, nil
+}
+
+// All iterates over every item of a collection query, page after page, as
+// [Table.Query] decodes them. It stops at the first error, which it yields with a
+// nil value.
+func (t *Table) All(ctx context.Context, key any, opts ...QueryOption) iter.Seq2[any, error] {
+	return func(yield func(any, error) bool) {
+		pq, o, err := t.prepareCollection(key, opts)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		var start map[string]types.AttributeValue
+		for first := true; first || start != nil; first = false {
+			out, _, err := t.fetchPage(ctx, pq, start, "collection")
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			for _, item := range out.Items {
+				v, ok, err := t.decodeAny(item, o.unknown)
+				if err != nil {
+					yield(nil, err)
+					return
+				}
+				if ok && !yield(v, nil) {
+					return
+				}
+			}
+			start = out.LastEvaluatedKey
+		}
+	}
+}
+
+// prepareCollection resolves key and builds a query of every type in its partition.
+func (t *Table) prepareCollection(key any, opts []QueryOption) (*preparedQuery, *queryOptions, error) {
+	o := &queryOptions{collection: true}
+	for _, opt := range opts {
+		if err := opt.applyQuery(o); err != nil {
+			return nil, nil, fmt.Errorf("singletable: Query collection: %w", err)
+		}
+	}
+	if s, ok := key.(string); ok {
+		o.partition = &s
+		pq, err := t.prepareQuery(nil, reflect.Value{}, o, nil)
+		return pq, o, err
+	}
+	rv := reflect.ValueOf(key)
+	if rv.Kind() == reflect.Pointer && !rv.IsNil() {
+		rv = rv.Elem()
+	}
+	if !rv.IsValid() || rv.Kind() == reflect.Pointer {
+		return nil, nil, fmt.Errorf("singletable: Query collection: nil key: %w", ErrInvalidInput)
+	}
+	t.mu.RLock()
+	info, ok := t.byGoType[rv.Type()]
+	t.mu.RUnlock()
+	if !ok {
+		return nil, nil, fmt.Errorf("singletable: Query collection: key of type %s: want a string or a value of an entity registered on table %s: %w", rv.Type(), t.name, ErrInvalidInput)
+	}
+	pq, err := t.prepareQuery(info, rv, o, func(v any) (reflect.Value, bool) {
+		x := reflect.ValueOf(v)
+		if x.Kind() == reflect.Pointer && !x.IsNil() {
+			x = x.Elem()
+		}
+		return x, x.IsValid() && x.Type() == info.goType
+	})
+	return pq, o, err
+}
+
+// entityOf returns the registered entity an item's type attribute names.
+func (t *Table) entityOf(item map[string]types.AttributeValue) (*entityInfo, string) {
+	s, _ := item[t.opts.TypeAttribute].(*types.AttributeValueMemberS)
+	if s == nil {
+		return nil, ""
+	}
+	t.mu.RLock()
+	info := t.entities[s.Value]
+	t.mu.RUnlock()
+	return info, s.Value
+}
+
+func (t *Table) unknownType(item map[string]types.AttributeValue, typ string) error {
+	key := map[string]string{}
+	for _, a := range []string{t.opts.PartitionKey, t.opts.SortKey} {
+		if s, ok := item[a].(*types.AttributeValueMemberS); ok {
+			key[a] = s.Value
+		}
+	}
+	return &UnknownTypeError{Type: typ, Key: key}
+}
+
+// decodeAny decodes an item into a value of its entity type. ok is false for a
+// skipped item.
+func (t *Table) decodeAny(item map[string]types.AttributeValue, mode UnknownTypes) (v any, ok bool, err error) {
+	info, typ := t.entityOf(item)
+	if info == nil {
+		switch mode {
+		case UnknownSkip:
+			return nil, false, nil
+		case UnknownCollect:
+			return RawItem(item), true, nil
+		}
+		return nil, false, t.unknownType(item, typ)
+	}
+	rv := reflect.New(info.goType).Elem()
+	if err := info.plan.Decode(item, rv); err != nil {
+		return nil, false, fmt.Errorf("singletable: decode %s: %w", info.name, err)
+	}
+	return rv.Interface(), true, nil
+}
+
+// Collection decodes item collections into C, a struct whose fields are tagged with
+// the entity type they hold:
+//
+//	type CustomerOrders struct {
+//	    Customer *Customer `singletable:"Customer"` // one item: T or *T
+//	    Orders   []Order   `singletable:"Order"`    // many: []T or []*T
+//	    Other    []singletable.RawItem `singletable:",unknown"` // with OnUnknown(UnknownCollect)
+//	}
+//
+// Items of registered types that C has no field for are skipped. A Collection is
+// safe for concurrent use.
+type Collection[C any] struct {
+	table   *Table
+	name    string
+	fields  map[string]*collField // by discriminator
+	unknown []int                 // index of the `singletable:",unknown"` field, if any
+}
+
+type collKind uint8
+
+const (
+	collOne collKind = iota
+	collPtr
+	collSlice
+	collSlicePtr
+)
+
+type collField struct {
+	goName string
+	index  []int
+	kind   collKind
+	info   *entityInfo
+}
+
+// NewCollection compiles C for collections of table t. The entity types C names must
+// be registered on t first. Errors name C's field and match [ErrInvalidEntity].
+func NewCollection[C any](t *Table) (*Collection[C], error) {
+	rt := reflect.TypeFor[C]()
+	name := rt.String()
+	if rt.Kind() != reflect.Struct {
+		return nil, &EntityError{Entity: name, Reason: "a collection must be a struct type"}
+	}
+	c := &Collection[C]{table: t, name: rt.Name(), fields: map[string]*collField{}}
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	for i := range rt.NumField() {
+		sf := rt.Field(i)
+		tag, ok := sf.Tag.Lookup("singletable")
+		if !ok {
+			continue
+		}
+		fail := func(reason string) error { return &EntityError{Entity: c.name, Field: sf.Name, Reason: reason} }
+		if !sf.IsExported() {
+			return nil, fail("field is not exported")
+		}
+		if tag == ",unknown" {
+			if sf.Type != reflect.TypeFor[[]RawItem]() {
+				return nil, fail("the unknown field must be a []singletable.RawItem")
+			}
+			c.unknown = sf.Index
+			continue
+		}
+		if tag == "" || strings.ContainsAny(tag, ",") {
+			return nil, fail("tag " + strconv.Quote(tag) + ": want the entity type, or \",unknown\"")
+		}
+		info, ok := t.entities[tag]
+		if !ok {
+			return nil, fail("no entity of type " + strconv.Quote(tag) + " is registered on table " + t.name)
+		}
+		if _, dup := c.fields[tag]; dup {
+			return nil, fail("type " + strconv.Quote(tag) + " has two fields")
+		}
+		f := &collField{goName: sf.Name, index: sf.Index, info: info}
+		switch ft := sf.Type; {
+		case ft == info.goType:
+			f.kind = collOne
+		case ft.Kind() == reflect.Pointer && ft.Elem() == info.goType:
+			f.kind = collPtr
+		case ft.Kind() == reflect.Slice && ft.Elem() == info.goType:
+			f.kind = collSlice
+		case ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Pointer && ft.Elem().Elem() == info.goType:
+			f.kind = collSlicePtr
+		default:
+			return nil, fail("type " + ft.String() + " cannot hold " + info.name + ": want " + info.name + ", *" + info.name + ", []" + info.name + " or []*" + info.name)
+		}
+		c.fields[tag] = f
+	}
+	if len(c.fields) == 0 {
+		return nil, &EntityError{Entity: c.name, Reason: "no field is tagged with an entity type, e.g. `singletable:\"Order\"`"}
+	}
+	return c, nil
+}
+
+// CollectionPage is one page of a collection query.
+type CollectionPage[C any] struct {
+	Value    C       // the page's items, decoded into C's fields
+	Cursor   string  // resumes after this page (see [After]); "" when there is no more
+	Scanned  int     // items read for the page, of every type
+	Capacity float64 // read capacity consumed, with [ReturnCapacity]
+}
+
+// Query reads one page of the collection at key (one Query call) into a C; key and
+// options are as for [Table.Query]. A one-item field (T or *T) that meets a second
+// item of its type is an error.
+func (c *Collection[C]) Query(ctx context.Context, key any, opts ...QueryOption) (CollectionPage[C], error) {
+	var res CollectionPage[C]
+	pq, o, err := c.table.prepareCollection(key, opts)
+	if err != nil {
+		return res, err
+	}
+	out, meta, err := c.table.fetchPage(ctx, pq, nil, c.name)
+	if err != nil {
+		return res, err
+	}
+	d := c.decoder(&res.Value, o.unknown)
+	if err := d.add(out.Items); err != nil {
+		return CollectionPage[C]{}, err
+	}
+	res.Cursor, res.Scanned, res.Capacity = meta.cursor, meta.scanned, meta.capacity
+	return res, nil
+}
+
+// Load reads every page of the collection at key into one C: a whole aggregate in
+// as few requests as its size allows. Options are as for [Collection.Query].
+func (c *Collection[C]) Load(ctx context.Context, key any, opts ...QueryOption) (C, error) {
+	var v C
+	pq, o, err := c.table.prepareCollection(key, opts)
+	if err != nil {
+		return v, err
+	}
+	d := c.decoder(&v, o.unknown)
+	var start map[string]types.AttributeValue
+	for first := true; first || start != nil; first = false {
+		out, _, err := c.table.fetchPage(ctx, pq, start, c.name)
+		if err != nil {
+			var zero C
+			return zero, err
+		}
+		if err := d.add(out.Items); err != nil {
+			var zero C
+			return zero, err
+		}
+		start = out.LastEvaluatedKey
+	}
+	return v, nil
+}
+
+// collDecoder fills one C from pages of items.
+type collDecoder[C any] struct {
+	c    *Collection[C]
+	dst  reflect.Value
+	seen map[string]bool // one-item fields already filled
+	mode UnknownTypes
+}
+
+func (c *Collection[C]) decoder(dst *C, mode UnknownTypes) *collDecoder[C] {
+	return &collDecoder[C]{c: c, dst: reflect.ValueOf(dst).Elem(), seen: map[string]bool{}, mode: mode}
+}
+
+func (d *collDecoder[C]) add(items []map[string]types.AttributeValue) error {
+	t := d.c.table
+	infos := make([]*entityInfo, len(items))
+	typs := make([]string, len(items))
+	counts := map[string]int{}
+	for i, item := range items {
+		infos[i], typs[i] = t.entityOf(item)
+		counts[typs[i]]++
+	}
+	// Grow each slice field once for the page, rather than item by item.
+	for typ, n := range counts {
+		if f, ok := d.c.fields[typ]; ok && (f.kind == collSlice || f.kind == collSlicePtr) {
+			d.dst.FieldByIndex(f.index).Grow(n)
+		}
+	}
+	for i, item := range items {
+		info, typ := infos[i], typs[i]
+		if info == nil {
+			switch d.mode {
+			case UnknownSkip:
+				continue
+			case UnknownCollect:
+				if d.c.unknown == nil {
+					return fmt.Errorf("singletable: %s: OnUnknown(UnknownCollect) needs a []singletable.RawItem field tagged `singletable:\",unknown\"`: %w", d.c.name, ErrInvalidInput)
+				}
+				fv := d.dst.FieldByIndex(d.c.unknown)
+				fv.Set(reflect.Append(fv, reflect.ValueOf(RawItem(item))))
+				continue
+			}
+			return t.unknownType(item, typ)
+		}
+		f, ok := d.c.fields[typ]
+		if !ok {
+			continue // a registered type this collection does not hold
+		}
+		fv := d.dst.FieldByIndex(f.index)
+		var target reflect.Value
+		switch f.kind {
+		case collOne, collPtr:
+			if d.seen[typ] {
+				return fmt.Errorf("singletable: %s.%s holds one %s, but the collection has more: %w", d.c.name, f.goName, info.name, ErrInvalidInput)
+			}
+			d.seen[typ] = true
+			if f.kind == collPtr {
+				fv.Set(reflect.New(info.goType))
+				target = fv.Elem()
+			} else {
+				target = fv
+			}
+		case collSlice:
+			fv.SetLen(fv.Len() + 1)
+			target = fv.Index(fv.Len() - 1)
+		case collSlicePtr:
+			p := reflect.New(info.goType)
+			fv.Set(reflect.Append(fv, p))
+			target = p.Elem()
+		}
+		if err := info.plan.Decode(item, target); err != nil {
+			return fmt.Errorf("singletable: %s.%s: decode %s: %w", d.c.name, f.goName, info.name, err)
+		}
+	}
+	return nil
+}

@@ -46,13 +46,13 @@ type WaitStats struct {
 	Elapsed  time.Duration // from the first read to the end of the last, by Backoff.Now
 }
 
-// WaitOption configures [WaitFor] and the Entity wait helpers.
-type WaitOption func(*Backoff)
+// RetryOption configures the retry loops of [WaitFor], the Entity wait helpers and
+// [Entity.Mutate].
+type RetryOption func(*Backoff)
 
-// WaitBackoff sets the schedule of a wait; its MaxAttempts bounds the reads. The
-// default is the table's Backoff for the Entity helpers and [Backoff]'s defaults for
-// [WaitFor].
-func WaitBackoff(b Backoff) WaitOption { return func(o *Backoff) { *o = b } }
+// RetryBackoff sets the schedule of a retry loop; its MaxAttempts bounds the
+// attempts. The default is the table's Backoff, and [Backoff]'s defaults for [WaitFor].
+func RetryBackoff(b Backoff) RetryOption { return func(o *Backoff) { *o = b } }
 
 // WaitFor calls read until until accepts its result, sleeping between attempts by
 // the backoff schedule (exponential with full jitter). It returns the accepted
@@ -64,7 +64,7 @@ func WaitBackoff(b Backoff) WaitOption { return func(o *Backoff) { *o = b } }
 // Read errors are retried like unmet results, except errors matching
 // [ErrInvalidInput], [ErrInvalidKey], [ErrInvalidCursor] or [ErrInvalidEntity],
 // which no retry can fix and which are returned at once.
-func WaitFor[R any](ctx context.Context, read func(context.Context) (R, error), until func(R) bool, opts ...WaitOption) (R, WaitStats, error) {
+func WaitFor[R any](ctx context.Context, read func(context.Context) (R, error), until func(R) bool, opts ...RetryOption) (R, WaitStats, error) {
 	var b Backoff
 	for _, o := range opts {
 		o(&b)
@@ -174,7 +174,7 @@ func (e *Entity[T]) indexLookup(index string, v T) (func(context.Context) (*T, e
 // Use it right after a write to read your own write
 // through an eventually consistent index. Each attempt is one Query (0.5 RCU per
 // 4 KB read). It returns the item as the index shows it.
-func (e *Entity[T]) WaitIndexed(ctx context.Context, index string, v T, opts ...WaitOption) (T, WaitStats, error) {
+func (e *Entity[T]) WaitIndexed(ctx context.Context, index string, v T, opts ...RetryOption) (T, WaitStats, error) {
 	var zero T
 	lookup, err := e.indexLookup(index, v)
 	if err != nil {
@@ -201,7 +201,7 @@ func (e *Entity[T]) WaitIndexed(ctx context.Context, index string, v T, opts ...
 // under the index keys old renders: after a delete, or after an update moved the
 // item elsewhere in the index or out of it. old must hold the index key inputs the
 // item had. Each attempt is one Query.
-func (e *Entity[T]) WaitUnindexed(ctx context.Context, index string, old T, opts ...WaitOption) (WaitStats, error) {
+func (e *Entity[T]) WaitUnindexed(ctx context.Context, index string, old T, opts ...RetryOption) (WaitStats, error) {
 	lookup, err := e.indexLookup(index, old)
 	if err != nil {
 		return WaitStats{}, err
@@ -214,7 +214,7 @@ func (e *Entity[T]) WaitUnindexed(ctx context.Context, index string, old T, opts
 // with updated, and no longer at its old ones, as [Entity.WaitUnindexed] with old.
 // Use it after an update that changed index key inputs. When the item leaves the
 // index (a sparse index), use WaitUnindexed alone.
-func (e *Entity[T]) WaitMoved(ctx context.Context, index string, old, updated T, opts ...WaitOption) (WaitStats, error) {
+func (e *Entity[T]) WaitMoved(ctx context.Context, index string, old, updated T, opts ...RetryOption) (WaitStats, error) {
 	_, s1, err := e.WaitIndexed(ctx, index, updated, opts...)
 	if err != nil {
 		return s1, err
@@ -223,8 +223,8 @@ func (e *Entity[T]) WaitMoved(ctx context.Context, index string, old, updated T,
 	return WaitStats{Attempts: s1.Attempts + s2.Attempts, Elapsed: s1.Elapsed + s2.Elapsed}, err
 }
 
-func (e *Entity[T]) waitOpts(opts []WaitOption) []WaitOption {
-	return append([]WaitOption{WaitBackoff(e.table.opts.Backoff)}, opts...)
+func (e *Entity[T]) waitOpts(opts []RetryOption) []RetryOption {
+	return append([]RetryOption{RetryBackoff(e.table.opts.Backoff)}, opts...)
 }
 
 func (e *Entity[T]) waitErr(index string, err error) error {

@@ -49,7 +49,7 @@ func TestBackoffScheduleFollowsFormula(t *testing.T) {
 	_, stats, err := WaitFor(context.Background(), func(context.Context) (int, error) {
 		reads++
 		return reads, nil
-	}, func(int) bool { return false }, WaitBackoff(b))
+	}, func(int) bool { return false }, RetryBackoff(b))
 	require.ErrorIs(t, err, ErrConsistencyTimeout)
 	var te *ConsistencyTimeoutError
 	require.ErrorAs(t, err, &te)
@@ -82,14 +82,14 @@ func TestWaitForSucceedsAndReportsAttempts(t *testing.T) {
 			return 0, errors.New("throttled") // transient errors are retried
 		}
 		return n, nil
-	}, func(v int) bool { return v >= 4 }, WaitBackoff(b))
+	}, func(v int) bool { return v >= 4 }, RetryBackoff(b))
 	require.NoError(t, err)
 	assert.Equal(t, 4, got)
 	assert.Equal(t, 4, stats.Attempts)
 
 	_, stats, err = WaitFor(context.Background(), func(context.Context) (int, error) {
 		return 0, ErrInvalidKey
-	}, func(int) bool { return true }, WaitBackoff(b))
+	}, func(int) bool { return true }, RetryBackoff(b))
 	assert.ErrorIs(t, err, ErrInvalidKey, "errors no retry can fix end the wait at once")
 	assert.Equal(t, 1, stats.Attempts)
 }
@@ -102,7 +102,7 @@ func TestWaitForStopsAtDeadlineAndCancel(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	deadline, _ := ctx.Deadline()
-	_, stats, err := WaitFor(ctx, never, done, WaitBackoff(b))
+	_, stats, err := WaitFor(ctx, never, done, RetryBackoff(b))
 	late := time.Since(deadline)
 	require.ErrorIs(t, err, ErrConsistencyTimeout)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
@@ -112,7 +112,7 @@ func TestWaitForStopsAtDeadlineAndCancel(t *testing.T) {
 	ctx, cancel = context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel)
 	start := time.Now()
-	_, _, err = WaitFor(ctx, never, done, WaitBackoff(Backoff{Base: time.Second, Cap: 5 * time.Second, MaxAttempts: 100}))
+	_, _, err = WaitFor(ctx, never, done, RetryBackoff(Backoff{Base: time.Second, Cap: 5 * time.Second, MaxAttempts: 100}))
 	stopped := time.Since(start) - 100*time.Millisecond
 	require.ErrorIs(t, err, context.Canceled)
 	assert.NotErrorIs(t, err, ErrConsistencyTimeout)

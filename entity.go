@@ -36,6 +36,7 @@ type entityInfo struct {
 	plan          *codec.Plan
 	pk, sk        *keyTemplate
 	indexes       map[string][2]*keyTemplate // index name -> partition, sort (sort may be nil)
+	version       *codec.Field               // the `singletable:"version"` field, or nil
 	all           []*keyTemplate             // base keys first, then index keys in table order
 	baseInputs    map[string]bool            // attribute names that feed the primary key
 }
@@ -131,14 +132,8 @@ func compileEntity(t *Table, rt reflect.Type) (*entityInfo, error) {
 	// Field names may not clash with key or type attributes, and our own field tag
 	// (singletable:"...") has no options yet that a field may use.
 	for _, f := range plan.Fields() {
-		if _, isKey := t.keys[f.Name]; isKey || f.Name == t.opts.TypeAttribute {
-			return nil, &EntityError{Entity: name, Field: f.GoName, Reason: "attribute name " + strconv.Quote(f.Name) + " is a key or type attribute of table " + t.name}
-		}
-	}
-	for i := range rt.NumField() {
-		sf := rt.Field(i)
-		if opt, ok := sf.Tag.Lookup("singletable"); ok {
-			return nil, &EntityError{Entity: name, Field: sf.Name, Reason: "unknown singletable tag option " + strconv.Quote(opt)}
+		if _, isKey := t.keys[f.Name]; isKey || f.Name == t.opts.TypeAttribute || t.isReceiptAttr(f.Name) {
+			return nil, &EntityError{Entity: name, Field: f.GoName, Reason: "attribute name " + strconv.Quote(f.Name) + " is a key, type or receipt attribute of table " + t.name}
 		}
 	}
 
@@ -265,6 +260,9 @@ func compileEntity(t *Table, rt reflect.Type) (*entityInfo, error) {
 		if s != nil {
 			info.all = append(info.all, s)
 		}
+	}
+	if err := compileVersion(info, rt); err != nil {
+		return nil, err
 	}
 	return info, nil
 }
@@ -521,7 +519,8 @@ type WriteOption interface {
 }
 
 type writeOptions struct {
-	cond expression.ConditionBuilder
+	cond    expression.ConditionBuilder
+	clobber bool
 }
 
 type ifOption struct{ cond expression.ConditionBuilder }
@@ -557,6 +556,50 @@ type writeRequest struct {
 	// userCond is set when the caller added a condition, so a failed check is not
 	// necessarily a missing item.
 	userCond bool
+	version  *versionPlan // for versioned entities
+	// returnNew asks an UpdateItem for the item as stored afterwards.
+	returnNew bool
+}
+
+// call sends the write as PutItem (item set), UpdateItem (update set) or DeleteItem.
+func (w *writeRequest) call(ctx context.Context, t *Table, optFns ...func(*dynamodb.Options)) (map[string]types.AttributeValue, error) {
+	switch {
+	case w.item != nil:
+		_, err := t.client.PutItem(ctx, &dynamodb.PutItemInput{
+			TableName:                 aws.String(t.name),
+			Item:                      w.item,
+			ConditionExpression:       expr.Ptr(w.cond),
+			ExpressionAttributeNames:  w.b.Names(),
+			ExpressionAttributeValues: w.b.Values(),
+		}, optFns...)
+		return nil, err
+	case w.update != "":
+		in := &dynamodb.UpdateItemInput{
+			TableName:                 aws.String(t.name),
+			Key:                       w.key,
+			UpdateExpression:          aws.String(w.update),
+			ConditionExpression:       expr.Ptr(w.cond),
+			ExpressionAttributeNames:  w.b.Names(),
+			ExpressionAttributeValues: w.b.Values(),
+		}
+		if w.returnNew {
+			in.ReturnValues = types.ReturnValueAllNew
+		}
+		out, err := t.client.UpdateItem(ctx, in, optFns...)
+		if err != nil {
+			return nil, err
+		}
+		return out.Attributes, nil
+	default:
+		_, err := t.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+			TableName:                 aws.String(t.name),
+			Key:                       w.key,
+			ConditionExpression:       expr.Ptr(w.cond),
+			ExpressionAttributeNames:  w.b.Names(),
+			ExpressionAttributeValues: w.b.Values(),
+		}, optFns...)
+		return nil, err
+	}
 }
 
 // typeGuard is the condition that keeps a write from touching an item of another
@@ -566,12 +609,31 @@ func (info *entityInfo) typeGuard(b *expr.Builder) string {
 }
 
 func (info *entityInfo) planPut(sv reflect.Value, create bool, o writeOptions) (*writeRequest, error) {
+	var vp *versionPlan
+	if info.version != nil {
+		var err error
+		if create {
+			vp, err = info.planVersion(reflect.Zero(sv.Type()), false) // a create always stores version 1
+		} else {
+			vp, err = info.planVersion(sv, o.clobber)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if !create {
+			return info.planVersionedPut(sv, o, vp)
+		}
+	}
 	item, err := info.encodeItem(sv)
 	if err != nil {
 		return nil, err
 	}
 	tk := info.table.opts
-	w := &writeRequest{op: "Put", item: item}
+	if vp != nil {
+		item[vp.attr] = numberAV(vp.next)
+		item[vp.slot] = &types.AttributeValueMemberS{Value: vp.token}
+	}
+	w := &writeRequest{op: "Put", item: item, version: vp}
 	w.keyStr = map[string]string{tk.PartitionKey: item[tk.PartitionKey].(*types.AttributeValueMemberS).Value, tk.SortKey: item[tk.SortKey].(*types.AttributeValueMemberS).Value}
 	var guard string
 	if create {
@@ -596,6 +658,19 @@ func (info *entityInfo) planDelete(sv reflect.Value, o writeOptions) (*writeRequ
 	}
 	w := &writeRequest{op: "Delete", key: k, keyStr: ks}
 	guard := info.typeGuard(&w.b)
+	if info.version != nil {
+		vp, err := info.planVersion(sv, o.clobber)
+		if err != nil {
+			return nil, err
+		}
+		if !vp.clobber {
+			if vp.expected == 0 {
+				return nil, fmt.Errorf("singletable: Delete %s: version 0: read the item first to learn its version, or pass Clobber(): %w", info.name, ErrInvalidInput)
+			}
+			guard = w.b.Name(vp.attr) + " = " + w.b.Value(numberAV(vp.expected)) + " AND " + w.b.Name(info.table.opts.TypeAttribute) + " = " + w.b.S(info.discriminator)
+			w.version = vp
+		}
+	}
 	user, err := w.b.Condition(o.cond)
 	if err != nil {
 		return nil, fmt.Errorf("singletable: condition: %w: %w", ErrInvalidInput, err)
@@ -609,9 +684,11 @@ func (info *entityInfo) planDelete(sv reflect.Value, o writeOptions) (*writeRequ
 func (e *Entity[T]) writeErr(w *writeRequest, err error) error {
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
-		switch w.op {
-		case "Create":
+		switch {
+		case w.op == "Create":
 			err = fmt.Errorf("%w: %w: %w", ErrAlreadyExists, ErrCondition, err)
+		case w.op == "Update" && !w.userCond:
+			err = fmt.Errorf("%w: %w", ErrNotFound, err) // the existence and type guard failed
 		default:
 			err = fmt.Errorf("%w: %w", ErrCondition, err)
 		}
@@ -643,19 +720,21 @@ func (e *Entity[T]) put(ctx context.Context, v T, create bool, opts []WriteOptio
 	if create {
 		op = "Create"
 	}
-	w, err := e.info.planPut(reflect.ValueOf(&v).Elem(), create, o)
+	sv := reflect.ValueOf(&v).Elem()
+	w, err := e.info.planPut(sv, create, o)
 	if err != nil {
 		return v, e.itemErr(op, nil, err)
 	}
-	_, err = e.table.client.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:                 aws.String(e.table.name),
-		Item:                      w.item,
-		ConditionExpression:       expr.Ptr(w.cond),
-		ExpressionAttributeNames:  w.b.Names(),
-		ExpressionAttributeValues: w.b.Values(),
-	})
+	attrs, err := e.send(ctx, w)
 	if err != nil {
-		return v, e.writeErr(w, err)
+		return v, err
+	}
+	if vp := w.version; vp != nil {
+		next := vp.next
+		if vp.clobber {
+			next, _ = storedVersion(attrs, vp.attr)
+		}
+		e.info.setVersion(sv, next)
 	}
 	return v, nil
 }
@@ -672,17 +751,8 @@ func (e *Entity[T]) Delete(ctx context.Context, key T, opts ...WriteOption) erro
 	if err != nil {
 		return e.itemErr("Delete", nil, err)
 	}
-	_, err = e.table.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-		TableName:                 aws.String(e.table.name),
-		Key:                       w.key,
-		ConditionExpression:       expr.Ptr(w.cond),
-		ExpressionAttributeNames:  w.b.Names(),
-		ExpressionAttributeValues: w.b.Values(),
-	})
-	if err != nil {
-		return e.writeErr(w, err)
-	}
-	return nil
+	_, err = e.send(ctx, w)
+	return err
 }
 
 // ParseKey rebuilds the key fields of a T from a rendered primary key, given as

@@ -60,9 +60,16 @@ type TableOptions struct {
 	// never read another partition. Tables that hand cursors to one another (several
 	// servers behind a load balancer) must share the secret.
 	CursorSecret []byte
-	// Backoff is the retry schedule for unprocessed batch items; zero fields take
-	// [Backoff]'s defaults.
+	// Backoff is the retry schedule for unprocessed batch items, waits, Mutate and
+	// the resending of versioned writes; zero fields take [Backoff]'s defaults.
 	Backoff Backoff
+	// ReceiptAttribute is the name prefix of the attributes that hold the receipts
+	// of versioned writes (see [ErrAmbiguous]); default "_wr", giving "_wr0", "_wr1"...
+	ReceiptAttribute string
+	// Receipts is how many receipt slots a versioned item keeps, each about 20
+	// bytes; default 4. A write whose response was lost can still be recognised
+	// after this many later writes.
+	Receipts int
 }
 
 // WithIndex adds a global secondary index; sortKey may be "".
@@ -135,6 +142,12 @@ func NewTable(client Client, name string, opts ...func(*TableOptions)) (*Table, 
 	}
 	if o.Delimiter == 0 {
 		o.Delimiter = DefaultDelimiter
+	}
+	if o.ReceiptAttribute == "" {
+		o.ReceiptAttribute = "_wr"
+	}
+	if o.Receipts <= 0 {
+		o.Receipts = 4
 	}
 	if client == nil {
 		return nil, fmt.Errorf("singletable: NewTable %q: nil client: %w", name, ErrInvalidInput)

@@ -2,14 +2,11 @@ package singletable
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"reflect"
 	"strings"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/singletable/singletable/internal/expr"
@@ -39,6 +36,7 @@ type updateOptions struct {
 	changes []change
 	cond    expression.ConditionBuilder
 	upsert  bool
+	clobber bool
 }
 
 type changeOption change
@@ -104,31 +102,15 @@ func (e *Entity[T]) Update(ctx context.Context, key T, opts ...UpdateOption) (T,
 	if err != nil {
 		return zero, e.itemErr("Update", nil, err)
 	}
-	out, err := e.table.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                 aws.String(e.table.name),
-		Key:                       w.key,
-		UpdateExpression:          aws.String(w.update),
-		ConditionExpression:       expr.Ptr(w.cond),
-		ExpressionAttributeNames:  w.b.Names(),
-		ExpressionAttributeValues: w.b.Values(),
-		ReturnValues:              types.ReturnValueAllNew,
-	})
+	attrs, err := e.send(ctx, w)
 	if err != nil {
-		return zero, e.updateErr(w, err)
+		return zero, err
 	}
-	v, err := e.decode(out.Attributes)
+	v, err := e.decode(attrs)
 	if err != nil {
 		return zero, e.itemErr("Update", w.keyStr, err)
 	}
 	return v, nil
-}
-
-func (e *Entity[T]) updateErr(w *writeRequest, err error) error {
-	var ccf *types.ConditionalCheckFailedException
-	if errors.As(err, &ccf) && !w.userCond {
-		return e.itemErr("Update", w.keyStr, fmt.Errorf("%w: %w", ErrNotFound, err))
-	}
-	return e.writeErr(w, err)
 }
 
 // planUpdate validates the changes and builds the update and condition expressions.
@@ -143,11 +125,21 @@ func (info *entityInfo) planUpdate(sv reflect.Value, opts []UpdateOption) (*writ
 	if err != nil {
 		return nil, err
 	}
-	w := &writeRequest{op: "Update", key: k, keyStr: ks}
+	w := &writeRequest{op: "Update", key: k, keyStr: ks, returnNew: true}
 	if len(o.changes) == 0 && !o.upsert {
 		return nil, fmt.Errorf("singletable: Update %s: no changes: %w", info.name, ErrInvalidInput)
 	}
 	tk := info.table.opts
+	if info.version != nil {
+		vp, err := info.planVersion(sv, o.clobber)
+		if err != nil {
+			return nil, err
+		}
+		if !vp.clobber && vp.expected == 0 {
+			return nil, fmt.Errorf("singletable: Update %s: version 0: read the item first to learn its version, or pass Clobber(): %w", info.name, ErrInvalidInput)
+		}
+		w.version = vp
+	}
 
 	var sets, removes, adds []string
 	// newValues holds the Go value each Set gives a field, for index key rendering;
@@ -164,6 +156,9 @@ func (info *entityInfo) planUpdate(sv reflect.Value, opts []UpdateOption) (*writ
 		}
 		if info.baseInputs[c.attr] {
 			return nil, fmt.Errorf("singletable: Update %s.%s: feeds the primary key, which cannot change: %w", info.name, f.GoName, ErrInvalidInput)
+		}
+		if info.version == f {
+			return nil, fmt.Errorf("singletable: Update %s.%s: the version changes by itself: %w", info.name, f.GoName, ErrInvalidInput)
 		}
 		name := w.b.Name(c.attr)
 		switch c.op {
@@ -262,6 +257,9 @@ func (info *entityInfo) planUpdate(sv reflect.Value, opts []UpdateOption) (*writ
 	}
 
 	sets = append(sets, w.b.Name(tk.TypeAttribute)+" = "+w.b.S(info.discriminator))
+	if w.version != nil {
+		sets = append(sets, info.versionSets(&w.b, w.version)...)
+	}
 	if o.upsert {
 		// A created item must hold the inputs of its own key.
 		for _, kt := range []*keyTemplate{info.pk, info.sk} {
@@ -277,24 +275,16 @@ func (info *entityInfo) planUpdate(sv reflect.Value, opts []UpdateOption) (*writ
 			}
 		}
 	}
-	var upd strings.Builder
-	upd.WriteString("SET ")
-	upd.WriteString(strings.Join(sets, ", "))
-	if len(removes) > 0 {
-		upd.WriteString(" REMOVE ")
-		upd.WriteString(strings.Join(removes, ", "))
-	}
-	if len(adds) > 0 {
-		upd.WriteString(" ADD ")
-		upd.WriteString(strings.Join(adds, ", "))
-	}
-	w.update = upd.String()
+	w.update = joinUpdate(sets, removes, adds)
 
 	var guard string
 	if o.upsert {
 		guard = info.typeGuard(&w.b)
 	} else {
 		guard = "attribute_exists(" + w.b.Name(tk.PartitionKey) + ") AND " + w.b.Name(tk.TypeAttribute) + " = " + w.b.S(info.discriminator)
+	}
+	if vp := w.version; vp != nil && !vp.clobber {
+		guard += " AND " + w.b.Name(vp.attr) + " = " + w.b.Value(numberAV(vp.expected))
 	}
 	user, err := w.b.Condition(o.cond)
 	if err != nil {

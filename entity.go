@@ -557,6 +557,7 @@ type writeRequest struct {
 	// necessarily a missing item.
 	userCond bool
 	version  *versionPlan // for versioned entities
+	check    bool         // a transaction's condition check
 	// returnNew asks an UpdateItem for the item as stored afterwards.
 	returnNew bool
 }
@@ -634,6 +635,7 @@ func (info *entityInfo) planPut(sv reflect.Value, create bool, o writeOptions) (
 		item[vp.slot] = &types.AttributeValueMemberS{Value: vp.token}
 	}
 	w := &writeRequest{op: "Put", item: item, version: vp}
+	w.key = map[string]types.AttributeValue{tk.PartitionKey: item[tk.PartitionKey], tk.SortKey: item[tk.SortKey]}
 	w.keyStr = map[string]string{tk.PartitionKey: item[tk.PartitionKey].(*types.AttributeValueMemberS).Value, tk.SortKey: item[tk.SortKey].(*types.AttributeValueMemberS).Value}
 	var guard string
 	if create {
@@ -657,7 +659,7 @@ func (info *entityInfo) planDelete(sv reflect.Value, o writeOptions) (*writeRequ
 		return nil, err
 	}
 	w := &writeRequest{op: "Delete", key: k, keyStr: ks}
-	guard := info.typeGuard(&w.b)
+	var guard string
 	if info.version != nil {
 		vp, err := info.planVersion(sv, o.clobber)
 		if err != nil {
@@ -670,6 +672,9 @@ func (info *entityInfo) planDelete(sv reflect.Value, o writeOptions) (*writeRequ
 			guard = w.b.Name(vp.attr) + " = " + w.b.Value(numberAV(vp.expected)) + " AND " + w.b.Name(info.table.opts.TypeAttribute) + " = " + w.b.S(info.discriminator)
 			w.version = vp
 		}
+	}
+	if guard == "" {
+		guard = info.typeGuard(&w.b)
 	}
 	user, err := w.b.Condition(o.cond)
 	if err != nil {

@@ -465,6 +465,7 @@ func (e *Entity[T]) send(ctx context.Context, w *writeRequest) (map[string]types
 		return attrs, nil
 	}
 	b := t.opts.Backoff.withDefaults()
+	maybeSent := false // an earlier attempt may have been applied
 	for attempt := 1; ; attempt++ {
 		attrs, err := w.call(ctx, t, definiteRetries)
 		if err == nil {
@@ -474,6 +475,16 @@ func (e *Entity[T]) send(ctx context.Context, w *writeRequest) (map[string]types
 		if !ccf && !ambiguous(err) {
 			return nil, e.writeErr(w, err)
 		}
+		if ccf && !maybeSent {
+			// Nothing of this write was applied: the condition failed on its only
+			// attempt. Read the item back to explain the conflict.
+			cur, rerr := t.readBack(ctx, w.key)
+			if rerr != nil {
+				return nil, e.writeErr(w, err)
+			}
+			return nil, e.conflict(w, cur, err)
+		}
+		maybeSent = maybeSent || !ccf
 		if ctx.Err() != nil {
 			return nil, e.itemErr(w.op, w.keyStr, fmt.Errorf("%w: %w", ErrAmbiguous, err))
 		}
@@ -506,20 +517,35 @@ func (e *Entity[T]) send(ctx context.Context, w *writeRequest) (map[string]types
 // conflict explains a failed condition on a versioned write, given the item as read
 // back afterwards.
 func (e *Entity[T]) conflict(w *writeRequest, cur map[string]types.AttributeValue, err error) error {
-	ce := &ConflictError{Op: w.op, Entity: e.info.name, Key: w.keyStr, Expected: w.version.expected, Err: err}
+	if cur != nil && !e.info.isType(cur) {
+		return e.itemErr(w.op, w.keyStr, fmt.Errorf("%w: %w: %w", ErrTypeMismatch, ErrCondition, err))
+	}
+	ce := explainConflict(e.info, w, cur)
+	if ce == nil {
+		return e.writeErr(w, err) // the version held; the caller's own condition failed
+	}
+	ce.Err = err
+	return ce
+}
+
+// explainConflict returns the version conflict that the item as read back (nil if
+// missing) shows for a failed versioned write, or nil when the version held and
+// something else failed (the caller's condition, or the item's type).
+func explainConflict(info *entityInfo, w *writeRequest, cur map[string]types.AttributeValue) *ConflictError {
+	ce := &ConflictError{Op: w.op, Entity: info.name, Key: w.keyStr, Expected: w.version.expected}
 	if cur == nil {
 		if w.op == "Put" && w.version.expected == 0 {
-			return e.writeErr(w, err) // the caller's own condition failed on a missing item
+			return nil
 		}
 		ce.Missing = true
 		return ce
 	}
-	if !e.info.isType(cur) {
-		return e.itemErr(w.op, w.keyStr, fmt.Errorf("%w: %w: %w", ErrTypeMismatch, ErrCondition, err))
+	if !info.isType(cur) {
+		return nil
 	}
 	ce.Current, ce.CurrentKnown = storedVersion(cur, w.version.attr)
-	if w.userCond && ce.CurrentKnown && ce.Current == w.version.expected && w.op != "Create" {
-		return e.writeErr(w, err) // the version held; the caller's condition failed
+	if ce.CurrentKnown && ce.Current == w.version.expected && w.op != "Create" {
+		return nil
 	}
 	return ce
 }

@@ -20,11 +20,14 @@ import (
 
 // TxItem is one action of a write transaction, made by an entity's TxPut, TxCreate,
 // TxUpdate, TxDelete or TxCheck and run by [Table.Transact]. An error found while
-// building it is kept and reported by Transact, before anything is sent.
+// building it is kept and reported by Transact, before anything is sent. The
+// version rules of [Entity.Put], [Entity.Update] and [Entity.Delete] apply to every
+// action of a versioned entity.
 type TxItem struct {
 	op     string
 	entity string
-	key    map[string]string
+	w      *writeRequest
+	info   *entityInfo
 	item   types.TransactWriteItem
 	err    error
 }
@@ -42,32 +45,16 @@ func (e *Entity[T]) txPut(v T, create bool, opts []WriteOption) TxItem {
 		opt.applyWrite(&o)
 	}
 	w, err := e.info.planPut(reflect.ValueOf(&v).Elem(), create, o)
-	if err != nil {
-		return TxItem{op: opName(create, "Create", "Put"), entity: e.info.name, err: err}
-	}
-	return e.txItem(w, types.TransactWriteItem{Put: &types.Put{
-		TableName:                 aws.String(e.table.name),
-		Item:                      w.item,
-		ConditionExpression:       expr.Ptr(w.cond),
-		ExpressionAttributeNames:  w.b.Names(),
-		ExpressionAttributeValues: w.b.Values(),
-	}})
+	return e.txItem(opName(create, "Create", "Put"), w, err)
 }
 
 // TxUpdate is [Entity.Update] as a transaction action.
 func (e *Entity[T]) TxUpdate(key T, opts ...UpdateOption) TxItem {
 	w, err := e.info.planUpdate(reflect.ValueOf(&key).Elem(), opts)
-	if err != nil {
-		return TxItem{op: "Update", entity: e.info.name, err: err}
+	if w != nil {
+		w.returnNew = false // transactions return nothing
 	}
-	return e.txItem(w, types.TransactWriteItem{Update: &types.Update{
-		TableName:                 aws.String(e.table.name),
-		Key:                       w.key,
-		UpdateExpression:          aws.String(w.update),
-		ConditionExpression:       expr.Ptr(w.cond),
-		ExpressionAttributeNames:  w.b.Names(),
-		ExpressionAttributeValues: w.b.Values(),
-	}})
+	return e.txItem("Update", w, err)
 }
 
 // TxDelete is [Entity.Delete] as a transaction action.
@@ -77,16 +64,7 @@ func (e *Entity[T]) TxDelete(key T, opts ...WriteOption) TxItem {
 		opt.applyWrite(&o)
 	}
 	w, err := e.info.planDelete(reflect.ValueOf(&key).Elem(), o)
-	if err != nil {
-		return TxItem{op: "Delete", entity: e.info.name, err: err}
-	}
-	return e.txItem(w, types.TransactWriteItem{Delete: &types.Delete{
-		TableName:                 aws.String(e.table.name),
-		Key:                       w.key,
-		ConditionExpression:       expr.Ptr(w.cond),
-		ExpressionAttributeNames:  w.b.Names(),
-		ExpressionAttributeValues: w.b.Values(),
-	}})
+	return e.txItem("Delete", w, err)
 }
 
 // TxCheck makes the transaction depend on a condition on the item at key's primary
@@ -94,27 +72,41 @@ func (e *Entity[T]) TxDelete(key T, opts ...WriteOption) TxItem {
 func (e *Entity[T]) TxCheck(key T, cond expression.ConditionBuilder) TxItem {
 	k, ks, err := e.info.primaryKey(reflect.ValueOf(&key).Elem())
 	if err != nil {
-		return TxItem{op: "Check", entity: e.info.name, err: err}
+		return e.txItem("Check", nil, err)
 	}
-	w := &writeRequest{op: "Check", key: k, keyStr: ks}
+	w := &writeRequest{op: "Check", key: k, keyStr: ks, check: true}
 	c, err := w.b.Condition(cond)
 	if err == nil && c == "" {
 		err = errors.New("empty condition")
 	}
 	if err != nil {
-		return TxItem{op: "Check", entity: e.info.name, key: ks, err: fmt.Errorf("singletable: condition: %w: %w", ErrInvalidInput, err)}
+		return e.txItem("Check", nil, fmt.Errorf("singletable: condition: %w: %w", ErrInvalidInput, err))
 	}
-	return e.txItem(w, types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
-		TableName:                 aws.String(e.table.name),
-		Key:                       k,
-		ConditionExpression:       aws.String(c),
-		ExpressionAttributeNames:  w.b.Names(),
-		ExpressionAttributeValues: w.b.Values(),
-	}})
+	w.cond = c
+	return e.txItem("Check", w, nil)
 }
 
-func (e *Entity[T]) txItem(w *writeRequest, item types.TransactWriteItem) TxItem {
-	return TxItem{op: w.op, entity: e.info.name, key: w.keyStr, item: item}
+func (e *Entity[T]) txItem(op string, w *writeRequest, err error) TxItem {
+	it := TxItem{op: op, entity: e.info.name, info: e.info, w: w, err: err}
+	if err == nil {
+		it.item = w.transactItem(e.table.name)
+	}
+	return it
+}
+
+// transactItem turns a planned write into a transaction action.
+func (w *writeRequest) transactItem(table string) types.TransactWriteItem {
+	names, values, cond := w.b.Names(), w.b.Values(), expr.Ptr(w.cond)
+	switch {
+	case w.check:
+		return types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{TableName: &table, Key: w.key, ConditionExpression: cond, ExpressionAttributeNames: names, ExpressionAttributeValues: values}}
+	case w.item != nil:
+		return types.TransactWriteItem{Put: &types.Put{TableName: &table, Item: w.item, ConditionExpression: cond, ExpressionAttributeNames: names, ExpressionAttributeValues: values}}
+	case w.update != "":
+		return types.TransactWriteItem{Update: &types.Update{TableName: &table, Key: w.key, UpdateExpression: aws.String(w.update), ConditionExpression: cond, ExpressionAttributeNames: names, ExpressionAttributeValues: values}}
+	default:
+		return types.TransactWriteItem{Delete: &types.Delete{TableName: &table, Key: w.key, ConditionExpression: cond, ExpressionAttributeNames: names, ExpressionAttributeValues: values}}
+	}
 }
 
 func opName(cond bool, a, b string) string {
@@ -132,11 +124,14 @@ type TxReason struct {
 	Key     map[string]string // rendered primary key
 	Code    string            // DynamoDB's code: "ConditionalCheckFailed", "TransactionConflict", ...
 	Message string
+	// Conflict explains a failed version condition; nil for other reasons.
+	Conflict *ConflictError
 }
 
 // TxError reports a cancelled transaction (TransactionCanceledException) with the
 // reason of each action that failed. It matches [ErrCondition] when an action's
-// condition failed, and [ErrAlreadyExists] when that action was a Create.
+// condition failed, [ErrConflict] when that was a version condition, and
+// [ErrAlreadyExists] when that action was a Create.
 type TxError struct {
 	Reasons []TxReason // only the actions that failed
 	Err     error      // the AWS error
@@ -150,7 +145,9 @@ func (e *TxError) Error() string {
 			b.WriteString(";")
 		}
 		b.WriteString(" action " + strconv.Itoa(r.Index) + " (" + r.Op + " " + r.Entity + formatKey(r.Key) + "): " + r.Code)
-		if r.Message != "" {
+		if r.Conflict != nil {
+			b.WriteString(" (" + strings.TrimPrefix(r.Conflict.Error(), "singletable: ") + ")")
+		} else if r.Message != "" {
 			b.WriteString(" (" + r.Message + ")")
 		}
 	}
@@ -160,13 +157,16 @@ func (e *TxError) Error() string {
 // Unwrap returns the AWS error.
 func (e *TxError) Unwrap() error { return e.Err }
 
-// Is matches ErrCondition and ErrAlreadyExists by the failed actions' reasons.
+// Is matches ErrCondition, ErrConflict and ErrAlreadyExists by the failed actions' reasons.
 func (e *TxError) Is(target error) bool {
 	for _, r := range e.Reasons {
 		if r.Code != "ConditionalCheckFailed" {
 			continue
 		}
-		if target == ErrCondition || (target == ErrAlreadyExists && r.Op == "Create") {
+		switch {
+		case target == ErrCondition,
+			target == ErrAlreadyExists && r.Op == "Create",
+			target == ErrConflict && r.Conflict != nil:
 			return true
 		}
 	}
@@ -175,9 +175,14 @@ func (e *TxError) Is(target error) bool {
 
 // Transact runs write actions atomically (TransactWriteItems): all happen or none.
 // It sets a ClientRequestToken so that the SDK's own retries of the same call are
-// idempotent for ten minutes. Cost: 2 WCU per 1 KB per action. DynamoDB allows 100
-// actions (25 on older DynamoDB Local) on distinct items. A cancelled transaction
-// returns a [*TxError] naming each failed action.
+// idempotent on DynamoDB for ten minutes; where that does not hold (older DynamoDB
+// Local), the receipts of versioned actions tell a transaction that landed from one
+// that did not. A cancellation caused only by TransactionConflict (another
+// transaction on the same items) is retried with a new token, by the table's
+// Backoff. Cost: 2 WCU per 1 KB per action. DynamoDB allows 100 actions (25 on
+// DynamoDB Local 1.x) on distinct items. A cancelled transaction returns a
+// [*TxError] naming each failed action; version conditions are explained by
+// reading the item back.
 func (t *Table) Transact(ctx context.Context, items ...TxItem) error {
 	if len(items) == 0 {
 		return fmt.Errorf("singletable: Transact: no actions: %w", ErrInvalidInput)
@@ -189,30 +194,98 @@ func (t *Table) Transact(ctx context.Context, items ...TxItem) error {
 		}
 		actions[i] = it.item
 	}
-	token, err := newToken()
-	if err != nil {
-		return err
-	}
-	_, err = t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
-		TransactItems:      actions,
-		ClientRequestToken: aws.String(token),
-	})
-	if err == nil {
-		return nil
-	}
-	var tce *types.TransactionCanceledException
-	if errors.As(err, &tce) {
-		txe := &TxError{Err: err}
-		for i, r := range tce.CancellationReasons {
-			code := aws.ToString(r.Code)
-			if code == "" || code == "None" || i >= len(items) {
+	b := t.opts.Backoff.withDefaults()
+	for attempt := 1; ; attempt++ {
+		token, err := newToken()
+		if err != nil {
+			return err
+		}
+		_, err = t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
+			TransactItems:      actions,
+			ClientRequestToken: aws.String(token),
+		})
+		if err == nil {
+			return nil
+		}
+		var tce *types.TransactionCanceledException
+		switch {
+		case errors.As(err, &tce):
+			if onlyConflicts(tce) && attempt < b.MaxAttempts {
+				if werr := b.Wait(ctx, attempt); werr != nil {
+					return fmt.Errorf("singletable: Transact: %w (last: %w)", werr, err)
+				}
 				continue
 			}
-			txe.Reasons = append(txe.Reasons, TxReason{Index: i, Op: items[i].op, Entity: items[i].entity, Key: items[i].key, Code: code, Message: aws.ToString(r.Message)})
+			if t.txLanded(ctx, items) {
+				return nil
+			}
+			return t.txError(ctx, items, tce, err)
+		case ambiguous(err):
+			if ctx.Err() == nil && t.txLanded(ctx, items) {
+				return nil
+			}
+			return fmt.Errorf("singletable: Transact: %w: %w", ErrAmbiguous, err)
 		}
-		return txe
+		return fmt.Errorf("singletable: Transact: %w", err)
 	}
-	return fmt.Errorf("singletable: Transact: %w", err)
+}
+
+// onlyConflicts reports whether every failed action failed for TransactionConflict.
+func onlyConflicts(tce *types.TransactionCanceledException) bool {
+	n := 0
+	for _, r := range tce.CancellationReasons {
+		switch code := aws.ToString(r.Code); code {
+		case "", "None":
+		case "TransactionConflict":
+			n++
+		default:
+			return false
+		}
+	}
+	return n > 0
+}
+
+// txLanded reads back the items of the transaction's versioned actions and reports
+// whether every one of them carries this transaction's receipt (so it was applied
+// by an earlier attempt whose answer was lost). A transaction without versioned
+// actions cannot be told apart, and reports false.
+func (t *Table) txLanded(ctx context.Context, items []TxItem) bool {
+	versioned := 0
+	for _, it := range items {
+		if it.w == nil || it.w.version == nil || it.w.version.clobber || it.w.op == "Delete" {
+			continue
+		}
+		versioned++
+		cur, err := t.readBack(ctx, it.w.key)
+		if err != nil || t.judge(it.w, cur) != landed {
+			return false
+		}
+	}
+	return versioned > 0
+}
+
+// txError builds the TxError of a cancelled transaction, explaining failed version
+// conditions by reading the items back.
+func (t *Table) txError(ctx context.Context, items []TxItem, tce *types.TransactionCanceledException, err error) error {
+	txe := &TxError{Err: err}
+	for i, r := range tce.CancellationReasons {
+		code := aws.ToString(r.Code)
+		if code == "" || code == "None" || i >= len(items) {
+			continue
+		}
+		it := items[i]
+		reason := TxReason{Index: i, Op: it.op, Entity: it.entity, Code: code, Message: aws.ToString(r.Message)}
+		if it.w != nil {
+			reason.Key = it.w.keyStr
+		}
+		if code == "ConditionalCheckFailed" && it.w != nil && it.w.version != nil && !it.w.version.clobber {
+			if cur, rerr := t.readBack(ctx, it.w.key); rerr == nil {
+				reason.Conflict = explainConflict(it.info, it.w, cur)
+			}
+		}
+		txe.Reasons = append(txe.Reasons, reason)
+	}
+	return txe
 }
 
 // newToken returns a random ClientRequestToken.

@@ -501,10 +501,10 @@ func (e *Entity[T]) send(ctx context.Context, w *writeRequest) (map[string]types
 		case unknownOutcome:
 			return nil, e.itemErr(w.op, w.keyStr, fmt.Errorf("%w: %d later writes left no receipt to check: %w", ErrAmbiguous, t.opts.Receipts, err))
 		}
-		if ccf {
+		if ccf || !e.stillHeld(w, cur) {
 			return nil, e.conflict(w, cur, err)
 		}
-		// Not applied: send it again.
+		// Not applied, and the version it holds is still the stored one: send it again.
 		if attempt >= b.MaxAttempts {
 			return nil, e.itemErr(w.op, w.keyStr, fmt.Errorf("not applied after %d attempts: %w", attempt, err))
 		}
@@ -512,6 +512,16 @@ func (e *Entity[T]) send(ctx context.Context, w *writeRequest) (map[string]types
 			return nil, e.itemErr(w.op, w.keyStr, fmt.Errorf("not applied: %w: %w", err, werr))
 		}
 	}
+}
+
+// stillHeld reports whether the item as read back still has the version the write
+// expects, so that sending the write again can succeed.
+func (e *Entity[T]) stillHeld(w *writeRequest, cur map[string]types.AttributeValue) bool {
+	if cur == nil {
+		return w.version.expected == 0 && w.op != "Delete"
+	}
+	v, known := storedVersion(cur, w.version.attr)
+	return known && v == w.version.expected && e.info.isType(cur)
 }
 
 // conflict explains a failed condition on a versioned write, given the item as read

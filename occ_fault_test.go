@@ -1,0 +1,155 @@
+package singletable
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/singletable/singletable/dynamolocal"
+	"github.com/singletable/singletable/internal/fault"
+)
+
+// faultTable is newTestTable with the client going through a fault injector in front
+// of DynamoDB Local, under the SDK's standard retryer (3 attempts, 2 ms backoff, no
+// retry quota so that a storm of faults does not turn into quota errors).
+func faultTable(t *testing.T, opts ...func(*TableOptions)) (*Table, *fault.Injector) {
+	t.Helper()
+	inst := local.Get(t)
+	client, inj := fault.NewClient(inst, func(o *fault.ClientOptions) {
+		o.DynamoDB = append(o.DynamoDB, func(d *dynamodb.Options) {
+			d.Retryer = retry.NewStandard(func(so *retry.StandardOptions) {
+				so.MaxAttempts = 3
+				so.Backoff = retry.NewExponentialJitterBackoff(2 * time.Millisecond)
+				so.MaxBackoff = 2 * time.Millisecond
+				so.RateLimiter = ratelimit.None
+			})
+		})
+	})
+	tbl, err := NewTable(client, dynamolocal.TableName(t), append([]func(*TableOptions){testTableOptions, func(o *TableOptions) {
+		o.Backoff = Backoff{Base: time.Millisecond, Cap: 20 * time.Millisecond, MaxAttempts: 50}
+	}}, opts...)...)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	require.NoError(t, tbl.CreateTable(ctx))
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := tbl.DeleteTable(ctx); err != nil {
+			t.Errorf("delete table: %v", err)
+		}
+	})
+	return tbl, inj
+}
+
+// TestLostResponsesOnVersionedWrites loses the responses of most versioned writes
+// after DynamoDB Local applied them: each must be reported as the success it was,
+// never as a conflict, and never applied twice.
+func TestLostResponsesOnVersionedWrites(t *testing.T) {
+	tbl, inj := faultTable(t)
+	counters := MustRegister[vCounter](tbl)
+	ctx := context.Background()
+	inj.Add(fault.Rule{Ops: []string{"PutItem", "UpdateItem", "DeleteItem"}, Fault: fault.LoseResponse(), Rate: 0.7})
+
+	cur, err := counters.Put(ctx, vCounter{ID: "c"})
+	require.NoError(t, err)
+	const writes = 350
+	for i := range writes {
+		if i%2 == 0 {
+			cur, err = counters.Update(ctx, cur, Set("n", cur.N+1))
+		} else {
+			next := cur
+			next.N++
+			cur, err = counters.Put(ctx, next)
+		}
+		require.NoError(t, err, "write %d: a lost response is not a conflict", i)
+	}
+	got, err := counters.Get(ctx, vCounter{ID: "c"}, Consistent())
+	require.NoError(t, err)
+	assert.Equal(t, writes, got.N, "every write applied exactly once")
+	assert.Equal(t, int64(writes+1), got.Version)
+	assert.Equal(t, got, cur)
+
+	require.NoError(t, counters.Delete(ctx, cur))
+	_, err = counters.Get(ctx, vCounter{ID: "c"})
+	assert.ErrorIs(t, err, ErrNotFound)
+	lost := inj.Stats().LostWrites
+	t.Logf("lost responses of applied writes: %d", lost)
+	assert.GreaterOrEqual(t, lost, 200)
+}
+
+// TestLostResponsesUnderContention runs concurrent Mutate increments while half the
+// responses are lost: receipts tell each writer whether its write landed, even
+// after other writers' writes.
+func TestLostResponsesUnderContention(t *testing.T) {
+	tbl, inj := faultTable(t)
+	counters := MustRegister[vCounter](tbl)
+	ctx := context.Background()
+	inj.Add(fault.Rule{Ops: []string{"UpdateItem"}, Fault: fault.LoseResponse(), Rate: 0.5})
+	const writers, each = 8, 40
+	retryOpt := RetryBackoff(Backoff{Base: time.Millisecond, Cap: 20 * time.Millisecond, MaxAttempts: 10_000})
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range each {
+				if _, err := counters.Mutate(ctx, vCounter{ID: "hot"}, func(c *vCounter) error { c.N++; return nil }, retryOpt); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	got, err := counters.Get(ctx, vCounter{ID: "hot"}, Consistent())
+	require.NoError(t, err)
+	assert.Equal(t, writers*each, got.N, "no lost update and no double apply")
+	assert.Equal(t, int64(writers*each), got.Version)
+	t.Logf("lost responses of applied writes: %d", inj.Stats().LostWrites)
+}
+
+// TestLostResponsesOnTransactions loses most responses of tokenised transactions
+// that DynamoDB Local applied; the SDK retries them with the same token.
+func TestLostResponsesOnTransactions(t *testing.T) {
+	tbl, inj := faultTable(t)
+	counters := MustRegister[vCounter](tbl)
+	logs := MustRegister[tLineItem](tbl)
+	ctx := context.Background()
+	cur, err := counters.Put(ctx, vCounter{ID: "t"})
+	require.NoError(t, err)
+	inj.Add(fault.Rule{Ops: []string{"TransactWriteItems"}, Fault: fault.LoseResponse(), Rate: 0.8})
+
+	const txs = 260
+	for i := range txs {
+		next := cur
+		next.N++
+		err := tbl.Transact(ctx, counters.TxPut(next), logs.TxCreate(tLineItem{CustomerID: "log", OrderID: "t", Line: i, SKU: "x"}))
+		require.NoError(t, err, "transaction %d", i)
+		cur, err = counters.Get(ctx, vCounter{ID: "t"}, Consistent())
+		require.NoError(t, err)
+	}
+	assert.Equal(t, txs, cur.N, "every transaction applied exactly once")
+	assert.Equal(t, int64(txs+1), cur.Version)
+	n := 0
+	for _, err := range logs.All(ctx, tLineItem{CustomerID: "log"}) {
+		require.NoError(t, err)
+		n++
+	}
+	assert.Equal(t, txs, n)
+	lost := inj.Stats().LostWrites
+	t.Logf("lost responses of applied transactions: %d", lost)
+	assert.GreaterOrEqual(t, lost, 200)
+}

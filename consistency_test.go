@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/singletable/singletable/internal/fault"
 )
 
 // fakeClock is a clock and sleeper that only moves when slept on.
@@ -117,4 +119,61 @@ func TestWaitForStopsAtDeadlineAndCancel(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 	assert.NotErrorIs(t, err, ErrConsistencyTimeout)
 	assert.Less(t, stopped, 50*time.Millisecond, "a cancel stops the wait within 50 ms, mid-sleep")
+}
+
+// TestWaitsWithInjectedIndexLag puts DynamoDB's eventual consistency back in front
+// of DynamoDB Local: new writes stay invisible to index reads for a while.
+func TestWaitsWithInjectedIndexLag(t *testing.T) {
+	tbl, inj := faultTable(t)
+	_, orders, _ := registerAll(t, tbl)
+	ctx := context.Background()
+	fast := RetryBackoff(Backoff{Base: 5 * time.Millisecond, Cap: 50 * time.Millisecond, MaxAttempts: 100})
+
+	for _, lag := range []fault.Lag{{Reads: 3}, {Duration: 150 * time.Millisecond}} {
+		inj.SetGSILag(lag)
+		o := order("c-lag", int(lag.Duration/time.Millisecond)+lag.Reads)
+		_, err := orders.Put(ctx, o)
+		require.NoError(t, err)
+		page, err := orders.Query(ctx, tOrder{Status: o.Status}, On("GSI1"), SKEqual(tOrder{CreatedAt: o.CreatedAt, OrderID: o.OrderID}))
+		require.NoError(t, err)
+		assert.Empty(t, page.Items, "%+v: the index does not show the write yet", lag)
+
+		got, stats, err := orders.WaitIndexed(ctx, "GSI1", o, fast)
+		require.NoError(t, err, "%+v", lag)
+		assert.Equal(t, o, got)
+		assert.Greater(t, stats.Attempts, 1, "%+v", lag)
+		t.Logf("lag %+v: visible after %d attempts in %v", lag, stats.Attempts, stats.Elapsed)
+
+		// Move it to another status: the old entry stays visible for a while.
+		moved := o
+		moved.Status = "CANCELLED"
+		_, err = orders.Update(ctx, o, Set("status", moved.Status))
+		require.NoError(t, err)
+		stats, err = orders.WaitMoved(ctx, "GSI1", o, moved, fast)
+		require.NoError(t, err, "%+v", lag)
+		assert.Greater(t, stats.Attempts, 2, "%+v", lag)
+
+		// Delete it: the index forgets it only after the lag.
+		require.NoError(t, orders.Delete(ctx, moved))
+		stats, err = orders.WaitUnindexed(ctx, "GSI1", moved, fast)
+		require.NoError(t, err, "%+v", lag)
+		assert.Greater(t, stats.Attempts, 1, "%+v", lag)
+	}
+
+	// Never visible: the wait ends with ErrConsistencyTimeout at its deadline.
+	inj.SetGSILag(fault.Lag{Duration: time.Hour})
+	o := order("c-lag", 99)
+	_, err := orders.Put(ctx, o)
+	require.NoError(t, err)
+	dctx, cancel := context.WithTimeout(ctx, 400*time.Millisecond)
+	defer cancel()
+	deadline, _ := dctx.Deadline()
+	_, stats, err := orders.WaitIndexed(dctx, "GSI1", o, RetryBackoff(Backoff{Base: 10 * time.Millisecond, Cap: 100 * time.Millisecond, MaxAttempts: 1000}))
+	require.ErrorIs(t, err, ErrConsistencyTimeout)
+	var te *ConsistencyTimeoutError
+	require.ErrorAs(t, err, &te)
+	assert.Less(t, time.Since(deadline), 50*time.Millisecond, "ends within 50 ms of the deadline")
+	assert.Greater(t, te.Attempts, 2)
+	assert.Equal(t, stats.Attempts, te.Attempts)
+	assert.Contains(t, err.Error(), "attempts")
 }

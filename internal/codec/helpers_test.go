@@ -1,0 +1,283 @@
+package codec
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// avString renders an attribute value deterministically, for failure messages.
+func avString(av types.AttributeValue) string {
+	switch a := av.(type) {
+	case nil:
+		return "<nil>"
+	case *types.AttributeValueMemberS:
+		return fmt.Sprintf("S(%q)", a.Value)
+	case *types.AttributeValueMemberN:
+		return fmt.Sprintf("N(%s)", a.Value)
+	case *types.AttributeValueMemberB:
+		if a.Value == nil {
+			return "B(nil)"
+		}
+		return fmt.Sprintf("B(%x)", a.Value)
+	case *types.AttributeValueMemberBOOL:
+		return fmt.Sprintf("BOOL(%v)", a.Value)
+	case *types.AttributeValueMemberNULL:
+		return fmt.Sprintf("NULL(%v)", a.Value)
+	case *types.AttributeValueMemberSS:
+		return fmt.Sprintf("SS%q", a.Value)
+	case *types.AttributeValueMemberNS:
+		return fmt.Sprintf("NS%v", a.Value)
+	case *types.AttributeValueMemberBS:
+		return fmt.Sprintf("BS%x", a.Value)
+	case *types.AttributeValueMemberL:
+		if a.Value == nil {
+			return "L(nil)"
+		}
+		parts := make([]string, len(a.Value))
+		for i, x := range a.Value {
+			parts[i] = avString(x)
+		}
+		return "L[" + strings.Join(parts, ", ") + "]"
+	case *types.AttributeValueMemberM:
+		if a.Value == nil {
+			return "M(nil)"
+		}
+		return "M" + mapString(a.Value)
+	default:
+		return fmt.Sprintf("%T", av)
+	}
+}
+
+func mapString(m map[string]types.AttributeValue) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	b.WriteString("{")
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s: %s", k, avString(m[k]))
+	}
+	b.WriteString("}")
+	return b.String()
+}
+
+// diffMaps describes how two attribute maps differ, or returns "".
+func diffMaps(got, want map[string]types.AttributeValue) string {
+	if reflect.DeepEqual(got, want) {
+		return ""
+	}
+	if (got == nil) != (want == nil) {
+		return fmt.Sprintf("got nil=%v, want nil=%v", got == nil, want == nil)
+	}
+	var b strings.Builder
+	keys := map[string]bool{}
+	for k := range got {
+		keys[k] = true
+	}
+	for k := range want {
+		keys[k] = true
+	}
+	sorted := make([]string, 0, len(keys))
+	for k := range keys {
+		sorted = append(sorted, k)
+	}
+	slices.Sort(sorted)
+	for _, k := range sorted {
+		g, gok := got[k]
+		w, wok := want[k]
+		if gok != wok || !reflect.DeepEqual(g, w) {
+			fmt.Fprintf(&b, "\n  %s: got %s (present %v), want %s (present %v)", k, avString(g), gok, avString(w), wok)
+		}
+	}
+	return b.String()
+}
+
+// sameValue is reflect.DeepEqual except that NaNs equal each other (by bits) and funcs compare by
+// nil-ness.
+func sameValue(a, b reflect.Value) bool {
+	if a.IsValid() != b.IsValid() {
+		return false
+	}
+	if !a.IsValid() {
+		return true
+	}
+	if a.Type() != b.Type() {
+		return false
+	}
+	switch a.Kind() {
+	case reflect.Float32, reflect.Float64:
+		x, y := a.Float(), b.Float()
+		return x == y && math.Signbit(x) == math.Signbit(y) || math.IsNaN(x) && math.IsNaN(y)
+	case reflect.Func:
+		return a.IsNil() == b.IsNil()
+	case reflect.Pointer:
+		if a.IsNil() || b.IsNil() {
+			return a.IsNil() == b.IsNil()
+		}
+		if a.Pointer() == b.Pointer() {
+			return true
+		}
+		return sameValue(a.Elem(), b.Elem())
+	case reflect.Interface:
+		if a.IsNil() || b.IsNil() {
+			return a.IsNil() == b.IsNil()
+		}
+		return sameValue(a.Elem(), b.Elem())
+	case reflect.Struct:
+		for i := 0; i < a.NumField(); i++ {
+			if !sameValue(a.Field(i), b.Field(i)) {
+				return false
+			}
+		}
+		return true
+	case reflect.Slice:
+		if a.IsNil() != b.IsNil() || a.Len() != b.Len() {
+			return false
+		}
+		fallthrough
+	case reflect.Array:
+		for i := 0; i < a.Len(); i++ {
+			if !sameValue(a.Index(i), b.Index(i)) {
+				return false
+			}
+		}
+		return true
+	case reflect.Map:
+		if a.IsNil() != b.IsNil() || a.Len() != b.Len() {
+			return false
+		}
+		it := a.MapRange()
+		for it.Next() {
+			bv := b.MapIndex(it.Key())
+			if !bv.IsValid() || !sameValue(it.Value(), bv) {
+				return false
+			}
+		}
+		return true
+	}
+	// Scalars, chans, unsafe pointers: comparable.
+	if !a.CanInterface() {
+		switch a.Kind() {
+		case reflect.String:
+			return a.String() == b.String()
+		case reflect.Bool:
+			return a.Bool() == b.Bool()
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+			return a.Int() == b.Int()
+		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+			return a.Uint() == b.Uint()
+		}
+		return true
+	}
+	return a.Interface() == b.Interface()
+}
+
+// theirDecode runs attributevalue.UnmarshalMap, turning a panic into an error.
+func theirDecode(m map[string]types.AttributeValue, ptr any) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("attributevalue panicked: %v", r)
+		}
+	}()
+	return attributevalue.UnmarshalMap(m, ptr)
+}
+
+// ourDecode runs Plan.Decode into the value ptr points to.
+func ourDecode(tb testing.TB, m map[string]types.AttributeValue, ptr any) error {
+	tb.Helper()
+	v := reflect.ValueOf(ptr).Elem()
+	p, err := PlanFor(v.Type())
+	if err != nil {
+		tb.Fatalf("PlanFor(%s): %v", v.Type(), err)
+	}
+	return p.Decode(m, v)
+}
+
+// checkEncode compares Plan.Encode with attributevalue.MarshalMap for v, both as a non-addressable value
+// (MarshalMap(x)) and as an addressable one (MarshalMap(&x)). It returns attributevalue's map for &x.
+func checkEncode(t *testing.T, v any) map[string]types.AttributeValue {
+	t.Helper()
+	rv := reflect.ValueOf(v)
+	p, err := PlanFor(rv.Type())
+	if err != nil {
+		t.Fatalf("PlanFor: %v", err)
+	}
+
+	got, gerr := p.Encode(rv)
+	want, werr := attributevalue.MarshalMap(v)
+	if (gerr != nil) != (werr != nil) {
+		t.Fatalf("by value: error mismatch: ours %v, attributevalue %v", gerr, werr)
+	}
+	if gerr == nil {
+		if d := diffMaps(got, want); d != "" {
+			t.Errorf("by value: Encode differs from MarshalMap:%s", d)
+		}
+	}
+
+	pv := reflect.New(rv.Type())
+	pv.Elem().Set(rv)
+	got, gerr = p.Encode(pv.Elem())
+	want, werr = attributevalue.MarshalMap(pv.Interface())
+	if (gerr != nil) != (werr != nil) {
+		t.Fatalf("by pointer: error mismatch: ours %v, attributevalue %v", gerr, werr)
+	}
+	if gerr != nil {
+		assertFieldError(t, gerr)
+		return nil
+	}
+	if d := diffMaps(got, want); d != "" {
+		t.Errorf("by pointer: Encode differs from MarshalMap:%s", d)
+	}
+
+	// EncodeInto a map with other attributes keeps them.
+	dst := map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: "pk"}}
+	if err := p.EncodeInto(pv.Elem(), dst); err != nil {
+		t.Fatalf("EncodeInto: %v", err)
+	}
+	if _, ok := want["PK"]; !ok {
+		delete(dst, "PK")
+		if d := diffMaps(dst, want); d != "" {
+			t.Errorf("EncodeInto differs from MarshalMap:%s", d)
+		}
+	}
+	return want
+}
+
+// checkDecode decodes m with both decoders into values made by newV (a func returning a pointer) and
+// compares the outcome: both fail, or both succeed with the same value.
+func checkDecode(t *testing.T, m map[string]types.AttributeValue, newV func() any) {
+	t.Helper()
+	ours, theirs := newV(), newV()
+	gerr := ourDecode(t, m, ours)
+	werr := theirDecode(m, theirs)
+	if (gerr != nil) != (werr != nil) {
+		t.Fatalf("decode %s: error mismatch: ours %v, attributevalue %v", mapString(m), gerr, werr)
+	}
+	if gerr != nil {
+		assertFieldError(t, gerr)
+		return
+	}
+	if !sameValue(reflect.ValueOf(ours).Elem(), reflect.ValueOf(theirs).Elem()) {
+		t.Errorf("decode %s:\n ours   %+v\n theirs %+v", mapString(m), reflect.ValueOf(ours).Elem(), reflect.ValueOf(theirs).Elem())
+	}
+}
+
+func assertFieldError(t *testing.T, err error) {
+	t.Helper()
+	var fe *FieldError
+	if !asFieldError(err, &fe) || fe.Field == "" {
+		t.Errorf("error %v (%T) is not a *FieldError naming a field", err, err)
+	}
+}

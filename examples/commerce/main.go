@@ -1,9 +1,11 @@
 // Command commerce is the commerce model of a single-table design: customer
 // profiles, orders and their line items in one DynamoDB table, with three global
 // secondary indexes for a customer's timeline, the global status feed and the
-// customer + status feed. It runs every read and write pattern of the model once
-// and prints what each did. The key map is in model.go, one method per access
-// pattern in store.go.
+// customer + status feed. Orders are versioned, and each status change is one
+// transaction that also appends an immutable row to the order's status
+// history; a writer holding a stale version is refused. It runs every read and
+// write pattern of the model once and prints what each did. The key map is in
+// model.go, one method per access pattern in store.go.
 //
 // Run it with
 //
@@ -24,6 +26,7 @@ import (
 	"os/signal"
 	"reflect"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/singletable/singletable"
@@ -119,6 +122,7 @@ func run(ctx context.Context, client singletable.Client, tableName string, out i
 	if err != nil {
 		return err
 	}
+	s.Now = clock(t0.AddDate(0, 0, 9), time.Hour) // status changes from 10 May, an hour apart
 	if err := s.Table.CreateTable(ctx); err != nil {
 		return err
 	}
@@ -245,7 +249,7 @@ func run(ctx context.Context, client singletable.Client, tableName string, out i
 	}
 
 	// 9. Order status.
-	p("\n9. Ship o4: PLACED -> SHIPPED (one UpdateItem rewrites its GSI2 and GSI3 keys)")
+	p("\n9. Ship o4: PLACED -> SHIPPED in one transaction: update the order (status, version, GSI2 and GSI3 keys) if its version is unchanged, and append a history row")
 	o4, err := s.GetOrder(ctx, "o4")
 	if err != nil {
 		return err
@@ -254,7 +258,7 @@ func run(ctx context.Context, client singletable.Client, tableName string, out i
 	if err != nil {
 		return err
 	}
-	p("   o4 is now %s", shipped.Status)
+	p("   o4 is now %s, version %d -> %d; history row ORDER_STATUS_EVT#o4#V#%08d", shipped.Status, o4.Version, shipped.Version, o4.Version)
 	// Indexes are eventually consistent: on DynamoDB the move shows a moment
 	// later (on DynamoDB Local at once). Wait for it before reading the feeds.
 	reads := 0
@@ -269,10 +273,12 @@ func run(ctx context.Context, client singletable.Client, tableName string, out i
 	if err := printFeeds(ctx, s, p, "o4"); err != nil {
 		return err
 	}
-	if _, err := s.ChangeOrderStatus(ctx, o4, StatusShipped); !errors.Is(err, singletable.ErrCondition) {
-		return fmt.Errorf("second transition of o4 from PLACED: want ErrCondition, got %v", err)
+	_, err = s.ChangeOrderStatus(ctx, o4, StatusShipped)
+	if !errors.Is(err, singletable.ErrConflict) {
+		return fmt.Errorf("second transition of o4 from version %d: want ErrConflict, got %v", o4.Version, err)
 	}
-	p("   shipping o4 again from the stale copy (status PLACED): refused, the condition status = PLACED failed")
+	p("   shipping o4 again from the stale copy (version %d): refused (errors.Is(err, singletable.ErrConflict)), nothing written:", o4.Version)
+	printReasons(p, err)
 
 	// 10. Delete a line item.
 	p("\n10. Delete o5 line 2 (DeleteItem)")
@@ -319,7 +325,75 @@ func run(ctx context.Context, client singletable.Client, tableName string, out i
 	}
 	p("   nothing of it is visible: o3 is still %s's with lines %s; Bob's timeline is still %s",
 		after.Order.CustomerID, lines(after.Items), orderIDs(bobAfter.Items))
+
+	// 12. Status history.
+	p("\n12. Status history of o4 (reference 002): deliver it, then list its history newest first")
+	delivered, err := s.ChangeOrderStatus(ctx, shipped, StatusDelivered)
+	if err != nil {
+		return err
+	}
+	p("   o4 is now %s, version %d", delivered.Status, delivered.Version)
+	// Two clerks read o4 at the same version; the first to write wins.
+	clerk1, err := s.GetOrder(ctx, "o4")
+	if err != nil {
+		return err
+	}
+	clerk2 := clerk1
+	returned, err := s.ChangeOrderStatus(ctx, clerk1, StatusReturned)
+	if err != nil {
+		return err
+	}
+	p("   clerk 1 marks o4 %s (from version %d): done, version %d", returned.Status, clerk1.Version, returned.Version)
+	_, err = s.ChangeOrderStatus(ctx, clerk2, StatusCancelled)
+	var txErr2 *singletable.TxError
+	if !errors.Is(err, singletable.ErrConflict) || !errors.As(err, &txErr2) {
+		return fmt.Errorf("clerk 2's stale write: want a TxError matching ErrConflict, got %v", err)
+	}
+	p("   clerk 2 cancels o4 from the same version %d: refused (errors.Is(err, singletable.ErrConflict)):", clerk2.Version)
+	printReasons(p, err)
+	history, err := s.OrderHistory(ctx, "o4")
+	if err != nil {
+		return err
+	}
+	p("   history, newest first: Query PK = ORDER#o4 AND begins_with(SK, \"ORDER_STATUS_EVT#o4#V#\"), ScanIndexForward=false")
+	for _, e := range history {
+		p("     V#%08d  %-9s -> %-9s  %s", e.OrderVersion, e.From, e.To, e.At.Format("2006-01-02 15:04"))
+	}
+	if len(history) != 3 || history[0].To != StatusReturned {
+		return fmt.Errorf("o4's history after 3 changes and a refused one: %+v", history)
+	}
 	return nil
+}
+
+// printReasons prints why each action of a cancelled transaction failed, and
+// for a failed version condition the versions held and found.
+func printReasons(p func(string, ...any), err error) {
+	var txErr *singletable.TxError
+	if !errors.As(err, &txErr) {
+		p("     %v", err)
+		return
+	}
+	for _, r := range txErr.Reasons {
+		why := r.Code
+		if c := r.Conflict; c != nil {
+			why += fmt.Sprintf(": version conflict, expected %d, found %d", c.Expected, c.Current)
+		}
+		p("     action %d (%s %s SK=%s): %s", r.Index, r.Op, r.Entity, r.Key["SK"], why)
+	}
+}
+
+// clock returns a clock that reads start, then start+step, start+2·step... It
+// is safe for concurrent use.
+func clock(start time.Time, step time.Duration) func() time.Time {
+	var mu sync.Mutex // protects next
+	next := start
+	return func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		t := next
+		next = next.Add(step)
+		return t
+	}
 }
 
 // printFeeds prints the status feeds that the shipping of an order changes,

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -63,11 +64,14 @@ func seededStore(t *testing.T) (*Store, *countingClient) {
 	return s, c
 }
 
+// sampleOrderByID returns a sample order as stored after seeding: at version 1.
 func sampleOrderByID(t *testing.T, id string) Order {
 	t.Helper()
 	for _, so := range sampleOrders() {
 		if so.Order.OrderID == id {
-			return so.Order
+			o := so.Order
+			o.Version = 1
+			return o
 		}
 	}
 	t.Fatalf("no sample order %s", id)
@@ -159,10 +163,17 @@ func TestRun(t *testing.T) {
 		"6. Ann's timeline", "page 1: o5 o4 o3", "page 2: o2 o1",
 		"7. Status feeds", "o2 o6 o3\n",
 		"8. Partial fulfilment", "o4 #1 desk   SHIPPED", "o4 #2 chair  PENDING",
-		"9. Ship o4", "waited until GSI2 and GSI3 show the move", "o2 o6 o3 o4   (o4 joined)", "o5   (o4 left)", "shipping o4 again from the stale copy",
+		"9. Ship o4", "o4 is now SHIPPED, version 1 -> 2; history row ORDER_STATUS_EVT#o4#V#00000001",
+		"waited until GSI2 and GSI3 show the move", "o2 o6 o3 o4   (o4 joined)", "o5   (o4 left)",
+		"shipping o4 again from the stale copy (version 1): refused (errors.Is(err, singletable.ErrConflict))",
+		"action 0 (Update Order SK=ORDER): ConditionalCheckFailed: version conflict, expected 1, found 2",
+		"action 1 (Create OrderStatusEvent SK=ORDER_STATUS_EVT#o4#V#00000001): ConditionalCheckFailed",
 		"10. Delete o5 line 2", "o5 now has lines 1 (pen), 3 (ink), total $24.00",
 		"11. Atomic create that rolls back", "action 0 (Create Order PK=ORDER#o3 SK=ORDER): ConditionalCheckFailed",
 		"nothing of it is visible: o3 is still ann's with lines 1 (lamp); Bob's timeline is still o7 o6",
+		"12. Status history of o4", "o4 is now DELIVERED, version 3", "clerk 1 marks o4 RETURNED (from version 3): done, version 4",
+		"clerk 2 cancels o4 from the same version 3: refused", "expected 3, found 4",
+		"V#00000003  DELIVERED -> RETURNED   2024-05-10 12:00\n     V#00000002  SHIPPED   -> DELIVERED  2024-05-10 11:00\n     V#00000001  PLACED    -> SHIPPED    2024-05-10 09:00\n",
 		"deleted table " + table,
 	} {
 		assert.Contains(t, got, want)
@@ -362,8 +373,11 @@ func TestChangeOrderStatusMovesFeeds(t *testing.T) {
 	got, err := s.ChangeOrderStatus(ctx, o4, StatusShipped)
 	require.NoError(t, err)
 	want := o4
-	want.Status = StatusShipped
-	assert.Equal(t, want, got, "only the status changed")
+	want.Status, want.Version = StatusShipped, 2
+	assert.Equal(t, want, got, "the status changed and the version moved on")
+	stored, err := s.GetOrder(ctx, "o4")
+	require.NoError(t, err)
+	assert.Equal(t, want, stored, "what ChangeOrderStatus returns is what is stored")
 
 	feeds := func() map[string][]string {
 		return map[string][]string{
@@ -388,7 +402,8 @@ func TestChangeOrderStatusMovesFeeds(t *testing.T) {
 	// A transition from a stale copy fails and changes nothing.
 	_, err = s.ChangeOrderStatus(ctx, o4, StatusDelivered)
 	assert.ErrorIs(t, err, singletable.ErrCondition)
-	stored, err := s.GetOrder(ctx, "o4")
+	assert.ErrorIs(t, err, singletable.ErrConflict)
+	stored, err = s.GetOrder(ctx, "o4")
 	require.NoError(t, err)
 	assert.Equal(t, StatusShipped, stored.Status)
 	assert.Equal(t, wantFeeds, feeds())
@@ -477,7 +492,10 @@ func TestPlaceOrderRollsBack(t *testing.T) {
 			order: Order{OrderID: "o3", CustomerID: "bob", CreatedAt: t0.AddDate(0, 0, 7)},
 			items: []OrderItem{{SKU: "hat", Quantity: 1, PriceCents: 2000}, {SKU: "scarf", Quantity: 1, PriceCents: 3000}},
 			reasons: []singletable.TxReason{
-				{Index: 0, Op: "Create", Entity: "Order", Key: map[string]string{"PK": "ORDER#o3", "SK": "ORDER"}, Code: "ConditionalCheckFailed"},
+				// Order is versioned: the library reads it back and explains the
+				// failed create as a conflict with the version it found.
+				{Index: 0, Op: "Create", Entity: "Order", Key: map[string]string{"PK": "ORDER#o3", "SK": "ORDER"}, Code: "ConditionalCheckFailed",
+					Conflict: &singletable.ConflictError{Op: "Create", Entity: "Order", Key: map[string]string{"PK": "ORDER#o3", "SK": "ORDER"}, Current: 1, CurrentKnown: true}},
 				{Index: 1, Op: "Create", Entity: "OrderItem", Key: map[string]string{"PK": "ORDER#o3", "SK": "ITEM#0001"}, Code: "ConditionalCheckFailed"},
 			},
 		},
@@ -527,4 +545,185 @@ func TestPlaceOrderRollsBack(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestStatusHistory makes three status changes to o4 and reads its history:
+// newest first, one row per change, numbered by the version each change was
+// made on, with the statuses it went from and to.
+func TestStatusHistory(t *testing.T) {
+	t.Parallel()
+	s, _ := seededStore(t)
+	ctx := t.Context()
+	at := t0.AddDate(0, 0, 9)
+	s.Now = clock(at, time.Hour)
+	rows := rowCount(t, s)
+
+	o4, err := s.GetOrder(ctx, "o4")
+	require.NoError(t, err)
+	history, err := s.OrderHistory(ctx, "o4")
+	require.NoError(t, err)
+	assert.Empty(t, history, "a placed order has no history yet")
+
+	o := o4
+	for _, to := range []OrderStatus{StatusShipped, StatusDelivered, StatusReturned} {
+		o, err = s.ChangeOrderStatus(ctx, o, to)
+		require.NoError(t, err)
+	}
+	want := o4
+	want.Status, want.Version = StatusReturned, 4
+	assert.Equal(t, want, o)
+	stored, err := s.GetOrder(ctx, "o4")
+	require.NoError(t, err)
+	assert.Equal(t, want, stored)
+
+	history, err = s.OrderHistory(ctx, "o4")
+	require.NoError(t, err)
+	assert.Equal(t, []OrderStatusEvent{
+		{OrderID: "o4", OrderVersion: 3, From: StatusDelivered, To: StatusReturned, At: at.Add(2 * time.Hour)},
+		{OrderID: "o4", OrderVersion: 2, From: StatusShipped, To: StatusDelivered, At: at.Add(time.Hour)},
+		{OrderID: "o4", OrderVersion: 1, From: StatusPlaced, To: StatusShipped, At: at},
+	}, history, "V3, V2, V1: newest first")
+	assert.Equal(t, rows+3, rowCount(t, s), "one history row per change, nothing else")
+
+	// The history rows stay out of everything else in the partition and of
+	// the feeds.
+	agg, err := s.OrderAggregate(ctx, "o4")
+	require.NoError(t, err)
+	assert.Equal(t, want, agg.Order)
+	assert.Equal(t, []int{1, 2}, lineNumbers(agg.Items))
+	items, err := s.OrderItems(ctx, "o4")
+	require.NoError(t, err)
+	assert.Equal(t, []int{1, 2}, lineNumbers(items))
+	assert.Equal(t, []string{"o4"}, feed(t, s, "", StatusReturned))
+	assert.Equal(t, []string{"o4"}, feed(t, s, "ann", StatusReturned))
+	assert.Equal(t, []string{"o2", "o6", "o3"}, feed(t, s, "", StatusShipped), "o4 passed through SHIPPED and left")
+	assert.Equal(t, []string{"o1"}, feed(t, s, "", StatusDelivered))
+
+	other, err := s.OrderHistory(ctx, "o5")
+	require.NoError(t, err)
+	assert.Empty(t, other, "history is per order")
+}
+
+// TestStaleStatusChangeIsRejected: a writer holding an old version of the
+// order is refused as a whole: neither the order nor its history changes.
+func TestStaleStatusChangeIsRejected(t *testing.T) {
+	t.Parallel()
+	orderKey := map[string]string{"PK": "ORDER#o4", "SK": "ORDER"}
+	tests := []struct {
+		name string
+		// overtake changes the order after the stale writer read it, and
+		// returns the history rows it wrote.
+		overtake func(t *testing.T, s *Store, read Order) []OrderStatusEvent
+		reasons  []singletable.TxReason
+	}{
+		{
+			name: "another writer changed the status",
+			overtake: func(t *testing.T, s *Store, read Order) []OrderStatusEvent {
+				_, err := s.ChangeOrderStatus(t.Context(), read, StatusShipped)
+				require.NoError(t, err)
+				return []OrderStatusEvent{{OrderID: "o4", OrderVersion: 1, From: StatusPlaced, To: StatusShipped, At: t0.AddDate(0, 0, 9)}}
+			},
+			reasons: []singletable.TxReason{
+				{Index: 0, Op: "Update", Entity: "Order", Key: orderKey, Code: "ConditionalCheckFailed",
+					Conflict: &singletable.ConflictError{Op: "Update", Entity: "Order", Key: orderKey, Expected: 1, Current: 2, CurrentKnown: true}},
+				// The winner's history row holds the key the stale writer's would have had.
+				{Index: 1, Op: "Create", Entity: "OrderStatusEvent", Key: map[string]string{"PK": "ORDER#o4", "SK": "ORDER_STATUS_EVT#o4#V#00000001"}, Code: "ConditionalCheckFailed"},
+			},
+		},
+		{
+			name: "the order was rewritten without a status change",
+			overtake: func(t *testing.T, s *Store, read Order) []OrderStatusEvent {
+				_, err := s.Orders.Put(t.Context(), read) // same content, version 1 -> 2, no history
+				require.NoError(t, err)
+				return []OrderStatusEvent{}
+			},
+			reasons: []singletable.TxReason{
+				// Only the version check failed; the history row alone could
+				// have been written, and was not.
+				{Index: 0, Op: "Update", Entity: "Order", Key: orderKey, Code: "ConditionalCheckFailed",
+					Conflict: &singletable.ConflictError{Op: "Update", Entity: "Order", Key: orderKey, Expected: 1, Current: 2, CurrentKnown: true}},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s, _ := seededStore(t)
+			s.Now = clock(t0.AddDate(0, 0, 9), time.Hour)
+			ctx := t.Context()
+			stale, err := s.GetOrder(ctx, "o4")
+			require.NoError(t, err)
+			wantHistory := tt.overtake(t, s, stale)
+			before, err := s.GetOrder(ctx, "o4")
+			require.NoError(t, err)
+			rows := rowCount(t, s)
+
+			_, err = s.ChangeOrderStatus(ctx, stale, StatusCancelled)
+			require.Error(t, err)
+			assert.ErrorIs(t, err, singletable.ErrConflict)
+			var txErr *singletable.TxError
+			require.ErrorAs(t, err, &txErr)
+			for i := range txErr.Reasons {
+				txErr.Reasons[i].Message = "" // DynamoDB's wording is not ours to test
+			}
+			assert.Equal(t, tt.reasons, txErr.Reasons)
+
+			after, err := s.GetOrder(ctx, "o4")
+			require.NoError(t, err)
+			assert.Equal(t, before, after, "the order did not change")
+			history, err := s.OrderHistory(ctx, "o4")
+			require.NoError(t, err)
+			assert.Equal(t, wantHistory, history, "no history row was added")
+			assert.Equal(t, rows, rowCount(t, s))
+			assert.Empty(t, feed(t, s, "", StatusCancelled), "o4 joined no CANCELLED feed")
+		})
+	}
+}
+
+// TestConcurrentStatusChanges: writers racing from the same version; exactly
+// one wins and writes the one history row.
+func TestConcurrentStatusChanges(t *testing.T) {
+	t.Parallel()
+	s, _ := seededStore(t)
+	ctx := t.Context()
+	o4, err := s.GetOrder(ctx, "o4")
+	require.NoError(t, err)
+
+	targets := []OrderStatus{StatusShipped, StatusCancelled, StatusDelivered, StatusReturned, StatusShipped, StatusCancelled, StatusDelivered, StatusReturned}
+	errs := make([]error, len(targets))
+	var wg sync.WaitGroup
+	for i, to := range targets {
+		wg.Go(func() { _, errs[i] = s.ChangeOrderStatus(ctx, o4, to) })
+	}
+	wg.Wait()
+	won := -1
+	for i, err := range errs {
+		if err == nil {
+			assert.Equal(t, -1, won, "only one writer wins")
+			won = i
+			continue
+		}
+		assert.ErrorIs(t, err, singletable.ErrConflict, "writer %d", i)
+	}
+	require.NotEqual(t, -1, won, "one writer wins")
+
+	stored, err := s.GetOrder(ctx, "o4")
+	require.NoError(t, err)
+	assert.Equal(t, targets[won], stored.Status)
+	assert.Equal(t, int64(2), stored.Version)
+	history, err := s.OrderHistory(ctx, "o4")
+	require.NoError(t, err)
+	require.Len(t, history, 1)
+	assert.Equal(t, OrderStatusEvent{OrderID: "o4", OrderVersion: 1, From: StatusPlaced, To: targets[won], At: history[0].At}, history[0])
+}
+
+func TestChangeOrderStatusNeedsTheVersion(t *testing.T) {
+	t.Parallel()
+	s, _ := seededStore(t)
+	rows := rowCount(t, s)
+	unread := sampleOrderByID(t, "o4")
+	unread.Version = 0 // built, not read
+	_, err := s.ChangeOrderStatus(t.Context(), unread, StatusShipped)
+	assert.ErrorIs(t, err, singletable.ErrInvalidInput, "refused before sending: read the order first")
+	assert.Equal(t, rows, rowCount(t, s))
 }

@@ -37,6 +37,22 @@ const (
 // {createdAt:rev} is reverse time (reference 004): it sorts newest first in
 // ascending order, so the timeline needs no Descending. GSI3 uses plain
 // {createdAt:time} and reads it with Descending instead, to show both ways.
+//
+// Status history (reference 002) adds a fourth entity to the order's partition:
+//
+//	entity            PK               SK                                              indexes
+//	OrderStatusEvent  ORDER#{orderId}  ORDER_STATUS_EVT#{orderId}#V#{orderVersion:08}  -
+//
+// An order is versioned, and every status change is one transaction that
+// updates the order (status, version n -> n+1, its GSI2 and GSI3 keys) on the
+// condition that its version is still n, and creates the immutable row
+// ORDER_STATUS_EVT#{orderId}#V#{n:08}. The version is zero-padded so that the
+// rows sort as numbers; read backwards they are the history, newest first. The
+// rows carry no index keys, so they never show up in the order feeds, and the
+// order aggregate (a Collection with no field for them) and the line items
+// query (begins_with ITEM#) leave them out. The reference keeps the order id in
+// the event's sort key because its partition is the customer's; here it is
+// redundant but harmless.
 
 // Customer is a customer's profile.
 type Customer struct {
@@ -54,10 +70,17 @@ const (
 	StatusPlaced    OrderStatus = "PLACED"
 	StatusShipped   OrderStatus = "SHIPPED"
 	StatusDelivered OrderStatus = "DELIVERED"
+	StatusReturned  OrderStatus = "RETURNED"
+	StatusCancelled OrderStatus = "CANCELLED"
 )
 
 // Order is the root of an order aggregate. Its status feeds two indexes, so
 // changing it moves the order from one status feed to another.
+//
+// Order is versioned (optimistic locking): it is created at version 1, and a
+// change must hold the version stored, which it increments. Read an order
+// before changing it: a writer holding an older version is refused with an
+// error matching [singletable.ErrConflict].
 type Order struct {
 	_ struct{} `Type:"Order" PK:"ORDER#{orderId}" SK:"ORDER" GSI1PK:"CUST#{customerId}" GSI1SK:"{createdAt:rev}#{orderId}" GSI2PK:"STATUS#{status}" GSI2SK:"{createdAt:time}#{orderId}" GSI3PK:"CUST#{customerId}#STATUS#{status}" GSI3SK:"{createdAt:time}#{orderId}"`
 
@@ -65,6 +88,23 @@ type Order struct {
 	CustomerID string      `dynamodbav:"customerId"`
 	Status     OrderStatus `dynamodbav:"status"`
 	CreatedAt  time.Time   `dynamodbav:"createdAt"`
+	Version    int64       `dynamodbav:"version" singletable:"version"`
+}
+
+// OrderStatusEvent is one status change of an order: an immutable row of its
+// history. OrderVersion is the version of the order the change was made on;
+// the change took the order to OrderVersion+1. Only one writer can change an
+// order from a given version, so the rows' keys never collide, and an order
+// changed only through [Store.ChangeOrderStatus] has events 1, 2, 3... in the
+// order of its changes. Orders placed in a status other than PLACED start
+// without history.
+type OrderStatusEvent struct {
+	_            struct{}    `Type:"OrderStatusEvent" PK:"ORDER#{orderId}" SK:"ORDER_STATUS_EVT#{orderId}#V#{orderVersion:08}"`
+	OrderID      string      `dynamodbav:"orderId"`
+	OrderVersion int64       `dynamodbav:"orderVersion"`
+	From         OrderStatus `dynamodbav:"from"`
+	To           OrderStatus `dynamodbav:"to"`
+	At           time.Time   `dynamodbav:"at"`
 }
 
 // ItemStatus is the fulfilment status of one line item.
@@ -115,8 +155,13 @@ type Store struct {
 	Customers *singletable.Entity[Customer]
 	Orders    *singletable.Entity[Order]
 	Items     *singletable.Entity[OrderItem]
-	// Aggregates reads an order's partition, of both types, into OrderWithItems.
+	Events    *singletable.Entity[OrderStatusEvent]
+	// Aggregates reads an order's partition (its root and line items; the
+	// status events are left out) into OrderWithItems.
 	Aggregates *singletable.Collection[OrderWithItems]
+	// Now dates status changes; NewStore sets time.Now in UTC. Set it before
+	// the Store is used.
+	Now func() time.Time
 }
 
 // NewStore describes the table and registers the entities. It sends nothing;
@@ -130,7 +175,7 @@ func NewStore(client singletable.Client, tableName string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{Table: table}
+	s := &Store{Table: table, Now: func() time.Time { return time.Now().UTC() }}
 	if s.Customers, err = singletable.Register[Customer](table); err != nil {
 		return nil, err
 	}
@@ -138,6 +183,9 @@ func NewStore(client singletable.Client, tableName string) (*Store, error) {
 		return nil, err
 	}
 	if s.Items, err = singletable.Register[OrderItem](table); err != nil {
+		return nil, err
+	}
+	if s.Events, err = singletable.Register[OrderStatusEvent](table); err != nil {
 		return nil, err
 	}
 	if s.Aggregates, err = singletable.NewCollection[OrderWithItems](table); err != nil {

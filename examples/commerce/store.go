@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-
 	"github.com/singletable/singletable"
 )
 
@@ -43,9 +41,10 @@ func (s *Store) GetCustomer(ctx context.Context, customerID string) (Customer, e
 // PlaceOrder creates an order and its line items in one transaction
 // (TransactWriteItems of conditional puts): all rows are written, or, if any of
 // them exists already, none is. Lines are numbered from 1 in the order given;
-// empty statuses become PLACED and PENDING. It returns what was stored; o and
-// items are not modified. A transaction holds at most 100 rows (25 on DynamoDB
-// Local 1.x), so at most 99 (24) line items.
+// empty statuses become PLACED and PENDING. The order is created at version 1
+// (o's Version is ignored). It returns what was stored; o and items are not
+// modified. A transaction holds at most 100 rows (25 on DynamoDB Local 1.x), so
+// at most 99 (24) line items.
 func (s *Store) PlaceOrder(ctx context.Context, o Order, items []OrderItem) (OrderWithItems, error) {
 	if o.Status == "" {
 		o.Status = StatusPlaced
@@ -64,21 +63,59 @@ func (s *Store) PlaceOrder(ctx context.Context, o Order, items []OrderItem) (Ord
 	if err := s.Table.Transact(ctx, tx...); err != nil {
 		return OrderWithItems{}, err
 	}
+	agg.Order.Version = 1 // a create stores version 1; Transact returns nothing
 	return agg, nil
 }
 
-// ChangeOrderStatus moves an order from its status o.Status to status to, on the
-// condition that it still is in o.Status (UpdateItem with a condition). The
-// status feeds two index keys; the library recomputes both in the same request
-// and needs their other inputs (customer id, creation time) in the key value,
-// which is why this takes the order as read rather than its id. The order
-// leaves the feeds of the old status and joins those of the new one. If the
-// status changed meanwhile the error matches [singletable.ErrCondition].
+// ChangeOrderStatus moves the order o, as read at version n, from its status
+// o.Status to status to, and records the change in its history, in one
+// transaction (TransactWriteItems, 2 WCU per KB per row):
+//
+//   - an Update of the order: status = to, version = n+1, and its GSI2 and GSI3
+//     keys recomputed, on the condition that its version is still n. The index
+//     keys' other inputs (customer id, creation time) come from o, which is why
+//     this takes the order as read rather than its id;
+//   - a Create of the immutable row ORDER_STATUS_EVT#{orderId}#V#{n:08}, an
+//     [OrderStatusEvent] from o.Status to to, dated by s.Now.
+//
+// Both happen or neither does. The order leaves the feeds of its old status
+// and joins those of the new one. It returns the order as now stored (o with
+// the new status and version n+1; o itself is not modified).
+//
+// A writer whose copy is stale (the order was changed since it was read) is
+// refused with a [*singletable.TxError] that matches [singletable.ErrConflict]:
+// the reason for the Update carries a [*singletable.ConflictError] with the
+// version held and the version found. Nothing is written: no history row
+// either. Read the order again and decide again.
 func (s *Store) ChangeOrderStatus(ctx context.Context, o Order, to OrderStatus) (Order, error) {
-	return s.Orders.Update(ctx, o,
-		singletable.Set("status", to),
-		singletable.If(expression.Name("status").Equal(expression.Value(o.Status))),
+	evt := OrderStatusEvent{OrderID: o.OrderID, OrderVersion: o.Version, From: o.Status, To: to, At: s.Now()}
+	err := s.Table.Transact(ctx,
+		s.Orders.TxUpdate(o, singletable.Set("status", to)),
+		s.Events.TxCreate(evt),
 	)
+	if err != nil {
+		return Order{}, err
+	}
+	o.Status = to
+	o.Version++ // the version check passed, so o was the stored order
+	return o, nil
+}
+
+// OrderHistory lists an order's status changes, newest first: Query
+// PK = ORDER#{orderId} AND begins_with(SK, "ORDER_STATUS_EVT#{orderId}#V#")
+// with ScanIndexForward=false, every page. The prefix is rendered from a partly
+// filled OrderStatusEvent: its template stops at the first missing input, the
+// version.
+func (s *Store) OrderHistory(ctx context.Context, orderID string) ([]OrderStatusEvent, error) {
+	events := []OrderStatusEvent{}
+	for e, err := range s.Events.All(ctx, OrderStatusEvent{OrderID: orderID},
+		singletable.SKBeginsWith(OrderStatusEvent{OrderID: orderID}), singletable.Descending()) {
+		if err != nil {
+			return nil, err
+		}
+		events = append(events, e)
+	}
+	return events, nil
 }
 
 // ChangeItemStatus sets the fulfilment status of one line item (UpdateItem on

@@ -56,7 +56,7 @@ func (e *Entity[T]) BatchGet(ctx context.Context, keys []T, opts ...GetOption) (
 	avs := map[string]map[string]types.AttributeValue{}
 	var queue []string
 	for i := range keys {
-		k, _, err := e.info.primaryKey(reflect.ValueOf(&keys[i]).Elem())
+		k, err := e.batchKey(keys[i])
 		if err != nil {
 			return res, fmt.Errorf("singletable: BatchGet %s: key %d: %w", e.info.name, i, err)
 		}
@@ -142,7 +142,12 @@ func (e *Entity[T]) BatchGet(ctx context.Context, keys []T, opts ...GetOption) (
 func (e *Entity[T]) BatchPut(ctx context.Context, items []T) ([]T, error) {
 	reqs := make([]types.WriteRequest, len(items))
 	for i := range items {
-		item, err := e.info.encodeItem(reflect.ValueOf(&items[i]).Elem())
+		v := items[i] // a copy: a drawn shard is not written back into the caller's slice
+		sv := reflect.ValueOf(&v).Elem()
+		if _, err := e.info.fillShard(sv, true); err != nil {
+			return nil, fmt.Errorf("singletable: BatchPut %s: item %d: %w", e.info.name, i, err)
+		}
+		item, err := e.info.encodeItem(sv)
 		if err != nil {
 			return nil, fmt.Errorf("singletable: BatchPut %s: item %d: %w", e.info.name, i, err)
 		}
@@ -158,7 +163,7 @@ func (e *Entity[T]) BatchPut(ctx context.Context, items []T) ([]T, error) {
 func (e *Entity[T]) BatchDelete(ctx context.Context, keys []T) ([]T, error) {
 	reqs := make([]types.WriteRequest, len(keys))
 	for i := range keys {
-		k, _, err := e.info.primaryKey(reflect.ValueOf(&keys[i]).Elem())
+		k, err := e.batchKey(keys[i])
 		if err != nil {
 			return nil, fmt.Errorf("singletable: BatchDelete %s: key %d: %w", e.info.name, i, err)
 		}
@@ -261,4 +266,15 @@ func (r *batchRetry) after(ctx context.Context, n, unprocessed int) error {
 		return fmt.Errorf("%d rounds in a row without progress", r.stalled)
 	}
 	return r.b.Wait(ctx, r.attempt)
+}
+
+// batchKey renders the primary key of one key value of a batch; a hashed shard is
+// computed, a random one must be set.
+func (e *Entity[T]) batchKey(key T) (map[string]types.AttributeValue, error) {
+	sv := reflect.ValueOf(&key).Elem()
+	if _, err := e.info.fillShard(sv, false); err != nil {
+		return nil, err
+	}
+	k, _, err := e.info.primaryKey(sv)
+	return k, err
 }

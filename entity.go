@@ -37,6 +37,7 @@ type entityInfo struct {
 	pk, sk        *keyTemplate
 	indexes       map[string][2]*keyTemplate // index name -> partition, sort (sort may be nil)
 	version       *codec.Field               // the `singletable:"version"` field, or nil
+	shard         *shardPlan                 // write sharding, or nil
 	all           []*keyTemplate             // base keys first, then index keys in table order
 	baseInputs    map[string]bool            // attribute names that feed the primary key
 }
@@ -158,8 +159,11 @@ func compileEntity(t *Table, rt reflect.Type) (*entityInfo, error) {
 		return nil, &EntityError{Entity: name, Reason: "no blank field with entity tags, e.g. _ struct{} `PK:\"...\" SK:\"...\"`"}
 	}
 	templates := map[string]string{}
+	entityOpts := ""
 	for _, tg := range tags {
 		switch {
+		case tg.key == "singletable":
+			entityOpts = tg.value
 		case tg.key == t.opts.TypeAttribute:
 			if tg.value == "" {
 				return nil, &EntityError{Entity: name, Field: tg.key, Reason: "empty discriminator"}
@@ -261,10 +265,37 @@ func compileEntity(t *Table, rt reflect.Type) (*entityInfo, error) {
 			info.all = append(info.all, s)
 		}
 	}
-	if err := compileVersion(info, rt); err != nil {
+	if err := compileFieldOptions(info, rt); err != nil {
+		return nil, err
+	}
+	if err := compileSharding(info, entityOpts); err != nil {
 		return nil, err
 	}
 	return info, nil
+}
+
+// compileFieldOptions reads the `singletable:"..."` tags of T's fields.
+func compileFieldOptions(info *entityInfo, rt reflect.Type) error {
+	for i := range rt.NumField() {
+		sf := rt.Field(i)
+		opt, ok := sf.Tag.Lookup("singletable")
+		if !ok || sf.Name == "_" {
+			continue
+		}
+		var err error
+		switch opt {
+		case "version":
+			err = compileVersion(info, i, sf)
+		case "shard":
+			err = compileShardField(info, i, sf)
+		default:
+			err = &EntityError{Entity: info.name, Field: sf.Name, Reason: "unknown singletable tag option " + strconv.Quote(opt) + " (want \"version\" or \"shard\")"}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // keyKindOf says how a field type renders into a key, or kvMissing if it cannot.
@@ -356,6 +387,9 @@ func (kt *keyTemplate) goName(placeholder string) string {
 
 // primaryKey renders the base table key of a struct value.
 func (info *entityInfo) primaryKey(sv reflect.Value) (map[string]types.AttributeValue, map[string]string, error) {
+	if err := info.checkShard(sv); err != nil {
+		return nil, nil, err
+	}
 	pk, _, err := info.pk.render(info, sv, false)
 	if err != nil {
 		return nil, nil, err
@@ -378,6 +412,9 @@ func (info *entityInfo) primaryKey(sv reflect.Value) (map[string]types.Attribute
 // present (index keys with a missing input are left out: a sparse index), and the
 // type attribute.
 func (info *entityInfo) encodeItem(sv reflect.Value) (map[string]types.AttributeValue, error) {
+	if err := info.checkShard(sv); err != nil {
+		return nil, err
+	}
 	item := make(map[string]types.AttributeValue, len(info.plan.Fields())+len(info.all)+1)
 	if err := info.plan.EncodeInto(sv, item); err != nil {
 		return nil, fmt.Errorf("singletable: encode %s: %w: %w", info.name, ErrInvalidInput, err)
@@ -485,7 +522,11 @@ func (e *Entity[T]) Get(ctx context.Context, key T, opts ...GetOption) (T, error
 	for _, opt := range opts {
 		opt.applyGet(&o)
 	}
-	k, ks, err := e.info.primaryKey(reflect.ValueOf(&key).Elem())
+	sv := reflect.ValueOf(&key).Elem()
+	if err := e.resolveShard(ctx, sv, o.consistent); err != nil {
+		return zero, e.itemErr("Get", nil, err)
+	}
+	k, ks, err := e.info.primaryKey(sv)
 	if err != nil {
 		return zero, e.itemErr("Get", nil, err)
 	}
@@ -726,6 +767,9 @@ func (e *Entity[T]) put(ctx context.Context, v T, create bool, opts []WriteOptio
 		op = "Create"
 	}
 	sv := reflect.ValueOf(&v).Elem()
+	if _, err := e.info.fillShard(sv, true); err != nil {
+		return v, e.itemErr(op, nil, err)
+	}
 	w, err := e.info.planPut(sv, create, o)
 	if err != nil {
 		return v, e.itemErr(op, nil, err)
@@ -752,7 +796,11 @@ func (e *Entity[T]) Delete(ctx context.Context, key T, opts ...WriteOption) erro
 	for _, opt := range opts {
 		opt.applyWrite(&o)
 	}
-	w, err := e.info.planDelete(reflect.ValueOf(&key).Elem(), o)
+	sv := reflect.ValueOf(&key).Elem()
+	if err := e.resolveShard(ctx, sv, true); err != nil {
+		return e.itemErr("Delete", nil, err)
+	}
+	w, err := e.info.planDelete(sv, o)
 	if err != nil {
 		return e.itemErr("Delete", nil, err)
 	}

@@ -127,47 +127,40 @@ type versionPlan struct {
 	clobber  bool
 }
 
-// compileVersion finds the field tagged `singletable:"version"`.
-func compileVersion(info *entityInfo, rt reflect.Type) error {
-	for i := range rt.NumField() {
-		sf := rt.Field(i)
-		opt, ok := sf.Tag.Lookup("singletable")
-		if !ok {
-			continue
+// storedField returns the plan field of the struct's i-th field.
+func storedField(info *entityInfo, i int, sf reflect.StructField, what string) (*codec.Field, error) {
+	for _, pf := range info.plan.Fields() {
+		if len(pf.Index) == 1 && pf.Index[0] == i {
+			return pf, nil
 		}
-		if opt != "version" {
-			return &EntityError{Entity: info.name, Field: sf.Name, Reason: "unknown singletable tag option " + strconv.Quote(opt) + " (want \"version\")"}
-		}
-		if info.version != nil {
-			return &EntityError{Entity: info.name, Field: sf.Name, Reason: "a second version field (the first is " + info.version.GoName + ")"}
-		}
-		var f *codec.Field
-		for _, pf := range info.plan.Fields() {
-			if len(pf.Index) == 1 && pf.Index[0] == i {
-				f = pf
-			}
-		}
-		if f == nil {
-			return &EntityError{Entity: info.name, Field: sf.Name, Reason: "the version field is not stored (unexported or tagged \"-\")"}
-		}
-		switch f.Type.Kind() {
-		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		default:
-			return &EntityError{Entity: info.name, Field: sf.Name, Reason: "the version field must be an integer, not " + f.Type.String()}
-		}
-		if info.baseInputs[f.Name] {
-			return &EntityError{Entity: info.name, Field: sf.Name, Reason: "the version cannot be part of the primary key"}
-		}
-		for _, kt := range info.all {
-			for _, kf := range kt.fields {
-				if kf == f {
-					return &EntityError{Entity: info.name, Field: sf.Name, Reason: "the version cannot be part of a key (" + kt.attr + ")"}
-				}
-			}
-		}
-		info.version = f
 	}
+	return nil, &EntityError{Entity: info.name, Field: sf.Name, Reason: "the " + what + " field is not stored (unexported or tagged \"-\")"}
+}
+
+func isIntegerKind(k reflect.Kind) bool {
+	return k >= reflect.Int && k <= reflect.Uint64 && k != reflect.Uintptr
+}
+
+// compileVersion makes the struct's i-th field the version.
+func compileVersion(info *entityInfo, i int, sf reflect.StructField) error {
+	if info.version != nil {
+		return &EntityError{Entity: info.name, Field: sf.Name, Reason: "a second version field (the first is " + info.version.GoName + ")"}
+	}
+	f, err := storedField(info, i, sf, "version")
+	if err != nil {
+		return err
+	}
+	if !isIntegerKind(f.Type.Kind()) {
+		return &EntityError{Entity: info.name, Field: sf.Name, Reason: "the version field must be an integer, not " + f.Type.String()}
+	}
+	for _, kt := range info.all {
+		for _, kf := range kt.fields {
+			if kf == f {
+				return &EntityError{Entity: info.name, Field: sf.Name, Reason: "the version cannot be part of a key (" + kt.attr + ")"}
+			}
+		}
+	}
+	info.version = f
 	return nil
 }
 
@@ -499,7 +492,8 @@ func (e *Entity[T]) send(ctx context.Context, w *writeRequest) (map[string]types
 		case landed:
 			return cur, nil
 		case unknownOutcome:
-			return nil, e.itemErr(w.op, w.keyStr, fmt.Errorf("%w: %d later writes left no receipt to check: %w", ErrAmbiguous, t.opts.Receipts, err))
+			v, _ := storedVersion(cur, w.version.attr)
+			return nil, e.itemErr(w.op, w.keyStr, fmt.Errorf("%w: the write expected version %d and the item is at %d, past the %d receipts kept: %w", ErrAmbiguous, w.version.expected, v, t.opts.Receipts, err))
 		}
 		if ccf || !e.stillHeld(w, cur) {
 			return nil, e.conflict(w, cur, err)
@@ -578,7 +572,16 @@ func (e *Entity[T]) Mutate(ctx context.Context, key T, fn func(*T) error, opts .
 		o(&b)
 	}
 	b = b.withDefaults()
-	_, wantKey, err := e.info.primaryKey(reflect.ValueOf(&key).Elem())
+	ksv := reflect.ValueOf(&key).Elem()
+	if err := e.resolveShard(ctx, ksv, true); errors.Is(err, ErrNotFound) {
+		_, err = e.info.fillShard(ksv, true) // a new item of a randomly sharded entity
+		if err != nil {
+			return zero, e.itemErr("Mutate", nil, err)
+		}
+	} else if err != nil {
+		return zero, e.itemErr("Mutate", nil, err)
+	}
+	_, wantKey, err := e.info.primaryKey(ksv)
 	if err != nil {
 		return zero, e.itemErr("Mutate", nil, err)
 	}

@@ -87,9 +87,11 @@ func TestLostResponsesOnVersionedWrites(t *testing.T) {
 
 // TestLostResponsesUnderContention runs concurrent Mutate increments while half the
 // responses are lost: receipts tell each writer whether its write landed, even
-// after other writers' writes.
+// after other writers' writes. With eight writers racing (and the race detector
+// slowing them), the version can move more than the default four receipts between
+// a writer's read and its read-back, so this table keeps sixteen.
 func TestLostResponsesUnderContention(t *testing.T) {
-	tbl, inj := faultTable(t)
+	tbl, inj := faultTable(t, func(o *TableOptions) { o.Receipts = 16 })
 	counters := MustRegister[vCounter](tbl)
 	ctx := context.Background()
 	inj.Add(fault.Rule{Ops: []string{"UpdateItem"}, Fault: fault.LoseResponse(), Rate: 0.5})

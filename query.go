@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -38,6 +39,11 @@ type queryOptions struct {
 	capacity   bool
 	collection bool         // a query of every entity type in the partition
 	unknown    UnknownTypes // what a collection query does with unregistered types
+	// Fan-out queries (QueryShards).
+	dayAttr        string
+	dayFrom, dayTo time.Time
+	parallel       int
+	partial        bool
 }
 
 // skOp is a sort key comparison.
@@ -290,6 +296,9 @@ func (t *Table) prepareQuery(info *entityInfo, sv reflect.Value, o *queryOptions
 	case pkT == nil:
 		return nil, fail("no partition value: %w", ErrInvalidInput)
 	default:
+		if err := info.checkShard(sv); err != nil && o.index == "" {
+			return nil, fail("%w (query every shard with QueryShards)", err)
+		}
 		var err error
 		if pv, _, err = pkT.render(info, sv, false); err != nil {
 			return nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"slices"
 	"strconv"
@@ -66,6 +67,9 @@ type TableOptions struct {
 	// ReceiptAttribute is the name prefix of the attributes that hold the receipts
 	// of versioned writes (see [ErrAmbiguous]); default "_wr", giving "_wr0", "_wr1"...
 	ReceiptAttribute string
+	// Random draws the shard of a randomly sharded write; default
+	// math/rand/v2.Uint64. Tests make it deterministic.
+	Random func() uint64
 	// Receipts is how many receipt slots a versioned item keeps, each about 20
 	// bytes; default 4. A write whose response was lost can still be recognised
 	// after this many later writes.
@@ -148,6 +152,9 @@ func NewTable(client Client, name string, opts ...func(*TableOptions)) (*Table, 
 	}
 	if o.Receipts <= 0 {
 		o.Receipts = 4
+	}
+	if o.Random == nil {
+		o.Random = rand.Uint64
 	}
 	if client == nil {
 		return nil, fmt.Errorf("singletable: NewTable %q: nil client: %w", name, ErrInvalidInput)

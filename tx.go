@@ -44,13 +44,21 @@ func (e *Entity[T]) txPut(v T, create bool, opts []WriteOption) TxItem {
 	for _, opt := range opts {
 		opt.applyWrite(&o)
 	}
-	w, err := e.info.planPut(reflect.ValueOf(&v).Elem(), create, o)
+	sv := reflect.ValueOf(&v).Elem()
+	if _, err := e.info.fillShard(sv, true); err != nil {
+		return e.txItem(opName(create, "Create", "Put"), nil, err)
+	}
+	w, err := e.info.planPut(sv, create, o)
 	return e.txItem(opName(create, "Create", "Put"), w, err)
 }
 
 // TxUpdate is [Entity.Update] as a transaction action.
 func (e *Entity[T]) TxUpdate(key T, opts ...UpdateOption) TxItem {
-	w, err := e.info.planUpdate(reflect.ValueOf(&key).Elem(), opts)
+	sv := reflect.ValueOf(&key).Elem()
+	if _, err := e.info.fillShard(sv, false); err != nil {
+		return e.txItem("Update", nil, err)
+	}
+	w, err := e.info.planUpdate(sv, opts)
 	if w != nil {
 		w.returnNew = false // transactions return nothing
 	}
@@ -63,14 +71,22 @@ func (e *Entity[T]) TxDelete(key T, opts ...WriteOption) TxItem {
 	for _, opt := range opts {
 		opt.applyWrite(&o)
 	}
-	w, err := e.info.planDelete(reflect.ValueOf(&key).Elem(), o)
+	sv := reflect.ValueOf(&key).Elem()
+	if _, err := e.info.fillShard(sv, false); err != nil {
+		return e.txItem("Delete", nil, err)
+	}
+	w, err := e.info.planDelete(sv, o)
 	return e.txItem("Delete", w, err)
 }
 
 // TxCheck makes the transaction depend on a condition on the item at key's primary
 // key, without writing it (ConditionCheck).
 func (e *Entity[T]) TxCheck(key T, cond expression.ConditionBuilder) TxItem {
-	k, ks, err := e.info.primaryKey(reflect.ValueOf(&key).Elem())
+	sv := reflect.ValueOf(&key).Elem()
+	if _, err := e.info.fillShard(sv, false); err != nil {
+		return e.txItem("Check", nil, err)
+	}
+	k, ks, err := e.info.primaryKey(sv)
 	if err != nil {
 		return e.txItem("Check", nil, err)
 	}

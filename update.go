@@ -98,7 +98,11 @@ func Upsert() UpdateOption {
 // (see [Upsert]). A failed [If] condition matches [ErrCondition]. key is not modified.
 func (e *Entity[T]) Update(ctx context.Context, key T, opts ...UpdateOption) (T, error) {
 	var zero T
-	w, err := e.info.planUpdate(reflect.ValueOf(&key).Elem(), opts)
+	sv := reflect.ValueOf(&key).Elem()
+	if err := e.resolveShard(ctx, sv, true); err != nil {
+		return zero, e.itemErr("Update", nil, err)
+	}
+	w, err := e.info.planUpdate(sv, opts)
 	if err != nil {
 		return zero, e.itemErr("Update", nil, err)
 	}

@@ -1,0 +1,726 @@
+package singletable
+
+import (
+	"container/heap"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"iter"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/singletable/singletable/internal/codec"
+)
+
+// Write sharding spreads one hot partition over N: its partition key template holds
+// the shard field's placeholder, e.g.
+//
+//	type Event struct {
+//	    _       struct{}  `Type:"Event" PK:"EVENTS#{day:date}#SHARD{shard}" SK:"{at:time}#{eventId}" singletable:"shards=8"`
+//	    Day     time.Time `dynamodbav:"day"`
+//	    At      time.Time `dynamodbav:"at"`
+//	    EventID string    `dynamodbav:"eventId"`
+//	    Shard   int       `dynamodbav:"shard" singletable:"shard"`
+//	}
+//
+// Shards are numbered 1 to N; 0 means "not chosen yet". With `shards=N` alone a
+// write picks a shard at random (the best spread; a point read then asks every
+// shard in one BatchGetItem). With `shards=N,shardBy=eventId` (attributes joined by
+// "+", all of them inputs of the primary key) the shard is a hash of those values,
+// so a point read computes it and costs one GetItem. Reads of all shards go through
+// [Entity.QueryShards], which queries them concurrently and merges them in sort key
+// order.
+
+// shardPlan is how an entity spreads its writes.
+type shardPlan struct {
+	field *codec.Field
+	count int
+	by    []*codec.Field // hash inputs; empty means random
+}
+
+func compileShardField(info *entityInfo, i int, sf reflect.StructField) error {
+	if info.shard != nil {
+		return &EntityError{Entity: info.name, Field: sf.Name, Reason: "a second shard field (the first is " + info.shard.field.GoName + ")"}
+	}
+	f, err := storedField(info, i, sf, "shard")
+	if err != nil {
+		return err
+	}
+	if !isIntegerKind(f.Type.Kind()) {
+		return &EntityError{Entity: info.name, Field: sf.Name, Reason: "the shard field must be an integer, not " + f.Type.String()}
+	}
+	info.shard = &shardPlan{field: f}
+	return nil
+}
+
+// compileSharding reads the entity's `singletable:"shards=N,shardBy=a+b"` options.
+func compileSharding(info *entityInfo, opts string) error {
+	fail := func(reason string) error { return &EntityError{Entity: info.name, Field: "singletable", Reason: reason} }
+	if opts == "" {
+		if info.shard != nil {
+			return &EntityError{Entity: info.name, Field: info.shard.field.GoName, Reason: "a shard field needs `singletable:\"shards=N\"` on the entity tags"}
+		}
+		return nil
+	}
+	count := 0
+	var by []string
+	for _, opt := range strings.Split(opts, ",") {
+		k, v, _ := strings.Cut(strings.TrimSpace(opt), "=")
+		switch k {
+		case "shards":
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > 10000 {
+				return fail("shards=" + v + ": want a count from 1 to 10000")
+			}
+			count = n
+		case "shardBy":
+			if v == "" {
+				return fail("shardBy needs attribute names")
+			}
+			by = strings.Split(v, "+")
+		default:
+			return fail("unknown entity option " + strconv.Quote(opt) + " (want shards=N or shardBy=attr+attr)")
+		}
+	}
+	if count == 0 {
+		return fail("shardBy without shards=N")
+	}
+	if info.shard == nil {
+		return fail("shards=N needs an integer field tagged `singletable:\"shard\"`")
+	}
+	inPK := false
+	for _, f := range info.pk.fields {
+		inPK = inPK || f == info.shard.field
+	}
+	if !inPK {
+		return &EntityError{Entity: info.name, Field: info.shard.field.GoName, Reason: "the partition key template " + strconv.Quote(info.pk.tmpl.String()) + " has no {" + info.shard.field.Name + "} placeholder"}
+	}
+	info.shard.count = count
+	for _, name := range by {
+		f, ok := info.plan.Field(name)
+		if !ok || !info.baseInputs[name] || f == info.shard.field {
+			return fail("shardBy " + strconv.Quote(name) + " must name an input of the primary key other than the shard")
+		}
+		info.shard.by = append(info.shard.by, f)
+	}
+	return nil
+}
+
+// shardOf reads the shard a value holds.
+func (sp *shardPlan) shardOf(sv reflect.Value) int {
+	fv, _ := sp.field.ValueOf(sv)
+	if fv.CanInt() {
+		return int(fv.Int())
+	}
+	return int(fv.Uint())
+}
+
+func (sp *shardPlan) setShard(sv reflect.Value, n int) {
+	fv := sv.FieldByIndex(sp.field.Index)
+	if fv.CanInt() {
+		fv.SetInt(int64(n))
+	} else {
+		fv.SetUint(uint64(n))
+	}
+}
+
+// hashShard is the shard the shardBy values choose: FNV-1a of their key renderings.
+func (sp *shardPlan) hashShard(sv reflect.Value) int {
+	h := fnv.New64a()
+	var buf []byte
+	for _, f := range sp.by {
+		v := keyValueOfField(f, sv)
+		buf = append(buf[:0], byte(v.kind))
+		switch v.kind {
+		case kvString:
+			buf = append(buf, v.s...)
+		case kvInt:
+			buf = strconv.AppendInt(buf, v.i, 10)
+		case kvUint:
+			buf = strconv.AppendUint(buf, v.u, 10)
+		case kvTime:
+			buf = v.t.UTC().AppendFormat(buf, timeLayout)
+		}
+		buf = append(buf, 0)
+		h.Write(buf)
+	}
+	return int(h.Sum64()%uint64(sp.count)) + 1
+}
+
+// fillShard makes sure a value's shard is set: computed for a hashed entity, drawn
+// at random when assign is set, or reported as needing a lookup (random shards,
+// value with shard 0, no assign). A shard out of range or not matching the hash is
+// an error.
+func (info *entityInfo) fillShard(sv reflect.Value, assign bool) (needLocate bool, err error) {
+	sp := info.shard
+	if sp == nil {
+		return false, nil
+	}
+	cur := sp.shardOf(sv)
+	if cur < 0 || cur > sp.count {
+		return false, &KeyError{Entity: info.name, Attribute: info.pk.attr, Field: sp.field.GoName, Reason: "shard " + strconv.Itoa(cur) + " is outside 1-" + strconv.Itoa(sp.count)}
+	}
+	if len(sp.by) > 0 {
+		want := sp.hashShard(sv)
+		if cur != 0 && cur != want {
+			return false, &KeyError{Entity: info.name, Attribute: info.pk.attr, Field: sp.field.GoName, Reason: "shard " + strconv.Itoa(cur) + " is not the one its " + sp.byNames() + " hash to (" + strconv.Itoa(want) + ")"}
+		}
+		sp.setShard(sv, want)
+		return false, nil
+	}
+	if cur != 0 {
+		return false, nil
+	}
+	if assign {
+		sp.setShard(sv, int(info.table.opts.Random()%uint64(sp.count))+1)
+		return false, nil
+	}
+	return true, nil
+}
+
+func (sp *shardPlan) byNames() string {
+	names := make([]string, len(sp.by))
+	for i, f := range sp.by {
+		names[i] = f.GoName
+	}
+	return strings.Join(names, "+")
+}
+
+// checkShard refuses to render a key of a sharded entity whose shard is not set.
+func (info *entityInfo) checkShard(sv reflect.Value) error {
+	if info.shard == nil || info.shard.shardOf(sv) != 0 {
+		return nil
+	}
+	return &KeyError{Entity: info.name, Attribute: info.pk.attr, Field: info.shard.field.GoName,
+		Reason: "shard not set: a randomly sharded item is found by its shard (returned by Put) or by Get; read many with QueryShards"}
+}
+
+// locateShard finds which shard holds the item at key (a randomly sharded entity's
+// value with shard 0) with one BatchGetItem over every shard, and sets it in sv.
+func (e *Entity[T]) locateShard(ctx context.Context, sv reflect.Value, consistent bool) error {
+	sp := e.info.shard
+	keys := make([]map[string]types.AttributeValue, 0, sp.count)
+	cp := reflect.New(sv.Type()).Elem()
+	cp.Set(sv)
+	for s := 1; s <= sp.count; s++ {
+		sp.setShard(cp, s)
+		k, _, err := e.info.primaryKey(cp)
+		if err != nil {
+			return err
+		}
+		keys = append(keys, k)
+	}
+	t := e.table
+	pending := keys
+	retry := batchRetry{b: t.opts.Backoff.withDefaults()}
+	for len(pending) > 0 {
+		n := min(len(pending), maxBatchGet)
+		out, err := t.client.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
+			t.name: {Keys: pending[:n], ConsistentRead: aws.Bool(consistent), ProjectionExpression: aws.String("#pk"), ExpressionAttributeNames: map[string]string{"#pk": t.opts.PartitionKey}},
+		}})
+		if err != nil {
+			return fmt.Errorf("singletable: locate %s's shard: %w", e.info.name, err)
+		}
+		for _, item := range out.Responses[t.name] {
+			for s, k := range keys {
+				if k[t.opts.PartitionKey].(*types.AttributeValueMemberS).Value == item[t.opts.PartitionKey].(*types.AttributeValueMemberS).Value {
+					sp.setShard(sv, s+1)
+					return nil
+				}
+			}
+		}
+		again := out.UnprocessedKeys[t.name].Keys
+		pending = append(again, pending[n:]...)
+		if err := retry.after(ctx, n, len(again)); err != nil {
+			return fmt.Errorf("singletable: locate %s's shard: %w: %w", e.info.name, ErrUnprocessed, err)
+		}
+	}
+	return ErrNotFound
+}
+
+// resolveShard fills the shard of a key value for a read or a write of one item,
+// looking it up when it must.
+func (e *Entity[T]) resolveShard(ctx context.Context, sv reflect.Value, consistent bool) error {
+	need, err := e.info.fillShard(sv, false)
+	if err != nil || !need {
+		return err
+	}
+	return e.locateShard(ctx, sv, consistent)
+}
+
+// Options of QueryShards.
+
+// Days makes [Entity.QueryShards] read the partitions of every UTC day from from to to
+// (both included), setting the time field whose stored attribute is attr to each
+// day in turn: for partition keys bucketed by day, such as "EVENTS#{day:date}#SHARD{shard}".
+func Days(attr string, from, to time.Time) QueryOption {
+	return queryFunc(func(o *queryOptions) error {
+		f, t := from.UTC().Truncate(24*time.Hour), to.UTC().Truncate(24*time.Hour)
+		if t.Before(f) || t.Sub(f) > 366*24*time.Hour {
+			return fmt.Errorf("singletable: Days(%s, %s): want from <= to, at most a year apart: %w", f.Format(dateLayout), t.Format(dateLayout), ErrInvalidInput)
+		}
+		o.dayAttr, o.dayFrom, o.dayTo = attr, f, t
+		return nil
+	})
+}
+
+// Parallel bounds how many partitions [Entity.QueryShards] reads at once; default 16.
+func Parallel(n int) QueryOption {
+	return queryFunc(func(o *queryOptions) error {
+		if n < 1 {
+			return fmt.Errorf("singletable: Parallel(%d): %w", n, ErrInvalidInput)
+		}
+		o.parallel = n
+		return nil
+	})
+}
+
+// AllowPartial lets [Entity.QueryShards] return what the partitions that answered
+// hold when others fail, with a [*ShardError] naming the failed ones; the cursor
+// resumes those where they stood. Without it any failure fails the query.
+func AllowPartial() QueryOption {
+	return queryFunc(func(o *queryOptions) error { o.partial = true; return nil })
+}
+
+// ShardError reports partitions of a fan-out query that failed.
+type ShardError struct {
+	Partitions []string // partition key values that failed
+	Errs       []error
+}
+
+func (e *ShardError) Error() string {
+	return "singletable: " + strconv.Itoa(len(e.Partitions)) + " partitions failed: " + strings.Join(e.Partitions, ", ") + ": " + errors.Join(e.Errs...).Error()
+}
+
+// Unwrap returns the partitions' errors.
+func (e *ShardError) Unwrap() []error { return e.Errs }
+
+// shardStream is one partition of a fan-out query.
+type shardStream struct {
+	pq      *preparedQuery
+	start   map[string]types.AttributeValue // where the next page starts
+	buf     []map[string]types.AttributeValue
+	pos     map[string]types.AttributeValue // key of the last item consumed, or the start
+	done    bool                            // no page after buf
+	failed  error
+	fetched bool
+}
+
+// fetch reads the stream's next page.
+func (s *shardStream) fetch(ctx context.Context, t *Table, what string) {
+	in := s.pq.in
+	in.ExclusiveStartKey = s.start
+	out, err := t.client.Query(ctx, &in)
+	s.fetched = true
+	if err != nil {
+		s.failed = fmt.Errorf("singletable: QueryShards %s on %s: %w", what, s.pq.partition, err)
+		return
+	}
+	if s.pq.treeRoot != "" {
+		out.Items = t.keepTree(out.Items, s.pq)
+	}
+	s.buf = append(s.buf, out.Items...)
+	s.start = out.LastEvaluatedKey
+	s.done = len(out.LastEvaluatedKey) == 0
+}
+
+// mergeHeap orders the heads of the streams by sort key.
+type mergeHeap struct {
+	streams []*shardStream
+	idx     []int // streams with a buffered head
+	attr    string
+	desc    bool
+}
+
+func (h *mergeHeap) Len() int { return len(h.idx) }
+func (h *mergeHeap) Less(i, j int) bool {
+	a, b := h.head(h.idx[i]), h.head(h.idx[j])
+	if a != b {
+		return (a < b) != h.desc
+	}
+	return h.idx[i] < h.idx[j]
+}
+func (h *mergeHeap) Swap(i, j int) { h.idx[i], h.idx[j] = h.idx[j], h.idx[i] }
+func (h *mergeHeap) Push(x any)    { h.idx = append(h.idx, x.(int)) }
+func (h *mergeHeap) Pop() any {
+	n := len(h.idx) - 1
+	x := h.idx[n]
+	h.idx = h.idx[:n]
+	return x
+}
+func (h *mergeHeap) head(i int) string {
+	s, _ := h.streams[i].buf[0][h.attr].(*types.AttributeValueMemberS)
+	if s == nil {
+		return ""
+	}
+	return s.Value
+}
+
+// QueryShards reads one page of a sharded entity's items across every shard (and,
+// with [Days], every day) of the partition key's template: each partition is queried
+// concurrently ([Parallel], default 16), and the results are merged in sort key
+// order, in either direction, up to [Limit] items in all. [Filter], sort key
+// conditions and [On] apply to every partition. The cursor records where each
+// partition stopped, so [After] resumes every one of them without gaps or repeats.
+// A failing partition fails the query unless [AllowPartial] is given. Cost: one
+// Query per partition per page read; a page of L items reads at most L items per
+// partition. key is not modified; its shard (and day) fields are ignored.
+func (e *Entity[T]) QueryShards(ctx context.Context, key T, opts ...QueryOption) (Page[T], error) {
+	fq, err := e.prepareFanout(key, opts)
+	if err != nil {
+		return Page[T]{}, err
+	}
+	return e.fanoutPage(ctx, fq)
+}
+
+// AllShards iterates over every item of a fan-out query, page after page, as
+// [Entity.QueryShards] merges them. It stops at the first error.
+func (e *Entity[T]) AllShards(ctx context.Context, key T, opts ...QueryOption) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		var zero T
+		fq, err := e.prepareFanout(key, opts)
+		if err != nil {
+			yield(zero, err)
+			return
+		}
+		for {
+			page, err := e.fanoutPage(ctx, fq)
+			if err != nil {
+				yield(zero, err)
+				return
+			}
+			for _, v := range page.Items {
+				if !yield(v, nil) {
+					return
+				}
+			}
+			if page.Cursor == "" {
+				return
+			}
+		}
+	}
+}
+
+// fanoutQuery is a prepared fan-out query; its streams keep their positions from
+// page to page.
+type fanoutQuery struct {
+	streams  []*shardStream
+	index    Index
+	limit    int
+	desc     bool
+	parallel int
+	partial  bool
+	identity [32]byte
+}
+
+func (e *Entity[T]) prepareFanout(key T, opts []QueryOption) (*fanoutQuery, error) {
+	info := e.info
+	var o queryOptions
+	for _, opt := range opts {
+		if err := opt.applyQuery(&o); err != nil {
+			return nil, fmt.Errorf("singletable: QueryShards %s: %w", info.name, err)
+		}
+	}
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("singletable: QueryShards %s: "+format, append([]any{info.name}, args...)...)
+	}
+	if info.shard == nil {
+		return nil, fail("the entity is not sharded: %w", ErrInvalidInput)
+	}
+	if o.partition != nil {
+		return nil, fail("Partition does not apply to a fan-out query: %w", ErrInvalidInput)
+	}
+	pkT := info.pk
+	if o.index != "" {
+		pair, ok := info.indexes[o.index]
+		if !ok {
+			return nil, fail("no key templates for index %s: %w", o.index, ErrInvalidInput)
+		}
+		pkT = pair[0]
+	}
+	hasShard := false
+	var dayField *codec.Field
+	for _, f := range pkT.fields {
+		hasShard = hasShard || f == info.shard.field
+		if o.dayAttr != "" && f.Name == o.dayAttr {
+			dayField = f
+		}
+	}
+	if !hasShard {
+		return nil, fail("the partition key template %q has no shard placeholder: %w", pkT.tmpl.String(), ErrInvalidInput)
+	}
+	if o.dayAttr != "" && (dayField == nil || keyKindOf(derefType(dayField.Type)) != kvTime) {
+		return nil, fail("Days(%q): not a time placeholder of %q: %w", o.dayAttr, pkT.tmpl.String(), ErrInvalidInput)
+	}
+	cursor := o.cursor
+	o.cursor = ""
+	fq := &fanoutQuery{limit: int(o.limit), desc: o.desc, parallel: 16, partial: o.partial}
+	if o.parallel > 0 {
+		fq.parallel = o.parallel
+	}
+	days := []time.Time{{}}
+	if dayField != nil {
+		days = nil
+		for d := o.dayFrom; !d.After(o.dayTo); d = d.AddDate(0, 0, 1) {
+			days = append(days, d)
+		}
+	}
+	h := sha256.New()
+	for _, d := range days {
+		for s := 1; s <= info.shard.count; s++ {
+			cp := key
+			sv := reflect.ValueOf(&cp).Elem()
+			info.shard.setShard(sv, s)
+			if dayField != nil {
+				setTime(sv, dayField, d)
+			}
+			oc := o
+			pq, err := e.table.prepareQuery(info, sv, &oc, e.asEntity)
+			if err != nil {
+				return nil, err
+			}
+			h.Write(pq.identity)
+			h.Write([]byte{0})
+			fq.streams = append(fq.streams, &shardStream{pq: pq})
+		}
+	}
+	fq.index = fq.streams[0].pq.index
+	copy(fq.identity[:], h.Sum(nil))
+	if cursor != "" {
+		if err := e.table.decodeFanoutCursor(cursor, fq); err != nil {
+			return nil, fail("%w", err)
+		}
+	}
+	return fq, nil
+}
+
+func derefType(t reflect.Type) reflect.Type {
+	if t.Kind() == reflect.Pointer {
+		return t.Elem()
+	}
+	return t
+}
+
+func setTime(sv reflect.Value, f *codec.Field, d time.Time) {
+	fv := sv.FieldByIndex(f.Index)
+	if fv.Kind() == reflect.Pointer {
+		fv.Set(reflect.New(fv.Type().Elem()))
+		fv = fv.Elem()
+	}
+	fv.Set(reflect.ValueOf(d))
+}
+
+// asEntity accepts a T or *T as a sort key condition value.
+func (e *Entity[T]) asEntity(v any) (reflect.Value, bool) {
+	switch x := v.(type) {
+	case T:
+		return reflect.ValueOf(&x).Elem(), true
+	case *T:
+		if x != nil {
+			return reflect.ValueOf(x).Elem(), true
+		}
+	}
+	return reflect.Value{}, false
+}
+
+// fanoutPage merges one page from the streams.
+func (e *Entity[T]) fanoutPage(ctx context.Context, fq *fanoutQuery) (Page[T], error) {
+	t := e.table
+	// Fill every live stream that has nothing buffered, concurrently.
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, fq.parallel)
+	for _, s := range fq.streams {
+		if len(s.buf) > 0 || (s.done && s.fetched) || s.failed != nil {
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			s.fetch(ctx, t, e.info.name)
+		}()
+	}
+	wg.Wait()
+	if err := fq.failure(); err != nil && !fq.partial {
+		return Page[T]{}, err
+	}
+
+	h := &mergeHeap{streams: fq.streams, attr: fq.index.SortKey, desc: fq.desc}
+	if h.attr == "" {
+		h.attr = fq.index.PartitionKey
+	}
+	for i, s := range fq.streams {
+		if len(s.buf) > 0 {
+			h.idx = append(h.idx, i)
+		}
+	}
+	heap.Init(h)
+	var page Page[T]
+	attrs := t.cursorAttrs(fq.index)
+	for h.Len() > 0 && (fq.limit == 0 || len(page.Items) < fq.limit) {
+		i := h.idx[0]
+		s := fq.streams[i]
+		item := s.buf[0]
+		s.buf = s.buf[1:]
+		s.pos = keyOf(item, attrs)
+		page.Scanned++
+		if e.info.isType(item) {
+			v, err := e.decode(item)
+			if err != nil {
+				return Page[T]{}, fmt.Errorf("singletable: QueryShards %s: %w", e.info.name, err)
+			}
+			page.Items = append(page.Items, v)
+		}
+		if len(s.buf) == 0 && !s.done && s.failed == nil {
+			s.fetch(ctx, t, e.info.name) // its next item may come before every other head
+			if s.failed != nil && !fq.partial {
+				return Page[T]{}, s.failed
+			}
+		}
+		if len(s.buf) > 0 {
+			heap.Fix(h, 0)
+		} else {
+			heap.Pop(h)
+		}
+	}
+	more := false
+	for _, s := range fq.streams {
+		more = more || len(s.buf) > 0 || !s.done || s.failed != nil
+	}
+	if more {
+		c, err := t.encodeFanoutCursor(fq)
+		if err != nil {
+			return Page[T]{}, err
+		}
+		page.Cursor = c
+	}
+	if err := fq.failure(); err != nil {
+		return page, err
+	}
+	return page, nil
+}
+
+func keyOf(item map[string]types.AttributeValue, attrs []string) map[string]types.AttributeValue {
+	k := make(map[string]types.AttributeValue, len(attrs))
+	for _, a := range attrs {
+		k[a] = item[a]
+	}
+	return k
+}
+
+// failure gathers the streams' errors.
+func (fq *fanoutQuery) failure() error {
+	var se ShardError
+	for _, s := range fq.streams {
+		if s.failed != nil {
+			se.Partitions = append(se.Partitions, s.pq.partition)
+			se.Errs = append(se.Errs, s.failed)
+		}
+	}
+	if len(se.Errs) == 0 {
+		return nil
+	}
+	return &se
+}
+
+// A fan-out cursor records, per partition, where the next page starts:
+//
+//	version(2) | sha256(identity)[:8] | per partition: state(1) [| per key attribute: uvarint(len) value] | mac(16)
+//
+// state 0: not read yet; 1: after the key that follows; 2: read to the end.
+const fanoutCursorVersion = 2
+
+func (t *Table) encodeFanoutCursor(fq *fanoutQuery) (string, error) {
+	attrs := t.cursorAttrs(fq.index)
+	payload := []byte{fanoutCursorVersion}
+	payload = append(payload, fq.identity[:cursorIDLen]...)
+	for _, s := range fq.streams {
+		pos := s.pos
+		switch {
+		case s.failed != nil:
+			pos = s.pos // resume where it stood (the start it failed to read from)
+		case len(s.buf) == 0 && s.done && s.fetched:
+			payload = append(payload, 2)
+			continue
+		}
+		if pos == nil {
+			payload = append(payload, 0)
+			continue
+		}
+		payload = append(payload, 1)
+		for _, a := range attrs {
+			v, ok := pos[a].(*types.AttributeValueMemberS)
+			if !ok {
+				return "", fmt.Errorf("singletable: cursor: key attribute %q is missing or not a string", a)
+			}
+			payload = binary.AppendUvarint(payload, uint64(len(v.Value)))
+			payload = append(payload, v.Value...)
+		}
+	}
+	payload = append(payload, t.cursorMAC(payload)...)
+	return base64.RawURLEncoding.EncodeToString(payload), nil
+}
+
+func (t *Table) decodeFanoutCursor(cursor string, fq *fanoutQuery) error {
+	raw, err := base64.RawURLEncoding.DecodeString(cursor)
+	if err != nil || len(raw) < 1+cursorIDLen+cursorMACLen {
+		return fmt.Errorf("%w: not a cursor", ErrInvalidCursor)
+	}
+	payload, mac := raw[:len(raw)-cursorMACLen], raw[len(raw)-cursorMACLen:]
+	if !hmac.Equal(mac, t.cursorMAC(payload)) {
+		return fmt.Errorf("%w: altered, or signed with another secret", ErrInvalidCursor)
+	}
+	if payload[0] != fanoutCursorVersion {
+		return fmt.Errorf("%w: not a fan-out cursor", ErrInvalidCursor)
+	}
+	if !hmac.Equal(payload[1:1+cursorIDLen], fq.identity[:cursorIDLen]) {
+		return fmt.Errorf("%w: it belongs to another query", ErrInvalidCursor)
+	}
+	rest := payload[1+cursorIDLen:]
+	attrs := t.cursorAttrs(fq.index)
+	for _, s := range fq.streams {
+		if len(rest) == 0 {
+			return fmt.Errorf("%w: truncated", ErrInvalidCursor)
+		}
+		state := rest[0]
+		rest = rest[1:]
+		switch state {
+		case 0:
+		case 2:
+			s.done, s.fetched = true, true
+		case 1:
+			start := make(map[string]types.AttributeValue, len(attrs))
+			for _, a := range attrs {
+				n, w := binary.Uvarint(rest)
+				if w <= 0 || n == 0 || n > uint64(len(rest)-w) {
+					return fmt.Errorf("%w: truncated", ErrInvalidCursor)
+				}
+				start[a] = &types.AttributeValueMemberS{Value: string(rest[w : w+int(n)])}
+				rest = rest[w+int(n):]
+			}
+			if start[fq.index.PartitionKey].(*types.AttributeValueMemberS).Value != s.pq.partition {
+				return fmt.Errorf("%w: it points into another partition", ErrInvalidCursor)
+			}
+			s.start, s.pos = start, start
+		default:
+			return fmt.Errorf("%w: bad partition state", ErrInvalidCursor)
+		}
+	}
+	if len(rest) != 0 {
+		return fmt.Errorf("%w: trailing bytes", ErrInvalidCursor)
+	}
+	return nil
+}

@@ -111,7 +111,7 @@ func (e *Entity[T]) BatchGet(ctx context.Context, keys []T, opts ...GetOption) (
 	for i, id := range ids {
 		switch item, ok := found[id]; {
 		case ok:
-			v, err := e.decode(item)
+			v, err := e.decode(ctx, item)
 			if err != nil {
 				decodeErr = errors.Join(decodeErr, fmt.Errorf("key %d: %w", i, err))
 				continue

@@ -88,7 +88,7 @@ func (t *Table) Query(ctx context.Context, key any, opts ...QueryOption) (Page[a
 	}
 	page := Page[any]{Items: make([]any, 0, len(out.Items)), Cursor: meta.cursor, Scanned: meta.scanned, Capacity: meta.capacity}
 	for _, item := range out.Items {
-		v, ok, err := t.decodeAny(item, o.unknown)
+		v, ok, err := t.readAny(ctx, item, o.unknown)
 		if err != nil {
 			return Page[any]{}, err
 		}
@@ -117,7 +117,7 @@ func (t *Table) All(ctx context.Context, key any, opts ...QueryOption) iter.Seq2
 				return
 			}
 			for _, item := range out.Items {
-				v, ok, err := t.decodeAny(item, o.unknown)
+				v, ok, err := t.readAny(ctx, item, o.unknown)
 				if err != nil {
 					yield(nil, err)
 					return
@@ -203,8 +203,26 @@ func (t *Table) decodeAny(item map[string]types.AttributeValue, mode UnknownType
 		return nil, false, t.unknownType(item, typ)
 	}
 	rv := reflect.New(info.goType).Elem()
-	if err := info.plan.Decode(item, rv); err != nil {
+	if _, err := info.decodeInto(item, rv); err != nil {
 		return nil, false, fmt.Errorf("singletable: decode %s: %w", info.name, err)
+	}
+	return rv.Interface(), true, nil
+}
+
+// readAny is decodeAny for a read the caller made: an item of an older schema is
+// also written back, as its entity says.
+func (t *Table) readAny(ctx context.Context, item map[string]types.AttributeValue, mode UnknownTypes) (v any, ok bool, err error) {
+	info, _ := t.entityOf(item)
+	if info == nil || info.migration == nil {
+		return t.decodeAny(item, mode)
+	}
+	rv := reflect.New(info.goType).Elem()
+	migrated, err := info.decodeInto(item, rv)
+	if err != nil {
+		return nil, false, fmt.Errorf("singletable: decode %s: %w", info.name, err)
+	}
+	if migrated {
+		info.afterMigrate(ctx, item, rv)
 	}
 	return rv.Interface(), true, nil
 }
@@ -323,7 +341,7 @@ func (c *Collection[C]) Query(ctx context.Context, key any, opts ...QueryOption)
 	if err != nil {
 		return res, err
 	}
-	d := c.decoder(&res.Value, o.unknown)
+	d := c.decoder(ctx, &res.Value, o.unknown)
 	if err := d.add(out.Items); err != nil {
 		return CollectionPage[C]{}, err
 	}
@@ -339,7 +357,7 @@ func (c *Collection[C]) Load(ctx context.Context, key any, opts ...QueryOption) 
 	if err != nil {
 		return v, err
 	}
-	d := c.decoder(&v, o.unknown)
+	d := c.decoder(ctx, &v, o.unknown)
 	var start map[string]types.AttributeValue
 	for first := true; first || start != nil; first = false {
 		out, _, err := c.table.fetchPage(ctx, pq, start, c.name)
@@ -358,14 +376,15 @@ func (c *Collection[C]) Load(ctx context.Context, key any, opts ...QueryOption) 
 
 // collDecoder fills one C from pages of items.
 type collDecoder[C any] struct {
+	ctx  context.Context
 	c    *Collection[C]
 	dst  reflect.Value
 	seen map[string]bool // one-item fields already filled
 	mode UnknownTypes
 }
 
-func (c *Collection[C]) decoder(dst *C, mode UnknownTypes) *collDecoder[C] {
-	return &collDecoder[C]{c: c, dst: reflect.ValueOf(dst).Elem(), seen: map[string]bool{}, mode: mode}
+func (c *Collection[C]) decoder(ctx context.Context, dst *C, mode UnknownTypes) *collDecoder[C] {
+	return &collDecoder[C]{ctx: ctx, c: c, dst: reflect.ValueOf(dst).Elem(), seen: map[string]bool{}, mode: mode}
 }
 
 func (d *collDecoder[C]) add(items []map[string]types.AttributeValue) error {
@@ -425,8 +444,12 @@ func (d *collDecoder[C]) add(items []map[string]types.AttributeValue) error {
 			fv.Set(reflect.Append(fv, p))
 			target = p.Elem()
 		}
-		if err := info.plan.Decode(item, target); err != nil {
+		migrated, err := info.decodeInto(item, target)
+		if err != nil {
 			return fmt.Errorf("singletable: %s.%s: decode %s: %w", d.c.name, f.goName, info.name, err)
+		}
+		if migrated {
+			info.afterMigrate(d.ctx, item, target)
 		}
 	}
 	return nil

@@ -155,7 +155,7 @@ func (e *Entity[T]) indexLookup(index string, v T) (func(context.Context) (*T, e
 				if pk == nil || sk == nil || pk.Value != want[tk.PartitionKey] || sk.Value != want[tk.SortKey] {
 					continue
 				}
-				got, err := e.decode(item)
+				got, err := e.decode(ctx, item)
 				if err != nil {
 					return nil, err
 				}

@@ -38,6 +38,7 @@ type entityInfo struct {
 	indexes       map[string][2]*keyTemplate // index name -> partition, sort (sort may be nil)
 	version       *codec.Field               // the `singletable:"version"` field, or nil
 	shard         *shardPlan                 // write sharding, or nil
+	migration     *migrationPlan             // schema history, or nil
 	all           []*keyTemplate             // base keys first, then index keys in table order
 	baseInputs    map[string]bool            // attribute names that feed the primary key
 }
@@ -74,7 +75,7 @@ type keyTemplate struct {
 // lacks, a discriminator used twice on the table, key templates that could render
 // another entity's keys, a field whose name clashes with a key or type attribute,
 // and an unsupported field type.
-func Register[T any](t *Table) (*Entity[T], error) {
+func Register[T any](t *Table, opts ...RegisterOption) (*Entity[T], error) {
 	info, err := compileEntity(t, reflect.TypeFor[T]())
 	if err != nil {
 		return nil, err
@@ -82,13 +83,20 @@ func Register[T any](t *Table) (*Entity[T], error) {
 	if err := t.register(info); err != nil {
 		return nil, err
 	}
+	// Options start workers: apply them once the entity is sure to be registered.
+	for _, o := range opts {
+		if err := o.apply(t, info); err != nil {
+			t.unregister(info)
+			return nil, err
+		}
+	}
 	return &Entity[T]{table: t, info: info}, nil
 }
 
 // MustRegister is like [Register] but panics on error; for package-level setup in
 // programs whose entity definitions are fixed at compile time.
-func MustRegister[T any](t *Table) *Entity[T] {
-	e, err := Register[T](t)
+func MustRegister[T any](t *Table, opts ...RegisterOption) *Entity[T] {
+	e, err := Register[T](t, opts...)
 	if err != nil {
 		panic(err)
 	}
@@ -133,7 +141,7 @@ func compileEntity(t *Table, rt reflect.Type) (*entityInfo, error) {
 	// Field names may not clash with key or type attributes, and our own field tag
 	// (singletable:"...") has no options yet that a field may use.
 	for _, f := range plan.Fields() {
-		if _, isKey := t.keys[f.Name]; isKey || f.Name == t.opts.TypeAttribute || t.isReceiptAttr(f.Name) {
+		if _, isKey := t.keys[f.Name]; isKey || f.Name == t.opts.TypeAttribute || t.isReceiptAttr(f.Name) || f.Name == t.opts.SchemaAttribute {
 			return nil, &EntityError{Entity: name, Field: f.GoName, Reason: "attribute name " + strconv.Quote(f.Name) + " is a key, type or receipt attribute of table " + t.name}
 		}
 	}
@@ -444,6 +452,7 @@ func (info *entityInfo) encodeItem(sv reflect.Value) (map[string]types.Attribute
 		}
 	}
 	item[info.table.opts.TypeAttribute] = &types.AttributeValueMemberS{Value: info.discriminator}
+	info.stampSchema(item)
 	if size := itemSize(item); size > MaxItemBytes {
 		return nil, fmt.Errorf("singletable: %s item is %d bytes, over DynamoDB's limit of %d: %w", info.name, size, MaxItemBytes, ErrInvalidInput)
 	}
@@ -470,14 +479,24 @@ func (info *entityInfo) renderIndex(pair [2]*keyTemplate, get func(kt *keyTempla
 	return vals, true, nil
 }
 
-// decode decodes an item into a T, refusing items of another type.
-func (e *Entity[T]) decode(item map[string]types.AttributeValue) (T, error) {
+// decode decodes an item into a T, refusing items of another type, migrating (and
+// writing back) an item of an older schema.
+func (e *Entity[T]) decode(ctx context.Context, item map[string]types.AttributeValue) (T, error) {
 	var v T
 	if got, ok := item[e.table.opts.TypeAttribute].(*types.AttributeValueMemberS); ok && got.Value != e.info.discriminator {
 		return v, fmt.Errorf("singletable: item has %s %q, want %q: %w", e.table.opts.TypeAttribute, got.Value, e.info.discriminator, ErrTypeMismatch)
 	}
-	if err := e.info.plan.Decode(item, reflect.ValueOf(&v).Elem()); err != nil {
+	rv := reflect.ValueOf(&v).Elem()
+	migrated, err := e.info.decodeInto(item, rv)
+	if err != nil {
+		var me *MigrationError
+		if errors.As(err, &me) {
+			return v, err
+		}
 		return v, fmt.Errorf("singletable: decode %s: %w", e.info.name, err)
+	}
+	if migrated {
+		e.info.afterMigrate(ctx, item, rv)
 	}
 	return v, nil
 }
@@ -541,7 +560,7 @@ func (e *Entity[T]) Get(ctx context.Context, key T, opts ...GetOption) (T, error
 	if out.Item == nil {
 		return zero, e.itemErr("Get", ks, ErrNotFound)
 	}
-	v, err := e.decode(out.Item)
+	v, err := e.decode(ctx, out.Item)
 	if err != nil {
 		return zero, e.itemErr("Get", ks, err)
 	}

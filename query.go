@@ -481,7 +481,7 @@ func (e *Entity[T]) queryPage(ctx context.Context, pq *preparedQuery, start map[
 		if !e.info.isType(item) {
 			continue
 		}
-		v, err := e.decode(item)
+		v, err := e.decode(ctx, item)
 		if err != nil {
 			return pageResult[T]{}, fmt.Errorf("singletable: Query %s: %w", e.info.name, err)
 		}

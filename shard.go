@@ -67,7 +67,9 @@ func compileShardField(info *entityInfo, i int, sf reflect.StructField) error {
 
 // compileSharding reads the entity's `singletable:"shards=N,shardBy=a+b"` options.
 func compileSharding(info *entityInfo, opts string) error {
-	fail := func(reason string) error { return &EntityError{Entity: info.name, Field: "singletable", Reason: reason} }
+	fail := func(reason string) error {
+		return &EntityError{Entity: info.name, Field: "singletable", Reason: reason}
+	}
 	if opts == "" {
 		if info.shard != nil {
 			return &EntityError{Entity: info.name, Field: info.shard.field.GoName, Reason: "a shard field needs `singletable:\"shards=N\"` on the entity tags"}
@@ -578,7 +580,7 @@ func (e *Entity[T]) fanoutPage(ctx context.Context, fq *fanoutQuery) (Page[T], e
 		s.pos = keyOf(item, attrs)
 		page.Scanned++
 		if e.info.isType(item) {
-			v, err := e.decode(item)
+			v, err := e.decode(ctx, item)
 			if err != nil {
 				return Page[T]{}, fmt.Errorf("singletable: QueryShards %s: %w", e.info.name, err)
 			}

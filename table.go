@@ -67,6 +67,9 @@ type TableOptions struct {
 	// ReceiptAttribute is the name prefix of the attributes that hold the receipts
 	// of versioned writes (see [ErrAmbiguous]); default "_wr", giving "_wr0", "_wr1"...
 	ReceiptAttribute string
+	// SchemaAttribute holds each item's schema version, for entities registered
+	// with [Migrations]; default "_schema".
+	SchemaAttribute string
 	// Random draws the shard of a randomly sharded write; default
 	// math/rand/v2.Uint64. Tests make it deterministic.
 	Random func() uint64
@@ -117,9 +120,30 @@ type Table struct {
 	opts   TableOptions
 	keys   map[string]keyRole // every key attribute name of the base table and indexes
 
-	mu       sync.RWMutex           // protects entities and byGoType
+	mu       sync.RWMutex           // protects entities, byGoType and closers
 	entities map[string]*entityInfo // by discriminator
 	byGoType map[reflect.Type]*entityInfo
+	closers  []func() // stop background workers (async write-back)
+}
+
+func (t *Table) addCloser(f func()) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.closers = append(t.closers, f)
+}
+
+// Close stops the table's background work: the queues of asynchronous migration
+// write-backs are drained, then their workers exit. The table stays usable for
+// everything else (a later migrated read then writes back nothing). Close is
+// idempotent and safe to call concurrently with reads.
+func (t *Table) Close() {
+	t.mu.Lock()
+	closers := t.closers
+	t.closers = nil
+	t.mu.Unlock()
+	for _, f := range closers {
+		f()
+	}
 }
 
 // keyRole says which index (""= base table) a key attribute belongs to and whether
@@ -155,6 +179,9 @@ func NewTable(client Client, name string, opts ...func(*TableOptions)) (*Table, 
 	}
 	if o.Random == nil {
 		o.Random = rand.Uint64
+	}
+	if o.SchemaAttribute == "" {
+		o.SchemaAttribute = "_schema"
 	}
 	if client == nil {
 		return nil, fmt.Errorf("singletable: NewTable %q: nil client: %w", name, ErrInvalidInput)
@@ -369,6 +396,14 @@ func (t *Table) register(info *entityInfo) error {
 	t.entities[info.discriminator] = info
 	t.byGoType[info.goType] = info
 	return nil
+}
+
+// unregister removes an entity whose options failed.
+func (t *Table) unregister(info *entityInfo) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.entities, info.discriminator)
+	delete(t.byGoType, info.goType)
 }
 
 // sameShape reports whether two templates have the same literal text and formats

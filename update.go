@@ -110,7 +110,7 @@ func (e *Entity[T]) Update(ctx context.Context, key T, opts ...UpdateOption) (T,
 	if err != nil {
 		return zero, err
 	}
-	v, err := e.decode(attrs)
+	v, err := e.decode(ctx, attrs)
 	if err != nil {
 		return zero, e.itemErr("Update", w.keyStr, err)
 	}

@@ -1,0 +1,585 @@
+package singletable
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"maps"
+	"reflect"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/singletable/singletable/internal/expr"
+)
+
+// Lazy migration.
+//
+// An entity registered with [Migrations] has a schema version: 1 plus the number of
+// its steps. Items carry theirs in the table's schema attribute (default "_schema";
+// an item without one is at version 1). Every read path (Get, Query, QueryShards,
+// BatchGet, collections, waits) migrates an older item in memory before handing it
+// out: each step from the item's version on runs on the stored attributes (so shapes
+// that no longer decode can still be read), the item is decoded, and each step's
+// typed function runs on the value. Index keys are then recomputed from the value.
+//
+// The migrated item can be written back, as the entity's [Migration.WriteBack] says:
+// at once (WriteBackSync, the default), by a background worker with a bounded queue
+// (WriteBackAsync), or not at all (WriteBackOff). Write-back is conditional: it
+// happens only if the stored item is still exactly what was read (its version, for
+// a versioned entity; every attribute, otherwise), so a newer concurrent write is
+// never overwritten. Losing that race is not the reader's error. [Entity.Sweep]
+// migrates the rest eagerly.
+//
+// Writes of whole items (Put, Create, batch and transaction puts) store the current
+// schema version. A partial Update leaves the stored version as it is, so steps must
+// keep attributes of the newer schema that an Update may have set (compute a value
+// only when it is missing).
+
+// WriteBack says when a migrated item is written back.
+type WriteBack uint8
+
+const (
+	// WriteBackSync writes back during the read that migrated the item.
+	WriteBackSync WriteBack = iota
+	// WriteBackAsync queues the write-back for a background worker; a full queue
+	// drops it (the item is migrated again on a later read, or by a sweep).
+	WriteBackAsync
+	// WriteBackOff migrates in memory only.
+	WriteBackOff
+)
+
+// Step migrates items from one schema version to the next. Raw works on the stored
+// attributes before decoding and may add, change or remove any but the primary key;
+// Typed works on the decoded value. Either may be nil. A step that fails stops the
+// read with an error naming the entity, the key and the versions, and nothing is
+// written.
+type Step[T any] struct {
+	Raw   func(item RawItem) error
+	Typed func(v *T) error
+}
+
+// Migration describes an entity's schema history and how migrated items are
+// written back.
+type Migration[T any] struct {
+	// Steps[i] migrates items at schema version i+1 to i+2; the current version is
+	// len(Steps)+1.
+	Steps []Step[T]
+	// WriteBack is when migrated items are written back; default WriteBackSync.
+	WriteBack WriteBack
+	// OnError receives write-back failures (other than losing a race to a newer
+	// write) and, with WriteBackAsync, write-backs dropped because the queue was
+	// full. It must be safe for concurrent use. Default: errors are dropped.
+	OnError func(error)
+	// QueueSize bounds the WriteBackAsync queue; default 1024.
+	QueueSize int
+}
+
+// RegisterOption configures [Register].
+type RegisterOption interface {
+	apply(t *Table, info *entityInfo) error
+}
+
+type migrationOption[T any] struct{ m Migration[T] }
+
+// Migrations registers an entity's schema history; see [Migration].
+func Migrations[T any](m Migration[T]) RegisterOption { return migrationOption[T]{m} }
+
+func (o migrationOption[T]) apply(t *Table, info *entityInfo) error {
+	if reflect.TypeFor[T]() != info.goType {
+		return &EntityError{Entity: info.name, Reason: "Migrations[" + reflect.TypeFor[T]().String() + "] given to Register[" + info.goType.String() + "]"}
+	}
+	m := o.m
+	if m.WriteBack > WriteBackOff {
+		return &EntityError{Entity: info.name, Reason: "unknown WriteBack " + strconv.Itoa(int(m.WriteBack))}
+	}
+	if t.isReceiptAttr(t.opts.SchemaAttribute) {
+		return &EntityError{Entity: info.name, Reason: "the schema attribute is a receipt attribute"}
+	}
+	if _, clash := info.plan.Field(t.opts.SchemaAttribute); clash {
+		return &EntityError{Entity: info.name, Field: t.opts.SchemaAttribute, Reason: "a field is stored under the schema attribute's name"}
+	}
+	mp := &migrationPlan{current: len(m.Steps) + 1, mode: m.WriteBack, onError: m.OnError}
+	for _, s := range m.Steps {
+		mp.raw = append(mp.raw, s.Raw)
+		if s.Typed == nil {
+			mp.typed = append(mp.typed, nil)
+			continue
+		}
+		typed := s.Typed
+		mp.typed = append(mp.typed, func(v reflect.Value) error { return typed(v.Addr().Interface().(*T)) })
+	}
+	if m.WriteBack == WriteBackAsync {
+		size := m.QueueSize
+		if size <= 0 {
+			size = 1024
+		}
+		mp.queue = make(chan *writeRequest, size)
+		mp.done = make(chan struct{})
+		go mp.work(t, info)
+		t.addCloser(mp.close)
+	}
+	info.migration = mp
+	return nil
+}
+
+// migrationPlan is an entity's compiled schema history.
+type migrationPlan struct {
+	current int
+	raw     []func(RawItem) error
+	typed   []func(reflect.Value) error
+	mode    WriteBack
+	onError func(error)
+
+	queue     chan *writeRequest // WriteBackAsync
+	done      chan struct{}      // closed when the worker has drained the queue
+	closeOnce sync.Once
+
+	// Counters, for tests and the sweeper.
+	written, lost, dropped atomic.Int64
+}
+
+// schemaOf reads an item's schema version: 1 without the attribute.
+func (t *Table) schemaOf(item map[string]types.AttributeValue) (int, bool) {
+	switch av := item[t.opts.SchemaAttribute].(type) {
+	case nil:
+		return 1, true
+	case *types.AttributeValueMemberN:
+		n, err := strconv.Atoi(av.Value)
+		return n, err == nil && n >= 1
+	}
+	return 0, false
+}
+
+// MigrationError reports a migration step that failed. Nothing was written.
+type MigrationError struct {
+	Entity   string
+	Key      map[string]string
+	From, To int // the step's versions
+	Err      error
+}
+
+func (e *MigrationError) Error() string {
+	return "singletable: migrate " + e.Entity + formatKey(e.Key) + " from schema version " + strconv.Itoa(e.From) + " to " + strconv.Itoa(e.To) + ": " + e.Err.Error()
+}
+
+// Unwrap returns the step's error.
+func (e *MigrationError) Unwrap() error { return e.Err }
+
+// decodeInto decodes a stored item into rv, migrating it first when it is older than
+// the entity's schema. It reports the item as stored when it was migrated.
+func (info *entityInfo) decodeInto(item map[string]types.AttributeValue, rv reflect.Value) (migrated bool, err error) {
+	mp := info.migration
+	if mp == nil {
+		return false, info.plan.Decode(item, rv)
+	}
+	t := info.table
+	from, ok := t.schemaOf(item)
+	keyErr := func(f, to int, err error) error {
+		return &MigrationError{Entity: info.name, Key: t.keyStrings(item), From: f, To: to, Err: err}
+	}
+	switch {
+	case !ok:
+		return false, keyErr(0, mp.current, errors.New("the schema attribute "+strconv.Quote(t.opts.SchemaAttribute)+" is not a positive number"))
+	case from > mp.current:
+		return false, keyErr(from, mp.current, errors.New("the item is newer than this program's schema"))
+	case from == mp.current:
+		return false, info.plan.Decode(item, rv)
+	}
+	work := maps.Clone(item)
+	for v := from; v < mp.current; v++ {
+		if f := mp.raw[v-1]; f != nil {
+			if err := f(RawItem(work)); err != nil {
+				return false, keyErr(v, v+1, err)
+			}
+		}
+	}
+	if err := info.plan.Decode(work, rv); err != nil {
+		return false, keyErr(from, mp.current, err)
+	}
+	for v := from; v < mp.current; v++ {
+		if f := mp.typed[v-1]; f != nil {
+			if err := f(rv); err != nil {
+				return false, keyErr(v, v+1, err)
+			}
+		}
+	}
+	return true, nil
+}
+
+func (t *Table) keyStrings(item map[string]types.AttributeValue) map[string]string {
+	key := map[string]string{}
+	for _, a := range []string{t.opts.PartitionKey, t.opts.SortKey} {
+		if s, ok := item[a].(*types.AttributeValueMemberS); ok {
+			key[a] = s.Value
+		}
+	}
+	return key
+}
+
+// afterMigrate writes a migrated item back as the entity's mode says. stored is the
+// item as read; rv the migrated value.
+func (info *entityInfo) afterMigrate(ctx context.Context, stored map[string]types.AttributeValue, rv reflect.Value) {
+	mp := info.migration
+	if mp.mode == WriteBackOff {
+		return
+	}
+	w, err := info.planWriteBack(stored, rv)
+	if err != nil {
+		mp.report(err)
+		return
+	}
+	if mp.mode == WriteBackSync {
+		mp.send(ctx, info.table, w)
+		return
+	}
+	select {
+	case mp.queue <- w:
+	default:
+		mp.dropped.Add(1)
+		mp.report(fmt.Errorf("singletable: write-back of %s%s dropped: the queue of %d is full", info.name, formatKey(w.keyStr), cap(mp.queue)))
+	}
+}
+
+func (mp *migrationPlan) report(err error) {
+	if mp.onError != nil {
+		mp.onError(err)
+	}
+}
+
+// send writes a migrated item back; losing the race to a newer write is not an error.
+func (mp *migrationPlan) send(ctx context.Context, t *Table, w *writeRequest) bool {
+	_, err := w.call(ctx, t)
+	switch {
+	case err == nil:
+		mp.written.Add(1)
+		return true
+	case isConditionFailed(err):
+		mp.lost.Add(1)
+	default:
+		mp.report(fmt.Errorf("singletable: write-back of %s: %w", formatKey(w.keyStr), err))
+	}
+	return false
+}
+
+func (mp *migrationPlan) work(t *Table, info *entityInfo) {
+	defer close(mp.done)
+	for w := range mp.queue {
+		mp.send(context.Background(), t, w)
+	}
+}
+
+func (mp *migrationPlan) close() {
+	mp.closeOnce.Do(func() { close(mp.queue) })
+	<-mp.done
+}
+
+// planWriteBack builds the conditional PutItem of a migrated item: the value
+// encoded at the current schema (index keys recomputed), the receipts kept, on the
+// condition that the stored item is unchanged.
+func (info *entityInfo) planWriteBack(stored map[string]types.AttributeValue, rv reflect.Value) (*writeRequest, error) {
+	item, err := info.encodeItem(rv)
+	if err != nil {
+		return nil, err
+	}
+	t := info.table
+	for name, av := range stored {
+		if t.isReceiptAttr(name) {
+			item[name] = av
+		}
+	}
+	w := &writeRequest{op: "WriteBack", item: item, keyStr: t.keyStrings(item)}
+	w.key = map[string]types.AttributeValue{t.opts.PartitionKey: item[t.opts.PartitionKey], t.opts.SortKey: item[t.opts.SortKey]}
+	if info.version != nil {
+		// Every write of a versioned entity moves its version: that is enough.
+		w.cond = info.unchangedVersion(&w.b, stored)
+	} else {
+		w.cond = info.unchangedImage(&w.b, stored)
+	}
+	return w, nil
+}
+
+// unchangedVersion: the item still has the schema and version it was read with.
+func (info *entityInfo) unchangedVersion(b *expr.Builder, stored map[string]types.AttributeValue) string {
+	t := info.table
+	conds := []string{sameAttr(b, t.opts.SchemaAttribute, stored), sameAttr(b, info.version.Name, stored), b.Name(t.opts.TypeAttribute) + " = " + b.S(info.discriminator)}
+	return expr.And(conds...)
+}
+
+// unchangedImage: every attribute read is still there with its value, and no
+// attribute the entity knows has appeared.
+func (info *entityInfo) unchangedImage(b *expr.Builder, stored map[string]types.AttributeValue) string {
+	t := info.table
+	var conds []string
+	for _, name := range sortedKeys(stored) {
+		if name == t.opts.PartitionKey || name == t.opts.SortKey {
+			continue
+		}
+		conds = append(conds, b.Name(name)+" = "+b.Value(stored[name]))
+	}
+	absent := []string{t.opts.SchemaAttribute}
+	for _, f := range info.plan.Fields() {
+		absent = append(absent, f.Name)
+	}
+	for _, kt := range info.all {
+		absent = append(absent, kt.attr)
+	}
+	for _, name := range absent {
+		if _, ok := stored[name]; !ok {
+			conds = append(conds, "attribute_not_exists("+b.Name(name)+")")
+		}
+	}
+	conds = append(conds, "attribute_exists("+b.Name(t.opts.PartitionKey)+")")
+	return expr.And(conds...)
+}
+
+func sameAttr(b *expr.Builder, name string, stored map[string]types.AttributeValue) string {
+	if av, ok := stored[name]; ok {
+		return b.Name(name) + " = " + b.Value(av)
+	}
+	return "attribute_not_exists(" + b.Name(name) + ")"
+}
+
+// stampSchema adds the current schema version to an item being written whole.
+func (info *entityInfo) stampSchema(item map[string]types.AttributeValue) {
+	if info.migration != nil {
+		item[info.table.opts.SchemaAttribute] = &types.AttributeValueMemberN{Value: strconv.Itoa(info.migration.current)}
+	}
+}
+
+// SweepOptions configures [Entity.Sweep]. Zero fields take the defaults named.
+type SweepOptions struct {
+	// Segments is the number of parallel scan segments; default 4.
+	Segments int
+	// Rate caps the items migrated per second, across segments; 0 is no cap.
+	Rate float64
+	// PageSize is each Scan's Limit; default 100.
+	PageSize int32
+	// Checkpoints keeps each segment's position under the id
+	// "sweep/<Type>/<segment>/<segments>" ([ShardEnd] once it is done); default: a
+	// new MemoryCheckpoints (no resume across calls). Resume with the same
+	// Segments.
+	Checkpoints CheckpointStore
+	// Progress is called after each page with the totals so far, one call at a time.
+	Progress func(SweepStats)
+}
+
+// SweepStats counts a sweep's work.
+type SweepStats struct {
+	Seen     int64         // items the scans read (ScannedCount), every type and version
+	Migrated int64         // items migrated and written back
+	Lost     int64         // write-backs that lost to a newer write (nothing to do)
+	Failed   int64         // items whose migration failed (reported to Migration.OnError)
+	Elapsed  time.Duration // since the sweep started
+}
+
+// PerSecond is the migration rate so far.
+func (s SweepStats) PerSecond() float64 {
+	if s.Elapsed <= 0 {
+		return 0
+	}
+	return float64(s.Migrated) / s.Elapsed.Seconds()
+}
+
+// Sweep migrates every item of the entity older than its schema, eagerly: a
+// parallel Scan (Segments), filtered to this type at an older schema version, whose
+// items are migrated and written back conditionally as a read would, at most Rate a
+// second. Each page's position is saved in Checkpoints once its items are done, so a
+// sweep stopped by its context resumes from there when run again with the same
+// checkpoints; running it again changes nothing (the items are current). Cost: the
+// Scan reads the whole table (0.5 RCU per 4 KB); each migrated item is one write.
+func (e *Entity[T]) Sweep(ctx context.Context, opts ...func(*SweepOptions)) (SweepStats, error) {
+	mp := e.info.migration
+	if mp == nil {
+		return SweepStats{}, fmt.Errorf("singletable: Sweep %s: the entity has no migrations: %w", e.info.name, ErrInvalidInput)
+	}
+	o := SweepOptions{Segments: 4, PageSize: 100}
+	for _, f := range opts {
+		f(&o)
+	}
+	if o.Segments <= 0 || o.Segments > 1000000 || o.PageSize <= 0 {
+		return SweepStats{}, fmt.Errorf("singletable: Sweep %s: bad segments or page size: %w", e.info.name, ErrInvalidInput)
+	}
+	if o.Checkpoints == nil {
+		o.Checkpoints = &MemoryCheckpoints{}
+	}
+	s := &sweeper[T]{e: e, o: o, start: time.Now()}
+	if o.Rate > 0 {
+		s.interval = time.Duration(float64(time.Second) / o.Rate)
+		s.next = s.start
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, o.Segments)
+	for seg := range o.Segments {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[seg] = s.segment(ctx, seg)
+		}()
+	}
+	wg.Wait()
+	stats := s.snapshot()
+	if err := errors.Join(errs...); err != nil {
+		return stats, fmt.Errorf("singletable: Sweep %s: %w", e.info.name, err)
+	}
+	return stats, nil
+}
+
+type sweeper[T any] struct {
+	e     *Entity[T]
+	o     SweepOptions
+	start time.Time
+
+	mu       sync.Mutex // protects stats, next and calls of Progress
+	stats    SweepStats
+	interval time.Duration // between migrations, with a Rate
+	next     time.Time     // when the next migration may start
+}
+
+func (s *sweeper[T]) snapshot() SweepStats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.stats
+	st.Elapsed = time.Since(s.start)
+	return st
+}
+
+// pace waits for the next migration slot under the rate cap.
+func (s *sweeper[T]) pace(ctx context.Context) error {
+	if s.interval == 0 {
+		return ctx.Err()
+	}
+	s.mu.Lock()
+	at := s.next
+	if now := time.Now(); at.Before(now) {
+		at = now
+	}
+	s.next = at.Add(s.interval)
+	s.mu.Unlock()
+	return sleepContext(ctx, time.Until(at))
+}
+
+func (s *sweeper[T]) segment(ctx context.Context, seg int) error {
+	e := s.e
+	t := e.table
+	info := e.info
+	id := "sweep/" + info.discriminator + "/" + strconv.Itoa(seg) + "/" + strconv.Itoa(s.o.Segments)
+	cursor, err := s.o.Checkpoints.Load(ctx, id)
+	if err != nil || cursor == ShardEnd {
+		return err
+	}
+	var b expr.Builder
+	filter := b.Name(t.opts.TypeAttribute) + " = " + b.S(info.discriminator) + " AND (attribute_not_exists(" + b.Name(t.opts.SchemaAttribute) + ") OR " +
+		b.Name(t.opts.SchemaAttribute) + " < " + b.Value(&types.AttributeValueMemberN{Value: strconv.Itoa(info.migration.current)}) + ")"
+	in := dynamodb.ScanInput{
+		TableName:                 aws.String(t.name),
+		FilterExpression:          aws.String(filter),
+		ExpressionAttributeNames:  b.Names(),
+		ExpressionAttributeValues: b.Values(),
+		Segment:                   aws.Int32(int32(seg)),
+		TotalSegments:             aws.Int32(int32(s.o.Segments)),
+		Limit:                     aws.Int32(s.o.PageSize),
+		ConsistentRead:            aws.Bool(true),
+	}
+	if cursor != "" {
+		if in.ExclusiveStartKey, err = t.decodeScanCursor(cursor); err != nil {
+			return err
+		}
+	}
+	for {
+		out, err := t.client.Scan(ctx, &in)
+		if err != nil {
+			return fmt.Errorf("segment %d: %w", seg, err)
+		}
+		var migrated, lost, failed int64
+		for _, item := range out.Items {
+			if err := s.pace(ctx); err != nil {
+				return err // the page is not checkpointed: it is read again on resume
+			}
+			rv := reflect.New(info.goType).Elem()
+			m, err := info.decodeInto(item, rv)
+			if err != nil {
+				failed++
+				info.migration.report(err)
+				continue
+			}
+			if !m {
+				continue
+			}
+			w, err := info.planWriteBack(item, rv)
+			if err != nil {
+				failed++
+				info.migration.report(err)
+				continue
+			}
+			if info.migration.send(ctx, t, w) {
+				migrated++
+			} else {
+				lost++
+			}
+		}
+		next := ShardEnd
+		if len(out.LastEvaluatedKey) > 0 {
+			if next, err = t.encodeScanCursor(out.LastEvaluatedKey); err != nil {
+				return err
+			}
+		}
+		if err := s.o.Checkpoints.Save(ctx, id, next); err != nil {
+			return fmt.Errorf("segment %d: checkpoint: %w", seg, err)
+		}
+		s.mu.Lock()
+		s.stats.Seen += int64(out.ScannedCount)
+		s.stats.Migrated += migrated
+		s.stats.Lost += lost
+		s.stats.Failed += failed
+		if s.o.Progress != nil {
+			st := s.stats
+			st.Elapsed = time.Since(s.start)
+			s.o.Progress(st)
+		}
+		s.mu.Unlock()
+		if next == ShardEnd {
+			return nil
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+	}
+}
+
+// Scan cursors of a sweep hold the base table key, as base64 of
+// uvarint(len) value for the partition key then the sort key.
+func (t *Table) encodeScanCursor(lek map[string]types.AttributeValue) (string, error) {
+	var buf []byte
+	for _, a := range []string{t.opts.PartitionKey, t.opts.SortKey} {
+		s, ok := lek[a].(*types.AttributeValueMemberS)
+		if !ok {
+			return "", fmt.Errorf("scan position lacks %s", a)
+		}
+		buf = binary.AppendUvarint(buf, uint64(len(s.Value)))
+		buf = append(buf, s.Value...)
+	}
+	return base64.RawURLEncoding.EncodeToString(buf), nil
+}
+
+func (t *Table) decodeScanCursor(c string) (map[string]types.AttributeValue, error) {
+	raw, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil {
+		return nil, fmt.Errorf("sweep checkpoint: %w", ErrInvalidCursor)
+	}
+	key := map[string]types.AttributeValue{}
+	for _, a := range []string{t.opts.PartitionKey, t.opts.SortKey} {
+		n, w := binary.Uvarint(raw)
+		if w <= 0 || n == 0 || n > uint64(len(raw)-w) {
+			return nil, fmt.Errorf("sweep checkpoint: %w", ErrInvalidCursor)
+		}
+		key[a] = &types.AttributeValueMemberS{Value: string(raw[w : w+int(n)])}
+		raw = raw[w+int(n):]
+	}
+	return key, nil
+}

@@ -102,9 +102,10 @@ type (
 	badEmbedOptions struct {
 		Base `dynamodbav:",omitempty"`
 	}
+	//lint:ignore U1000 only reflection sees it: an unexported embedded non-struct
 	status          string
 	badUnexportedNS struct {
-		status
+		status //lint:ignore U1000 only reflection sees it
 	}
 	badUnexportedTagged struct {
 		embC `dynamodbav:"c"`
@@ -115,7 +116,7 @@ type (
 	}
 	okIgnoredBad struct {
 		C chan int `dynamodbav:"-"`
-		c chan int
+		c chan int //lint:ignore U1000 an unexported field is skipped, whatever its type
 	}
 	okMarshalerOptions struct {
 		V valMarshaler `dynamodbav:",stringset,unixtime"` // options are the marshaler's business

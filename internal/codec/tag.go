@@ -30,9 +30,6 @@ func (o options) elem() options {
 	return options{omitEmpty: o.omitEmptyElem, omitEmptyElem: o.omitEmptyElem, nullEmpty: o.nullEmptyElem}
 }
 
-// isSet reports whether one of the set options is present.
-func (o options) isSet() bool { return o.binarySet || o.numberSet || o.stringSet }
-
 // tagString renders o as a `dynamodbav` tag value with the given name, the inverse of parseTag.
 func (o options) tagString(name string) string {
 	var b strings.Builder

@@ -52,6 +52,47 @@
 // typed errors ([*KeyError], [*EntityError], [*ItemError], [*TxError]) for
 // [errors.As].
 //
+// # Concurrency and exactly-once writes
+//
+// An integer field tagged `singletable:"version"` turns on optimistic locking:
+// writes carry a condition on the version held and store the next one; a stale
+// write fails with a [*ConflictError]; [Entity.Mutate] reads, applies and retries.
+// Each versioned write stores a random receipt, so a write whose response was lost
+// is recognised when the item is read back: reported as the success it was, never
+// as a conflict, never sent twice. Transactions carry a ClientRequestToken.
+//
+// # Item collections
+//
+// [Table.Query] and [Table.All] read every entity type in a partition, decoding each
+// item by its type attribute; [Collection] decodes a partition into a struct whose
+// fields are tagged with the types they hold, such as a customer and its orders, or
+// an order and its line items ([SKTree] reads an item and the items under it).
+//
+// # Write sharding
+//
+// `singletable:"shards=N"` on the blank field and a `singletable:"shard"` field
+// spread a hot partition over N; [Entity.QueryShards] reads them all concurrently
+// and merges them in sort key order, with a cursor that resumes every shard.
+//
+// # Lazy migration
+//
+// [Migrations] gives an entity a schema history: every read migrates older items in
+// memory and writes them back conditionally (sync, async or off); [Entity.Sweep]
+// migrates the rest with a parallel, rate-limited, resumable scan.
+//
+// # Index waits
+//
+// Global secondary indexes are eventually consistent. [Entity.WaitIndexed],
+// [Entity.WaitUnindexed], [Entity.WaitMoved] and [WaitFor] retry a read with
+// exponential backoff and full jitter until it shows what was written.
+//
+// # Ordered processing
+//
+// [Railroad] runs tasks one after another per key and concurrently across keys,
+// with bounded queues. [ConsumeStream] reads a table's DynamoDB Stream, decodes old
+// and new images into registered entities and handles each item's changes in
+// order, at least once.
+//
 // # Testing
 //
 // Package dynamolocal starts DynamoDB Local for tests and examples: an endpoint

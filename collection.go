@@ -59,7 +59,7 @@ const (
 func OnUnknown(m UnknownTypes) QueryOption {
 	return queryFunc(func(o *queryOptions) error {
 		if m > UnknownCollect {
-			return fmt.Errorf("singletable: OnUnknown(%d): %w", m, ErrInvalidInput)
+			return fmt.Errorf("OnUnknown(%d): %w", m, ErrInvalidInput)
 		}
 		o.unknown = m
 		return nil

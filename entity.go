@@ -542,8 +542,16 @@ func (e *Entity[T]) Get(ctx context.Context, key T, opts ...GetOption) (T, error
 		opt.applyGet(&o)
 	}
 	sv := reflect.ValueOf(&key).Elem()
-	if err := e.resolveShard(ctx, sv, o.consistent); err != nil {
+	found, err := e.resolveShardItem(ctx, sv, o.consistent)
+	if err != nil {
 		return zero, e.itemErr("Get", nil, err)
+	}
+	if found != nil { // a random shard's lookup read the item already
+		v, err := e.decode(ctx, found)
+		if err != nil {
+			return zero, e.itemErr("Get", e.info.table.keyStrings(found), err)
+		}
+		return v, nil
 	}
 	k, ks, err := e.info.primaryKey(sv)
 	if err != nil {
@@ -825,6 +833,43 @@ func (e *Entity[T]) Delete(ctx context.Context, key T, opts ...WriteOption) erro
 	}
 	_, err = e.send(ctx, w)
 	return err
+}
+
+// Key renders every key attribute of v: the primary key and the keys of each index
+// whose inputs v holds (the attributes a Put of v would write). It sends nothing; a
+// random shard of a sharded entity must be set in v.
+func (e *Entity[T]) Key(v T) (map[string]string, error) {
+	sv := reflect.ValueOf(&v).Elem()
+	if _, err := e.info.fillShard(sv, false); err != nil {
+		return nil, err
+	}
+	if err := e.info.checkShard(sv); err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, kt := range []*keyTemplate{e.info.pk, e.info.sk} {
+		s, _, err := kt.render(e.info, sv, false)
+		if err != nil {
+			return nil, err
+		}
+		out[kt.attr] = s
+	}
+	for _, ix := range e.table.opts.Indexes {
+		pair, ok := e.info.indexes[ix.Name]
+		if !ok {
+			continue
+		}
+		vals, ok, err := e.info.renderIndex(pair, func(kt *keyTemplate, i int) keyValue { return keyValueOfField(kt.fields[i], sv) })
+		if err != nil {
+			return nil, err
+		}
+		for j := range vals {
+			if ok {
+				out[pair[j].attr] = vals[j]
+			}
+		}
+	}
+	return out, nil
 }
 
 // ParseKey rebuilds the key fields of a T from a rendered primary key, given as

@@ -356,3 +356,21 @@ func TestItemErrorMessage(t *testing.T) {
 	assert.Equal(t, `singletable: Get Order{PK="CUST#1", SK="ORDER#1"}: item not found`, err.Error())
 	assert.True(t, errors.Is(err, ErrNotFound))
 }
+
+func TestEntityKey(t *testing.T) {
+	tbl := offlineTable(t)
+	_, orders, _ := registerAll(t, tbl)
+	k, err := orders.Key(order("c1", 1))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{
+		"PK": "CUST#c1", "SK": "ORDER#o001", "GSI1PK": "STATUS#SHIPPED", "GSI1SK": "2024-05-01T09:01:00.000000000Z#o001",
+		"GSI2PK": "CUST#c1", "GSI2SK": k["GSI2SK"],
+	}, k)
+	o := order("c1", 2)
+	o.Status = ""
+	k, err = orders.Key(o)
+	require.NoError(t, err)
+	assert.NotContains(t, k, "GSI1PK", "a sparse index key is left out")
+	_, err = orders.Key(tOrder{CustomerID: "c1"})
+	assert.ErrorIs(t, err, ErrInvalidKey)
+}

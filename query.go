@@ -79,7 +79,7 @@ func On(index string) QueryOption {
 func Limit(n int) QueryOption {
 	return queryFunc(func(o *queryOptions) error {
 		if n <= 0 || n > 1<<31-1 {
-			return fmt.Errorf("singletable: Limit(%d): want a positive limit: %w", n, ErrInvalidInput)
+			return fmt.Errorf("Limit(%d): want a positive limit: %w", n, ErrInvalidInput)
 		}
 		o.limit = int32(n)
 		return nil
@@ -121,7 +121,7 @@ func ReturnCapacity() QueryOption {
 func sortKey(op skOp, values ...any) QueryOption {
 	return queryFunc(func(o *queryOptions) error {
 		if o.sk != nil {
-			return fmt.Errorf("singletable: more than one sort key condition: %w", ErrInvalidInput)
+			return fmt.Errorf("more than one sort key condition: %w", ErrInvalidInput)
 		}
 		c := &skCond{op: op}
 		copy(c.values[:], values)

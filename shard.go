@@ -138,7 +138,8 @@ func (sp *shardPlan) setShard(sv reflect.Value, n int) {
 	}
 }
 
-// hashShard is the shard the shardBy values choose: FNV-1a of their key renderings.
+// hashShard is the shard the shardBy values choose: a hash of their key renderings.
+// It is part of the stored data's layout: changing it moves items to other shards.
 func (sp *shardPlan) hashShard(sv reflect.Value) int {
 	h := fnv.New64a()
 	var buf []byte
@@ -158,7 +159,15 @@ func (sp *shardPlan) hashShard(sv reflect.Value) int {
 		buf = append(buf, 0)
 		h.Write(buf)
 	}
-	return int(h.Sum64()%uint64(sp.count)) + 1
+	// FNV-1a's low bits depend on few input bits; mix them all in (MurmurHash3's
+	// finalizer) so that a power-of-two shard count spreads any ids.
+	x := h.Sum64()
+	x ^= x >> 33
+	x *= 0xff51afd7ed558ccd
+	x ^= x >> 33
+	x *= 0xc4ceb9fe1a85ec53
+	x ^= x >> 33
+	return int(x%uint64(sp.count)) + 1
 }
 
 // fillShard makes sure a value's shard is set: computed for a hashed entity, drawn
@@ -210,8 +219,9 @@ func (info *entityInfo) checkShard(sv reflect.Value) error {
 }
 
 // locateShard finds which shard holds the item at key (a randomly sharded entity's
-// value with shard 0) with one BatchGetItem over every shard, and sets it in sv.
-func (e *Entity[T]) locateShard(ctx context.Context, sv reflect.Value, consistent bool) error {
+// value with shard 0) with one BatchGetItem over every shard, sets it in sv and
+// returns the item.
+func (e *Entity[T]) locateShard(ctx context.Context, sv reflect.Value, consistent bool) (map[string]types.AttributeValue, error) {
 	sp := e.info.shard
 	keys := make([]map[string]types.AttributeValue, 0, sp.count)
 	cp := reflect.New(sv.Type()).Elem()
@@ -220,7 +230,7 @@ func (e *Entity[T]) locateShard(ctx context.Context, sv reflect.Value, consisten
 		sp.setShard(cp, s)
 		k, _, err := e.info.primaryKey(cp)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		keys = append(keys, k)
 	}
@@ -230,34 +240,41 @@ func (e *Entity[T]) locateShard(ctx context.Context, sv reflect.Value, consisten
 	for len(pending) > 0 {
 		n := min(len(pending), maxBatchGet)
 		out, err := t.client.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
-			t.name: {Keys: pending[:n], ConsistentRead: aws.Bool(consistent), ProjectionExpression: aws.String("#pk"), ExpressionAttributeNames: map[string]string{"#pk": t.opts.PartitionKey}},
+			t.name: {Keys: pending[:n], ConsistentRead: aws.Bool(consistent)},
 		}})
 		if err != nil {
-			return fmt.Errorf("singletable: locate %s's shard: %w", e.info.name, err)
+			return nil, fmt.Errorf("singletable: locate %s's shard: %w", e.info.name, err)
 		}
 		for _, item := range out.Responses[t.name] {
 			for s, k := range keys {
 				if k[t.opts.PartitionKey].(*types.AttributeValueMemberS).Value == item[t.opts.PartitionKey].(*types.AttributeValueMemberS).Value {
 					sp.setShard(sv, s+1)
-					return nil
+					return item, nil
 				}
 			}
 		}
 		again := out.UnprocessedKeys[t.name].Keys
 		pending = append(again, pending[n:]...)
 		if err := retry.after(ctx, n, len(again)); err != nil {
-			return fmt.Errorf("singletable: locate %s's shard: %w: %w", e.info.name, ErrUnprocessed, err)
+			return nil, fmt.Errorf("singletable: locate %s's shard: %w: %w", e.info.name, ErrUnprocessed, err)
 		}
 	}
-	return ErrNotFound
+	return nil, ErrNotFound
 }
 
 // resolveShard fills the shard of a key value for a read or a write of one item,
 // looking it up when it must.
 func (e *Entity[T]) resolveShard(ctx context.Context, sv reflect.Value, consistent bool) error {
+	_, err := e.resolveShardItem(ctx, sv, consistent)
+	return err
+}
+
+// resolveShardItem is resolveShard that also returns the item when it had to be
+// looked up (nil otherwise).
+func (e *Entity[T]) resolveShardItem(ctx context.Context, sv reflect.Value, consistent bool) (map[string]types.AttributeValue, error) {
 	need, err := e.info.fillShard(sv, false)
 	if err != nil || !need {
-		return err
+		return nil, err
 	}
 	return e.locateShard(ctx, sv, consistent)
 }
@@ -271,7 +288,7 @@ func Days(attr string, from, to time.Time) QueryOption {
 	return queryFunc(func(o *queryOptions) error {
 		f, t := from.UTC().Truncate(24*time.Hour), to.UTC().Truncate(24*time.Hour)
 		if t.Before(f) || t.Sub(f) > 366*24*time.Hour {
-			return fmt.Errorf("singletable: Days(%s, %s): want from <= to, at most a year apart: %w", f.Format(dateLayout), t.Format(dateLayout), ErrInvalidInput)
+			return fmt.Errorf("Days(%s, %s): want from <= to, at most a year apart: %w", f.Format(dateLayout), t.Format(dateLayout), ErrInvalidInput)
 		}
 		o.dayAttr, o.dayFrom, o.dayTo = attr, f, t
 		return nil
@@ -282,7 +299,7 @@ func Days(attr string, from, to time.Time) QueryOption {
 func Parallel(n int) QueryOption {
 	return queryFunc(func(o *queryOptions) error {
 		if n < 1 {
-			return fmt.Errorf("singletable: Parallel(%d): %w", n, ErrInvalidInput)
+			return fmt.Errorf("Parallel(%d): %w", n, ErrInvalidInput)
 		}
 		o.parallel = n
 		return nil
@@ -318,6 +335,10 @@ type shardStream struct {
 	done    bool                            // no page after buf
 	failed  error
 	fetched bool
+	units   float64 // read capacity consumed by fetches not yet reported
+	// exempt: the stream failed on an earlier page (AllowPartial), so its items
+	// before the merge boundary were never returned and are not skipped.
+	exempt bool
 }
 
 // fetch reads the stream's next page.
@@ -333,9 +354,26 @@ func (s *shardStream) fetch(ctx context.Context, t *Table, what string) {
 	if s.pq.treeRoot != "" {
 		out.Items = t.keepTree(out.Items, s.pq)
 	}
+	if out.ConsumedCapacity != nil && out.ConsumedCapacity.CapacityUnits != nil {
+		s.units += *out.ConsumedCapacity.CapacityUnits
+	}
 	s.buf = append(s.buf, out.Items...)
 	s.start = out.LastEvaluatedKey
 	s.done = len(out.LastEvaluatedKey) == 0
+}
+
+// mergePos is a position in the merged order: a sort key, ties broken by stream.
+type mergePos struct {
+	sk     string
+	stream int
+}
+
+// after reports whether (sk, stream) comes after p in the merge order.
+func (p *mergePos) after(sk string, stream int, desc bool) bool {
+	if sk != p.sk {
+		return (sk > p.sk) != desc
+	}
+	return stream > p.stream
 }
 
 // mergeHeap orders the heads of the streams by sort key.
@@ -419,6 +457,9 @@ func (e *Entity[T]) AllShards(ctx context.Context, key T, opts ...QueryOption) i
 // page to page.
 type fanoutQuery struct {
 	streams  []*shardStream
+	// boundary is the merge position of the last item returned: on a resumed page,
+	// items at or before it (written meanwhile) are skipped, so pages stay in order.
+	boundary *mergePos
 	index    Index
 	limit    int
 	desc     bool
@@ -575,11 +616,18 @@ func (e *Entity[T]) fanoutPage(ctx context.Context, fq *fanoutQuery) (Page[T], e
 	for h.Len() > 0 && (fq.limit == 0 || len(page.Items) < fq.limit) {
 		i := h.idx[0]
 		s := fq.streams[i]
+		sk := h.head(i)
 		item := s.buf[0]
 		s.buf = s.buf[1:]
 		s.pos = keyOf(item, attrs)
 		page.Scanned++
-		if e.info.isType(item) {
+		if s.exempt && fq.boundary != nil && fq.boundary.after(sk, i, fq.desc) {
+			s.exempt = false // caught up with the pass
+		}
+		if fq.boundary != nil && !s.exempt && !fq.boundary.after(sk, i, fq.desc) {
+			// written since the previous page, before its end: not in this pass
+		} else if e.info.isType(item) {
+			fq.boundary = &mergePos{sk: sk, stream: i}
 			v, err := e.decode(ctx, item)
 			if err != nil {
 				return Page[T]{}, fmt.Errorf("singletable: QueryShards %s: %w", e.info.name, err)
@@ -601,6 +649,8 @@ func (e *Entity[T]) fanoutPage(ctx context.Context, fq *fanoutQuery) (Page[T], e
 	more := false
 	for _, s := range fq.streams {
 		more = more || len(s.buf) > 0 || !s.done || s.failed != nil
+		page.Capacity += s.units
+		s.units = 0
 	}
 	if more {
 		c, err := t.encodeFanoutCursor(fq)
@@ -640,29 +690,41 @@ func (fq *fanoutQuery) failure() error {
 
 // A fan-out cursor records, per partition, where the next page starts:
 //
-//	version(2) | sha256(identity)[:8] | per partition: state(1) [| per key attribute: uvarint(len) value] | mac(16)
+//	version(2) | sha256(identity)[:8] | boundary | per partition: state(1) [| per key attribute: uvarint(len) value] | mac(16)
 //
-// state 0: not read yet; 1: after the key that follows; 2: read to the end.
+// boundary is 0, or 1 | uvarint(stream) | uvarint(len) sort key: the merge position
+// of the last item returned. state 0: not read yet; 1: after the key that follows;
+// 2: read to the end; 3 and 4: as 0 and 1 for a partition that failed, whose items
+// before the boundary are still to be returned.
 const fanoutCursorVersion = 2
 
 func (t *Table) encodeFanoutCursor(fq *fanoutQuery) (string, error) {
 	attrs := t.cursorAttrs(fq.index)
 	payload := []byte{fanoutCursorVersion}
 	payload = append(payload, fq.identity[:cursorIDLen]...)
+	if b := fq.boundary; b != nil {
+		payload = append(payload, 1)
+		payload = binary.AppendUvarint(payload, uint64(b.stream))
+		payload = binary.AppendUvarint(payload, uint64(len(b.sk)))
+		payload = append(payload, b.sk...)
+	} else {
+		payload = append(payload, 0)
+	}
 	for _, s := range fq.streams {
 		pos := s.pos
+		exempt := byte(0)
 		switch {
-		case s.failed != nil:
-			pos = s.pos // resume where it stood (the start it failed to read from)
+		case s.failed != nil || s.exempt:
+			exempt = 3 // resume where it stood, without skipping to the boundary
 		case len(s.buf) == 0 && s.done && s.fetched:
 			payload = append(payload, 2)
 			continue
 		}
 		if pos == nil {
-			payload = append(payload, 0)
+			payload = append(payload, 0+exempt)
 			continue
 		}
-		payload = append(payload, 1)
+		payload = append(payload, 1+exempt)
 		for _, a := range attrs {
 			v, ok := pos[a].(*types.AttributeValueMemberS)
 			if !ok {
@@ -692,6 +754,27 @@ func (t *Table) decodeFanoutCursor(cursor string, fq *fanoutQuery) error {
 		return fmt.Errorf("%w: it belongs to another query", ErrInvalidCursor)
 	}
 	rest := payload[1+cursorIDLen:]
+	if len(rest) == 0 {
+		return fmt.Errorf("%w: truncated", ErrInvalidCursor)
+	}
+	if rest[0] == 1 {
+		rest = rest[1:]
+		stream, w := binary.Uvarint(rest)
+		if w <= 0 || stream >= uint64(len(fq.streams)) {
+			return fmt.Errorf("%w: bad boundary", ErrInvalidCursor)
+		}
+		rest = rest[w:]
+		n, w := binary.Uvarint(rest)
+		if w <= 0 || n > uint64(len(rest)-w) {
+			return fmt.Errorf("%w: bad boundary", ErrInvalidCursor)
+		}
+		fq.boundary = &mergePos{stream: int(stream), sk: string(rest[w : w+int(n)])}
+		rest = rest[w+int(n):]
+	} else if rest[0] == 0 {
+		rest = rest[1:]
+	} else {
+		return fmt.Errorf("%w: bad boundary", ErrInvalidCursor)
+	}
 	attrs := t.cursorAttrs(fq.index)
 	for _, s := range fq.streams {
 		if len(rest) == 0 {
@@ -699,6 +782,10 @@ func (t *Table) decodeFanoutCursor(cursor string, fq *fanoutQuery) error {
 		}
 		state := rest[0]
 		rest = rest[1:]
+		if state >= 3 {
+			s.exempt = true
+			state -= 3
+		}
 		switch state {
 		case 0:
 		case 2:

@@ -71,7 +71,8 @@ type TableOptions struct {
 	// with [Migrations]; default "_schema".
 	SchemaAttribute string
 	// Random draws the shard of a randomly sharded write; default
-	// math/rand/v2.Uint64. Tests make it deterministic.
+	// math/rand/v2.Uint64. It is called from concurrent writes, so it must be safe
+	// for concurrent use. Tests make it deterministic.
 	Random func() uint64
 	// Receipts is how many receipt slots a versioned item keeps, each about 20
 	// bytes; default 4. A write whose response was lost can still be recognised
@@ -104,6 +105,12 @@ func WithDelimiter(d byte) func(*TableOptions) {
 // WithCursorSecret signs cursors with HMAC-SHA256 under secret; see [TableOptions.CursorSecret].
 func WithCursorSecret(secret []byte) func(*TableOptions) {
 	return func(o *TableOptions) { o.CursorSecret = append([]byte(nil), secret...) }
+}
+
+// WithRandom sets the random source that draws shards; it must be safe for
+// concurrent use. See [TableOptions.Random].
+func WithRandom(random func() uint64) func(*TableOptions) {
+	return func(o *TableOptions) { o.Random = random }
 }
 
 // WithBackoff sets the retry schedule for unprocessed batch items.

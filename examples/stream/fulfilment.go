@@ -47,6 +47,7 @@ type Fulfilment struct {
 	order      []string            // "order status" of every change applied, in the order applied
 
 	active, maxActive atomic.Int32 // changes being handled now, and the most at once
+	completed         int          // changes finished: applied or skipped as repeats
 }
 
 // NewFulfilment returns an empty Fulfilment whose changes each take work.
@@ -71,6 +72,7 @@ func (f *Fulfilment) Handle(ctx context.Context, rec singletable.StreamRecord) e
 	f.handled++
 	if seen && after.Step <= last {
 		f.repeats++
+		f.completed++
 		f.mu.Unlock()
 		return nil
 	}
@@ -92,6 +94,7 @@ func (f *Fulfilment) Handle(ctx context.Context, rec singletable.StreamRecord) e
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.steps[after.ID()] = after.Step
+	f.completed++
 	f.applied[after.ID()] = append(f.applied[after.ID()], after.Status)
 	f.order = append(f.order, after.ID()+" "+after.Status)
 	return nil
@@ -116,6 +119,14 @@ func (f *Fulfilment) Handled() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.handled
+}
+
+// Completed returns how many changes Handle has finished: applied, or skipped as
+// repeats. A change being handled (or cut short by a stop) is not counted.
+func (f *Fulfilment) Completed() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.completed
 }
 
 // Timeline returns the statuses applied to an order: "PLACED → PAID → ...".

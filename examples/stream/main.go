@@ -161,7 +161,7 @@ func run(ctx context.Context, client singletable.Client, streams singletable.Str
 		return err
 	}
 	p("\n2. While no consumer runs, %d orders are RETURNED; then a new consumer starts with the same checkpoints", len(returned))
-	before := f.Handled()
+	before := f.Completed()
 	c = startConsumer(ctx, table, streams, f, options)
 	if err := waitFor(ctx, f, before+len(returned), c); err != nil {
 		return err
@@ -170,7 +170,7 @@ func run(ctx context.Context, client singletable.Client, streams singletable.Str
 	if err := c.stop(); err != nil {
 		return err
 	}
-	if n := f.Handled() - before; n != len(returned) {
+	if n := f.Completed() - before; n != len(returned) {
 		return fmt.Errorf("the second consumer handled %d changes, want the %d new ones", n, len(returned))
 	}
 	if err := f.Check(ids[:len(returned)], steps+1); err != nil {
@@ -223,10 +223,11 @@ func (c *consumer) stop() error {
 	return nil
 }
 
-// waitFor waits until f has handled n changes, the consumer fails, or a minute passes.
+// waitFor waits until f has finished handling n changes, the consumer fails, or a
+// minute passes.
 func waitFor(ctx context.Context, f *Fulfilment, n int, c *consumer) error {
 	deadline := time.After(time.Minute)
-	for f.Handled() < n {
+	for f.Completed() < n {
 		select {
 		case err := <-c.done:
 			return fmt.Errorf("the consumer stopped: %w", err)

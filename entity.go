@@ -482,6 +482,11 @@ func (info *entityInfo) renderIndex(pair [2]*keyTemplate, get func(kt *keyTempla
 // decode decodes an item into a T, refusing items of another type, migrating (and
 // writing back) an item of an older schema.
 func (e *Entity[T]) decode(ctx context.Context, item map[string]types.AttributeValue) (T, error) {
+	return e.decodeWith(ctx, item, true)
+}
+
+// decodeWith is decode; writeBack=false migrates in memory only.
+func (e *Entity[T]) decodeWith(ctx context.Context, item map[string]types.AttributeValue, writeBack bool) (T, error) {
 	var v T
 	if got, ok := item[e.table.opts.TypeAttribute].(*types.AttributeValueMemberS); ok && got.Value != e.info.discriminator {
 		return v, fmt.Errorf("singletable: item has %s %q, want %q: %w", e.table.opts.TypeAttribute, got.Value, e.info.discriminator, ErrTypeMismatch)
@@ -495,7 +500,7 @@ func (e *Entity[T]) decode(ctx context.Context, item map[string]types.AttributeV
 		}
 		return v, fmt.Errorf("singletable: decode %s: %w", e.info.name, err)
 	}
-	if migrated {
+	if migrated && writeBack {
 		e.info.afterMigrate(ctx, item, rv)
 	}
 	return v, nil

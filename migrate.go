@@ -237,7 +237,7 @@ func (info *entityInfo) afterMigrate(ctx context.Context, stored map[string]type
 		return
 	}
 	if mp.mode == WriteBackSync {
-		mp.send(ctx, info.table, w)
+		_, _ = mp.send(ctx, info.table, w) // failures go to OnError; the read stands
 		return
 	}
 	select {
@@ -254,25 +254,30 @@ func (mp *migrationPlan) report(err error) {
 	}
 }
 
-// send writes a migrated item back; losing the race to a newer write is not an error.
-func (mp *migrationPlan) send(ctx context.Context, t *Table, w *writeRequest) bool {
-	_, err := w.call(ctx, t)
+// send writes a migrated item back; losing the race to a newer write is not an
+// error (written=false, err=nil). Other failures are reported and returned.
+func (mp *migrationPlan) send(ctx context.Context, t *Table, w *writeRequest) (written bool, err error) {
+	_, err = w.call(ctx, t)
 	switch {
 	case err == nil:
 		mp.written.Add(1)
-		return true
+		return true, nil
 	case isConditionFailed(err):
 		mp.lost.Add(1)
+		return false, nil
+	case ctx.Err() != nil:
+		return false, err // stopped: the item is migrated again later, at worst twice in memory
 	default:
-		mp.report(fmt.Errorf("singletable: write-back of %s: %w", formatKey(w.keyStr), err))
+		err = fmt.Errorf("singletable: write-back of %s: %w", formatKey(w.keyStr), err)
+		mp.report(err)
+		return false, err
 	}
-	return false
 }
 
 func (mp *migrationPlan) work(t *Table, info *entityInfo) {
 	defer close(mp.done)
 	for w := range mp.queue {
-		mp.send(context.Background(), t, w)
+		_, _ = mp.send(context.Background(), t, w) // failures go to OnError
 	}
 }
 
@@ -356,7 +361,9 @@ func (info *entityInfo) stampSchema(item map[string]types.AttributeValue) {
 
 // SweepOptions configures [Entity.Sweep]. Zero fields take the defaults named.
 type SweepOptions struct {
-	// Segments is the number of parallel scan segments; default 4.
+	// Segments is the number of parallel scan segments; default 4. DynamoDB
+	// splits a table into segments by partition: the items of one partition key
+	// are all in one segment, so a table of few partitions keeps most segments idle.
 	Segments int
 	// Rate caps the items migrated per second, across segments; 0 is no cap.
 	Rate float64
@@ -451,6 +458,14 @@ func (s *sweeper[T]) snapshot() SweepStats {
 	return st
 }
 
+// count updates the totals as each item is done, so a stopped sweep reports
+// every write it made.
+func (s *sweeper[T]) count(f func(*SweepStats)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f(&s.stats)
+}
+
 // pace waits for the next migration slot under the rate cap.
 func (s *sweeper[T]) pace(ctx context.Context) error {
 	if s.interval == 0 {
@@ -472,8 +487,11 @@ func (s *sweeper[T]) segment(ctx context.Context, seg int) error {
 	info := e.info
 	id := "sweep/" + info.discriminator + "/" + strconv.Itoa(seg) + "/" + strconv.Itoa(s.o.Segments)
 	cursor, err := s.o.Checkpoints.Load(ctx, id)
-	if err != nil || cursor == ShardEnd {
-		return err
+	if err != nil {
+		return fmt.Errorf("segment %d: checkpoint: %w", seg, err)
+	}
+	if cursor == ShardEnd {
+		return nil
 	}
 	var b expr.Builder
 	filter := b.Name(t.opts.TypeAttribute) + " = " + b.S(info.discriminator) + " AND (attribute_not_exists(" + b.Name(t.opts.SchemaAttribute) + ") OR " +
@@ -498,31 +516,34 @@ func (s *sweeper[T]) segment(ctx context.Context, seg int) error {
 		if err != nil {
 			return fmt.Errorf("segment %d: %w", seg, err)
 		}
-		var migrated, lost, failed int64
 		for _, item := range out.Items {
 			if err := s.pace(ctx); err != nil {
-				return err // the page is not checkpointed: it is read again on resume
+				return fmt.Errorf("segment %d: %w", seg, err) // the page is not checkpointed: it is read again on resume
 			}
 			rv := reflect.New(info.goType).Elem()
 			m, err := info.decodeInto(item, rv)
+			if err == nil && !m {
+				continue
+			}
+			var w *writeRequest
+			if err == nil {
+				w, err = info.planWriteBack(item, rv)
+			}
 			if err != nil {
-				failed++
 				info.migration.report(err)
+				s.count(func(st *SweepStats) { st.Failed++ })
 				continue
 			}
-			if !m {
-				continue
-			}
-			w, err := info.planWriteBack(item, rv)
-			if err != nil {
-				failed++
-				info.migration.report(err)
-				continue
-			}
-			if info.migration.send(ctx, t, w) {
-				migrated++
-			} else {
-				lost++
+			written, err := info.migration.send(ctx, t, w)
+			switch {
+			case written:
+				s.count(func(st *SweepStats) { st.Migrated++ })
+			case err == nil:
+				s.count(func(st *SweepStats) { st.Lost++ })
+			case ctx.Err() != nil:
+				return fmt.Errorf("segment %d: %w", seg, ctx.Err())
+			default:
+				s.count(func(st *SweepStats) { st.Failed++ })
 			}
 		}
 		next := ShardEnd
@@ -536,9 +557,6 @@ func (s *sweeper[T]) segment(ctx context.Context, seg int) error {
 		}
 		s.mu.Lock()
 		s.stats.Seen += int64(out.ScannedCount)
-		s.stats.Migrated += migrated
-		s.stats.Lost += lost
-		s.stats.Failed += failed
 		if s.o.Progress != nil {
 			st := s.stats
 			st.Elapsed = time.Since(s.start)

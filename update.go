@@ -94,6 +94,9 @@ func Upsert() UpdateOption {
 // the index key attributes are removed and the item leaves that sparse index.
 // Inputs of the primary key cannot change: delete and put instead.
 //
+// For an entity with [Migrations], an item older than the schema is updated as
+// stored and returned migrated in memory; it is written back on a later read.
+//
 // The item must exist and be of this type, or the error matches [ErrNotFound]
 // (see [Upsert]). A failed [If] condition matches [ErrCondition]. key is not modified.
 func (e *Entity[T]) Update(ctx context.Context, key T, opts ...UpdateOption) (T, error) {
@@ -110,7 +113,7 @@ func (e *Entity[T]) Update(ctx context.Context, key T, opts ...UpdateOption) (T,
 	if err != nil {
 		return zero, err
 	}
-	v, err := e.decode(ctx, attrs)
+	v, err := e.decodeWith(ctx, attrs, false) // the item just written is migrated on its next read
 	if err != nil {
 		return zero, e.itemErr("Update", w.keyStr, err)
 	}

@@ -99,8 +99,8 @@ func (s *Store) IssuesByPriority(ctx context.Context, owner, repo string, priori
 // ISSUE#OPEN#... to ISSUE#CLOSED#..., which moves it between the two status
 // lists. It returns the issue as stored. An issue that is not open matches
 // [singletable.ErrCondition]; a missing one [singletable.ErrNotFound]. A
-// version 1 issue is closed, then migrated and written back (a conditional
-// PutItem): two writes.
+// version 1 issue is returned migrated in memory; it stays at version 1 in the
+// table until a read writes it back.
 func (s *Store) CloseIssue(ctx context.Context, owner, repo string, number int64) (Issue, error) {
 	return s.Issues.Update(ctx, Issue{Owner: owner, Repo: repo, Number: number},
 		singletable.Set("status", StatusClosed),

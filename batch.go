@@ -46,6 +46,7 @@ func (t *Table) keyID(key map[string]types.AttributeValue) string {
 // the keys never answered. Cost: as many GetItems, in fewer round trips.
 // keys is not modified.
 func (e *Entity[T]) BatchGet(ctx context.Context, keys []T, opts ...GetOption) (BatchGetResult[T], error) {
+	ctx = e.observe(ctx)
 	var res BatchGetResult[T]
 	var o getOptions
 	for _, opt := range opts {
@@ -140,6 +141,7 @@ func (e *Entity[T]) BatchGet(ctx context.Context, keys []T, opts ...GetOption) (
 // matching [ErrUnprocessed]. Two items with the same key are refused before
 // anything is sent. items is not modified.
 func (e *Entity[T]) BatchPut(ctx context.Context, items []T) ([]T, error) {
+	ctx = e.observe(ctx)
 	reqs := make([]types.WriteRequest, len(items))
 	for i := range items {
 		v := items[i] // a copy: a drawn shard is not written back into the caller's slice
@@ -161,6 +163,7 @@ func (e *Entity[T]) BatchPut(ctx context.Context, items []T) ([]T, error) {
 // the same retries and result as [Entity.BatchPut]. Deleting a missing item is not
 // an error. keys is not modified.
 func (e *Entity[T]) BatchDelete(ctx context.Context, keys []T) ([]T, error) {
+	ctx = e.observe(ctx)
 	reqs := make([]types.WriteRequest, len(keys))
 	for i := range keys {
 		k, err := e.batchKey(keys[i])

@@ -175,6 +175,7 @@ func (e *Entity[T]) indexLookup(index string, v T) (func(context.Context) (*T, e
 // through an eventually consistent index. Each attempt is one Query (0.5 RCU per
 // 4 KB read). It returns the item as the index shows it.
 func (e *Entity[T]) WaitIndexed(ctx context.Context, index string, v T, opts ...RetryOption) (T, WaitStats, error) {
+	ctx = e.observe(ctx)
 	var zero T
 	lookup, err := e.indexLookup(index, v)
 	if err != nil {
@@ -202,6 +203,7 @@ func (e *Entity[T]) WaitIndexed(ctx context.Context, index string, v T, opts ...
 // item elsewhere in the index or out of it. old must hold the index key inputs the
 // item had. Each attempt is one Query.
 func (e *Entity[T]) WaitUnindexed(ctx context.Context, index string, old T, opts ...RetryOption) (WaitStats, error) {
+	ctx = e.observe(ctx)
 	lookup, err := e.indexLookup(index, old)
 	if err != nil {
 		return WaitStats{}, err
@@ -215,6 +217,7 @@ func (e *Entity[T]) WaitUnindexed(ctx context.Context, index string, old T, opts
 // Use it after an update that changed index key inputs. When the item leaves the
 // index (a sparse index), use WaitUnindexed alone.
 func (e *Entity[T]) WaitMoved(ctx context.Context, index string, old, updated T, opts ...RetryOption) (WaitStats, error) {
+	ctx = e.observe(ctx)
 	_, s1, err := e.WaitIndexed(ctx, index, updated, opts...)
 	if err != nil {
 		return s1, err

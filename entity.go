@@ -541,6 +541,7 @@ func Consistent() ReadOption { return consistentOption{} }
 // [Consistent]. A missing item is an error matching [ErrNotFound]; an item of another
 // entity type at the key matches [ErrTypeMismatch].
 func (e *Entity[T]) Get(ctx context.Context, key T, opts ...GetOption) (T, error) {
+	ctx = e.observe(ctx)
 	var zero T
 	var o getOptions
 	for _, opt := range opts {
@@ -780,12 +781,14 @@ func (e *Entity[T]) writeErr(w *writeRequest, err error) error {
 // replace an item of another entity type. Cost: 1 WCU per 1 KB. It returns the value
 // stored; v itself is not modified, so retrying the call is safe.
 func (e *Entity[T]) Put(ctx context.Context, v T, opts ...WriteOption) (T, error) {
+	ctx = e.observe(ctx)
 	return e.put(ctx, v, false, opts)
 }
 
 // Create is [Entity.Put] on the condition that no item exists at v's key; if one does,
 // the error matches [ErrAlreadyExists] and [ErrCondition] and nothing is written.
 func (e *Entity[T]) Create(ctx context.Context, v T, opts ...WriteOption) (T, error) {
+	ctx = e.observe(ctx)
 	return e.put(ctx, v, true, opts)
 }
 
@@ -824,6 +827,7 @@ func (e *Entity[T]) put(ctx context.Context, v T, create bool, opts []WriteOptio
 // Deleting a missing item succeeds, unless an [If] condition says otherwise.
 // Cost: 1 WCU per 1 KB of the deleted item.
 func (e *Entity[T]) Delete(ctx context.Context, key T, opts ...WriteOption) error {
+	ctx = e.observe(ctx)
 	var o writeOptions
 	for _, opt := range opts {
 		opt.applyWrite(&o)

@@ -403,6 +403,7 @@ func (s SweepStats) PerSecond() float64 {
 // checkpoints; running it again changes nothing (the items are current). Cost: the
 // Scan reads the whole table (0.5 RCU per 4 KB); each migrated item is one write.
 func (e *Entity[T]) Sweep(ctx context.Context, opts ...func(*SweepOptions)) (SweepStats, error) {
+	ctx = e.observe(ctx)
 	mp := e.info.migration
 	if mp == nil {
 		return SweepStats{}, fmt.Errorf("singletable: Sweep %s: the entity has no migrations: %w", e.info.name, ErrInvalidInput)

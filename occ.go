@@ -563,6 +563,7 @@ func explainConflict(info *entityInfo, w *writeRequest, cur map[string]types.Att
 // change the key's inputs or the version. Each attempt costs a consistent GetItem
 // and an UpdateItem. Mutate needs a versioned entity.
 func (e *Entity[T]) Mutate(ctx context.Context, key T, fn func(*T) error, opts ...RetryOption) (T, error) {
+	ctx = e.observe(ctx)
 	var zero T
 	if e.info.version == nil {
 		return zero, fmt.Errorf("singletable: Mutate %s: the entity has no version field: %w", e.info.name, ErrInvalidInput)

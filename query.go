@@ -199,6 +199,7 @@ type preparedQuery struct {
 // types in the partition are skipped, never decoded. Cost: 0.5 RCU per 4 KB read
 // (1 with [Consistent], base table only). key is not modified.
 func (e *Entity[T]) Query(ctx context.Context, key T, opts ...QueryOption) (Page[T], error) {
+	ctx = e.observe(ctx)
 	pq, err := e.prepareQuery(reflect.ValueOf(&key).Elem(), opts)
 	if err != nil {
 		return Page[T]{}, err
@@ -210,6 +211,7 @@ func (e *Entity[T]) Query(ctx context.Context, key T, opts ...QueryOption) (Page
 // All iterates over every item of the query, page after page, as Query with the same
 // options would return them. It stops at the first error, which it yields with a zero T.
 func (e *Entity[T]) All(ctx context.Context, key T, opts ...QueryOption) iter.Seq2[T, error] {
+	ctx = e.observe(ctx)
 	return func(yield func(T, error) bool) {
 		var zero T
 		pq, err := e.prepareQuery(reflect.ValueOf(&key).Elem(), opts)

@@ -418,6 +418,7 @@ func (h *mergeHeap) head(i int) string {
 // Query per partition per page read; a page of L items reads at most L items per
 // partition. key is not modified; its shard (and day) fields are ignored.
 func (e *Entity[T]) QueryShards(ctx context.Context, key T, opts ...QueryOption) (Page[T], error) {
+	ctx = e.observe(ctx)
 	fq, err := e.prepareFanout(key, opts)
 	if err != nil {
 		return Page[T]{}, err
@@ -428,6 +429,7 @@ func (e *Entity[T]) QueryShards(ctx context.Context, key T, opts ...QueryOption)
 // AllShards iterates over every item of a fan-out query, page after page, as
 // [Entity.QueryShards] merges them. It stops at the first error.
 func (e *Entity[T]) AllShards(ctx context.Context, key T, opts ...QueryOption) iter.Seq2[T, error] {
+	ctx = e.observe(ctx)
 	return func(yield func(T, error) bool) {
 		var zero T
 		fq, err := e.prepareFanout(key, opts)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -67,6 +68,14 @@ type TableOptions struct {
 	// ReceiptAttribute is the name prefix of the attributes that hold the receipts
 	// of versioned writes (see [ErrAmbiguous]); default "_wr", giving "_wr0", "_wr1"...
 	ReceiptAttribute string
+	// OnOperation, when set, is called after every DynamoDB call the table makes:
+	// the API, the entity it was for, latency, SDK attempts, consumed capacity and
+	// error. It must be safe for concurrent use and quick. Setting it (or Logger)
+	// makes every call ask for its consumed capacity.
+	OnOperation func(Operation)
+	// Logger, when set, logs every DynamoDB call at Debug level, and failed calls
+	// at Warn, with the same fields as OnOperation.
+	Logger *slog.Logger
 	// SchemaAttribute holds each item's schema version, for entities registered
 	// with [Migrations]; default "_schema".
 	SchemaAttribute string
@@ -111,6 +120,16 @@ func WithCursorSecret(secret []byte) func(*TableOptions) {
 // concurrent use. See [TableOptions.Random].
 func WithRandom(random func() uint64) func(*TableOptions) {
 	return func(o *TableOptions) { o.Random = random }
+}
+
+// WithObserver calls f after every DynamoDB call; see [TableOptions.OnOperation].
+func WithObserver(f func(Operation)) func(*TableOptions) {
+	return func(o *TableOptions) { o.OnOperation = f }
+}
+
+// WithLogger logs every DynamoDB call to l; see [TableOptions.Logger].
+func WithLogger(l *slog.Logger) func(*TableOptions) {
+	return func(o *TableOptions) { o.Logger = l }
 }
 
 // WithBackoff sets the retry schedule for unprocessed batch items.
@@ -199,6 +218,9 @@ func NewTable(client Client, name string, opts ...func(*TableOptions)) (*Table, 
 	if err := checkDelimiter(o.Delimiter); err != nil {
 		return nil, fmt.Errorf("singletable: NewTable %q: %w", name, err)
 	}
+	if o.OnOperation != nil || o.Logger != nil {
+		client = observed{Client: client, t: nil}
+	}
 	t := &Table{
 		client:   client,
 		name:     name,
@@ -206,6 +228,10 @@ func NewTable(client Client, name string, opts ...func(*TableOptions)) (*Table, 
 		keys:     map[string]keyRole{},
 		entities: map[string]*entityInfo{},
 		byGoType: map[reflect.Type]*entityInfo{},
+	}
+	if ob, ok := t.client.(observed); ok {
+		ob.t = t
+		t.client = ob
 	}
 	addKey := func(attr string, role keyRole) error {
 		if attr == "" {
@@ -268,7 +294,8 @@ func checkTableName(name string) error {
 // Name returns the table name.
 func (t *Table) Name() string { return t.name }
 
-// Client returns the client the table calls.
+// Client returns the client the table calls: the one given to [NewTable], wrapped,
+// when OnOperation or Logger is set, to report every call.
 func (t *Table) Client() Client { return t.client }
 
 // Options returns a copy of the table's options, defaults filled in.

@@ -100,6 +100,7 @@ func Upsert() UpdateOption {
 // The item must exist and be of this type, or the error matches [ErrNotFound]
 // (see [Upsert]). A failed [If] condition matches [ErrCondition]. key is not modified.
 func (e *Entity[T]) Update(ctx context.Context, key T, opts ...UpdateOption) (T, error) {
+	ctx = e.observe(ctx)
 	var zero T
 	sv := reflect.ValueOf(&key).Elem()
 	if err := e.resolveShard(ctx, sv, true); err != nil {

@@ -104,7 +104,9 @@ func (o observed) GetItem(ctx context.Context, in *dynamodb.GetItemInput, f ...f
 		cp.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
 	}
 	return call(ctx, o, "GetItem", func() (*dynamodb.GetItemOutput, error) { return o.Client.GetItem(ctx, &cp, f...) },
-		func(out *dynamodb.GetItemOutput) (middleware.Metadata, float64) { return out.ResultMetadata, units(out.ConsumedCapacity) })
+		func(out *dynamodb.GetItemOutput) (middleware.Metadata, float64) {
+			return out.ResultMetadata, units(out.ConsumedCapacity)
+		})
 }
 
 func (o observed) PutItem(ctx context.Context, in *dynamodb.PutItemInput, f ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
@@ -113,7 +115,9 @@ func (o observed) PutItem(ctx context.Context, in *dynamodb.PutItemInput, f ...f
 		cp.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
 	}
 	return call(ctx, o, "PutItem", func() (*dynamodb.PutItemOutput, error) { return o.Client.PutItem(ctx, &cp, f...) },
-		func(out *dynamodb.PutItemOutput) (middleware.Metadata, float64) { return out.ResultMetadata, units(out.ConsumedCapacity) })
+		func(out *dynamodb.PutItemOutput) (middleware.Metadata, float64) {
+			return out.ResultMetadata, units(out.ConsumedCapacity)
+		})
 }
 
 func (o observed) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, f ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
@@ -122,7 +126,9 @@ func (o observed) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, 
 		cp.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
 	}
 	return call(ctx, o, "UpdateItem", func() (*dynamodb.UpdateItemOutput, error) { return o.Client.UpdateItem(ctx, &cp, f...) },
-		func(out *dynamodb.UpdateItemOutput) (middleware.Metadata, float64) { return out.ResultMetadata, units(out.ConsumedCapacity) })
+		func(out *dynamodb.UpdateItemOutput) (middleware.Metadata, float64) {
+			return out.ResultMetadata, units(out.ConsumedCapacity)
+		})
 }
 
 func (o observed) DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, f ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
@@ -131,7 +137,9 @@ func (o observed) DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, 
 		cp.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
 	}
 	return call(ctx, o, "DeleteItem", func() (*dynamodb.DeleteItemOutput, error) { return o.Client.DeleteItem(ctx, &cp, f...) },
-		func(out *dynamodb.DeleteItemOutput) (middleware.Metadata, float64) { return out.ResultMetadata, units(out.ConsumedCapacity) })
+		func(out *dynamodb.DeleteItemOutput) (middleware.Metadata, float64) {
+			return out.ResultMetadata, units(out.ConsumedCapacity)
+		})
 }
 
 func (o observed) Query(ctx context.Context, in *dynamodb.QueryInput, f ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
@@ -140,7 +148,9 @@ func (o observed) Query(ctx context.Context, in *dynamodb.QueryInput, f ...func(
 		cp.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
 	}
 	return call(ctx, o, "Query", func() (*dynamodb.QueryOutput, error) { return o.Client.Query(ctx, &cp, f...) },
-		func(out *dynamodb.QueryOutput) (middleware.Metadata, float64) { return out.ResultMetadata, units(out.ConsumedCapacity) })
+		func(out *dynamodb.QueryOutput) (middleware.Metadata, float64) {
+			return out.ResultMetadata, units(out.ConsumedCapacity)
+		})
 }
 
 func (o observed) Scan(ctx context.Context, in *dynamodb.ScanInput, f ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error) {
@@ -149,7 +159,9 @@ func (o observed) Scan(ctx context.Context, in *dynamodb.ScanInput, f ...func(*d
 		cp.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
 	}
 	return call(ctx, o, "Scan", func() (*dynamodb.ScanOutput, error) { return o.Client.Scan(ctx, &cp, f...) },
-		func(out *dynamodb.ScanOutput) (middleware.Metadata, float64) { return out.ResultMetadata, units(out.ConsumedCapacity) })
+		func(out *dynamodb.ScanOutput) (middleware.Metadata, float64) {
+			return out.ResultMetadata, units(out.ConsumedCapacity)
+		})
 }
 
 func (o observed) BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, f ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error) {
@@ -158,7 +170,9 @@ func (o observed) BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInp
 		cp.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
 	}
 	return call(ctx, o, "BatchGetItem", func() (*dynamodb.BatchGetItemOutput, error) { return o.Client.BatchGetItem(ctx, &cp, f...) },
-		func(out *dynamodb.BatchGetItemOutput) (middleware.Metadata, float64) { return out.ResultMetadata, sumUnits(out.ConsumedCapacity) })
+		func(out *dynamodb.BatchGetItemOutput) (middleware.Metadata, float64) {
+			return out.ResultMetadata, sumUnits(out.ConsumedCapacity)
+		})
 }
 
 func (o observed) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, f ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
@@ -167,7 +181,9 @@ func (o observed) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteIte
 		cp.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
 	}
 	return call(ctx, o, "BatchWriteItem", func() (*dynamodb.BatchWriteItemOutput, error) { return o.Client.BatchWriteItem(ctx, &cp, f...) },
-		func(out *dynamodb.BatchWriteItemOutput) (middleware.Metadata, float64) { return out.ResultMetadata, sumUnits(out.ConsumedCapacity) })
+		func(out *dynamodb.BatchWriteItemOutput) (middleware.Metadata, float64) {
+			return out.ResultMetadata, sumUnits(out.ConsumedCapacity)
+		})
 }
 
 func (o observed) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, f ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
@@ -176,5 +192,7 @@ func (o observed) TransactWriteItems(ctx context.Context, in *dynamodb.TransactW
 		cp.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
 	}
 	return call(ctx, o, "TransactWriteItems", func() (*dynamodb.TransactWriteItemsOutput, error) { return o.Client.TransactWriteItems(ctx, &cp, f...) },
-		func(out *dynamodb.TransactWriteItemsOutput) (middleware.Metadata, float64) { return out.ResultMetadata, sumUnits(out.ConsumedCapacity) })
+		func(out *dynamodb.TransactWriteItemsOutput) (middleware.Metadata, float64) {
+			return out.ResultMetadata, sumUnits(out.ConsumedCapacity)
+		})
 }

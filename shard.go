@@ -458,7 +458,7 @@ func (e *Entity[T]) AllShards(ctx context.Context, key T, opts ...QueryOption) i
 // fanoutQuery is a prepared fan-out query; its streams keep their positions from
 // page to page.
 type fanoutQuery struct {
-	streams  []*shardStream
+	streams []*shardStream
 	// boundary is the merge position of the last item returned: on a resumed page,
 	// items at or before it (written meanwhile) are skipped, so pages stay in order.
 	boundary *mergePos

@@ -30,6 +30,7 @@ type UnknownTypeError struct {
 	Key  map[string]string // the item's primary key
 }
 
+// Error names the item's key and its type value.
 func (e *UnknownTypeError) Error() string {
 	t := strconv.Quote(e.Type)
 	if e.Type == "" {

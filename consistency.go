@@ -26,6 +26,7 @@ type ConsistencyTimeoutError struct {
 	Err      error // last read error or context error; nil when attempts ran out on unmet results
 }
 
+// Error says how many attempts were made over how long, and the last error.
 func (e *ConsistencyTimeoutError) Error() string {
 	s := "singletable: consistency wait timed out after " + strconv.Itoa(e.Attempts) + " attempts in " + e.Elapsed.Round(time.Millisecond).String()
 	if e.Err != nil {

@@ -93,6 +93,19 @@
 // and new images into registered entities and handles each item's changes in
 // order, at least once.
 //
+// # Describing a table
+//
+// [Table.Describe] builds the design from the registered entities: key templates,
+// versioning, sharding and schema versions, the access patterns the templates serve
+// (with key conditions and calls), notes on costly designs, and a Mermaid key map.
+// [Design.Markdown] renders it for a README or a design review.
+//
+// # Observability
+//
+// [TableOptions.OnOperation] is called after every DynamoDB call with its API,
+// entity, latency, SDK attempts, consumed capacity and error; [TableOptions.Logger]
+// logs the same through log/slog.
+//
 // # Testing
 //
 // Package dynamolocal starts DynamoDB Local for tests and examples: an endpoint

@@ -80,16 +80,17 @@ func Register[T any](t *Table, opts ...RegisterOption) (*Entity[T], error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := t.register(info); err != nil {
-		return nil, err
-	}
-	// Options start workers: apply them once the entity is sure to be registered.
+	// Options complete info before other goroutines can see it; workers start once
+	// the entity is registered.
 	for _, o := range opts {
 		if err := o.apply(t, info); err != nil {
-			t.unregister(info)
 			return nil, err
 		}
 	}
+	if err := t.register(info); err != nil {
+		return nil, err
+	}
+	info.start(t)
 	return &Entity[T]{table: t, info: info}, nil
 }
 

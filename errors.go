@@ -43,6 +43,7 @@ type KeyError struct {
 	Reason    string
 }
 
+// Error names the entity, the key attribute and the field at fault, and says why.
 func (e *KeyError) Error() string {
 	var b strings.Builder
 	b.WriteString("singletable: invalid key")
@@ -78,6 +79,7 @@ type EntityError struct {
 	Err    error // underlying error, if any
 }
 
+// Error names Type.Field and says why the type could not be registered.
 func (e *EntityError) Error() string {
 	var b strings.Builder
 	b.WriteString("singletable: register ")
@@ -113,6 +115,7 @@ type ItemError struct {
 	Err    error
 }
 
+// Error names the operation, the entity and the key, then the cause.
 func (e *ItemError) Error() string {
 	var b strings.Builder
 	b.WriteString("singletable: ")

@@ -123,11 +123,17 @@ func (o migrationOption[T]) apply(t *Table, info *entityInfo) error {
 		}
 		mp.queue = make(chan *writeRequest, size)
 		mp.done = make(chan struct{})
-		go mp.work(t, info)
-		t.addCloser(mp.close)
 	}
 	info.migration = mp
 	return nil
+}
+
+// start starts the entity's background work, once it is registered.
+func (info *entityInfo) start(t *Table) {
+	if mp := info.migration; mp != nil && mp.queue != nil {
+		go mp.work(t, info)
+		t.addCloser(mp.close)
+	}
 }
 
 // migrationPlan is an entity's compiled schema history.
@@ -166,6 +172,7 @@ type MigrationError struct {
 	Err      error
 }
 
+// Error names the entity, the key and the versions of the failed step.
 func (e *MigrationError) Error() string {
 	return "singletable: migrate " + e.Entity + formatKey(e.Key) + " from schema version " + strconv.Itoa(e.From) + " to " + strconv.Itoa(e.To) + ": " + e.Err.Error()
 }

@@ -71,6 +71,7 @@ type ConflictError struct {
 	Err          error // the AWS error, when there was one
 }
 
+// Error names the write, the key, the version expected and what was found.
 func (e *ConflictError) Error() string {
 	var b strings.Builder
 	b.WriteString("singletable: " + e.Op + " " + e.Entity + formatKey(e.Key) + ": version conflict: expected version " + strconv.FormatUint(e.Expected, 10))

@@ -24,6 +24,7 @@ type PanicError struct {
 	Stack []byte // the goroutine's stack where the task panicked, from debug.Stack
 }
 
+// Error gives the panic value.
 func (e *PanicError) Error() string {
 	return fmt.Sprintf("singletable: task panicked: %v\n\n%s", e.Value, e.Stack)
 }

@@ -319,6 +319,7 @@ type ShardError struct {
 	Errs       []error
 }
 
+// Error names the partitions that failed and their errors.
 func (e *ShardError) Error() string {
 	return "singletable: " + strconv.Itoa(len(e.Partitions)) + " partitions failed: " + strings.Join(e.Partitions, ", ") + ": " + errors.Join(e.Errs...).Error()
 }

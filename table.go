@@ -432,14 +432,6 @@ func (t *Table) register(info *entityInfo) error {
 	return nil
 }
 
-// unregister removes an entity whose options failed.
-func (t *Table) unregister(info *entityInfo) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	delete(t.entities, info.discriminator)
-	delete(t.byGoType, info.goType)
-}
-
 // sameShape reports whether two templates have the same literal text and formats
 // in the same places, so that they can render the same key.
 func sameShape(a, b *Template) bool {

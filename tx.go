@@ -153,6 +153,7 @@ type TxError struct {
 	Err     error      // the AWS error
 }
 
+// Error names each failed action and its reason.
 func (e *TxError) Error() string {
 	var b strings.Builder
 	b.WriteString("singletable: transaction cancelled:")

@@ -129,7 +129,7 @@ func TestWaitsWithInjectedIndexLag(t *testing.T) {
 	ctx := context.Background()
 	fast := RetryBackoff(Backoff{Base: 5 * time.Millisecond, Cap: 50 * time.Millisecond, MaxAttempts: 100})
 
-	for _, lag := range []fault.Lag{{Reads: 3}, {Duration: 150 * time.Millisecond}} {
+	for _, lag := range []fault.Lag{{Reads: 3}, {Duration: 800 * time.Millisecond}} {
 		inj.SetGSILag(lag)
 		o := order("c-lag", int(lag.Duration/time.Millisecond)+lag.Reads)
 		_, err := orders.Put(ctx, o)

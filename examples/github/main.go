@@ -32,6 +32,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"maps"
@@ -43,11 +44,24 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
 	"github.com/singletable/singletable"
 	"github.com/singletable/singletable/dynamolocal"
 )
 
 func main() {
+	describe := flag.Bool("describe", false, "print the table design (Table.Describe) as Markdown and exit, without DynamoDB Local")
+	flag.Parse()
+	if *describe {
+		s, err := NewStore(dynamodb.New(dynamodb.Options{Region: "us-east-1"}), "github")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "github:", err)
+			os.Exit(1)
+		}
+		fmt.Print(s.Table.Describe().Markdown())
+		return
+	}
 	if err := start(); err != nil {
 		fmt.Fprintln(os.Stderr, "github:", err)
 		os.Exit(1)

@@ -33,9 +33,12 @@ examples:
 		$(GO) run ./$$d || exit 1; \
 	done
 
+# Each fuzz target runs FUZZTIME (default 60s); seed corpora live in testdata/fuzz.
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzTemplate$$' -fuzztime $(FUZZTIME) .
 	$(GO) test -run '^$$' -fuzz '^FuzzKeyInjective$$' -fuzztime $(FUZZTIME) .
+	$(GO) test -run '^$$' -fuzz '^FuzzRoundTrip$$' -fuzztime $(FUZZTIME) ./internal/codec
+	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./internal/codec
 
 clean:
 	rm -rf .bin

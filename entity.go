@@ -637,6 +637,17 @@ type writeRequest struct {
 	returnNew bool
 }
 
+// setCondition joins the library's guard with the caller's condition, if any.
+func (w *writeRequest) setCondition(guard string, cond expression.ConditionBuilder) error {
+	user, err := w.b.Condition(cond)
+	if err != nil {
+		return fmt.Errorf("singletable: condition: %w: %w", ErrInvalidInput, err)
+	}
+	w.userCond = user != ""
+	w.cond = expr.And(guard, user)
+	return nil
+}
+
 // call sends the write as PutItem (item set), UpdateItem (update set) or DeleteItem.
 func (w *writeRequest) call(ctx context.Context, t *Table, optFns ...func(*dynamodb.Options)) (map[string]types.AttributeValue, error) {
 	switch {
@@ -719,12 +730,9 @@ func (info *entityInfo) planPut(sv reflect.Value, create bool, o writeOptions) (
 	} else {
 		guard = info.typeGuard(&w.b)
 	}
-	user, err := w.b.Condition(o.cond)
-	if err != nil {
-		return nil, fmt.Errorf("singletable: condition: %w: %w", ErrInvalidInput, err)
+	if err := w.setCondition(guard, o.cond); err != nil {
+		return nil, err
 	}
-	w.userCond = user != ""
-	w.cond = expr.And(guard, user)
 	return w, nil
 }
 
@@ -751,11 +759,9 @@ func (info *entityInfo) planDelete(sv reflect.Value, o writeOptions) (*writeRequ
 	if guard == "" {
 		guard = info.typeGuard(&w.b)
 	}
-	user, err := w.b.Condition(o.cond)
-	if err != nil {
-		return nil, fmt.Errorf("singletable: condition: %w: %w", ErrInvalidInput, err)
+	if err := w.setCondition(guard, o.cond); err != nil {
+		return nil, err
 	}
-	w.cond = expr.And(guard, user)
 	return w, nil
 }
 

@@ -283,12 +283,9 @@ func (info *entityInfo) planVersionedPut(sv reflect.Value, o writeOptions, vp *v
 	default:
 		guard = ver + " = " + w.b.Value(numberAV(vp.expected)) + " AND " + t + " = " + w.b.S(info.discriminator)
 	}
-	user, err := w.b.Condition(o.cond)
-	if err != nil {
-		return nil, fmt.Errorf("singletable: condition: %w: %w", ErrInvalidInput, err)
+	if err := w.setCondition(guard, o.cond); err != nil {
+		return nil, err
 	}
-	w.userCond = user != ""
-	w.cond = expr.And(guard, user)
 	return w, nil
 }
 

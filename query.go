@@ -245,17 +245,7 @@ func (e *Entity[T]) prepareQuery(sv reflect.Value, opts []QueryOption) (*prepare
 			return nil, fmt.Errorf("singletable: Query %s: %w", e.info.name, err)
 		}
 	}
-	return e.table.prepareQuery(e.info, sv, &o, func(v any) (reflect.Value, bool) {
-		switch x := v.(type) {
-		case T:
-			return reflect.ValueOf(&x).Elem(), true
-		case *T:
-			if x != nil {
-				return reflect.ValueOf(x).Elem(), true
-			}
-		}
-		return reflect.Value{}, false
-	})
+	return e.table.prepareQuery(e.info, sv, &o, e.asEntity)
 }
 
 // prepareQuery validates a query and builds its input. info is the entity whose key

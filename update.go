@@ -9,7 +9,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/singletable/singletable/internal/expr"
 )
 
 // UpdateOption is a change or an option for [Entity.Update]: [Set], [Remove], [Add],
@@ -294,12 +293,9 @@ func (info *entityInfo) planUpdate(sv reflect.Value, opts []UpdateOption) (*writ
 	if vp := w.version; vp != nil && !vp.clobber {
 		guard += " AND " + w.b.Name(vp.attr) + " = " + w.b.Value(numberAV(vp.expected))
 	}
-	user, err := w.b.Condition(o.cond)
-	if err != nil {
-		return nil, fmt.Errorf("singletable: condition: %w: %w", ErrInvalidInput, err)
+	if err := w.setCondition(guard, o.cond); err != nil {
+		return nil, err
 	}
-	w.userCond = user != ""
-	w.cond = expr.And(guard, user)
 	return w, nil
 }
 

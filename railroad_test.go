@@ -402,7 +402,10 @@ func TestRailroadReclaimsIdleRails(t *testing.T) {
 	assert.Equal(t, RailroadStats{}, r.Stats(), "no rail, task or worker left")
 	r.mu.Lock()
 	assert.Empty(t, r.rails)
-	assert.Zero(t, r.peak, "the map that held 1,000 rails was let go")
+	// The map is remade whenever it empties after holding more than 64 rails,
+	// so what is left is a map that never grew past 64 since (workers may have
+	// emptied it between submissions, and a small map is kept).
+	assert.LessOrEqual(t, r.peak, 64, "the map that held up to 1,000 rails was let go")
 	r.mu.Unlock()
 }
 

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -144,6 +145,11 @@ func compileEntity(t *Table, rt reflect.Type) (*entityInfo, error) {
 	for _, f := range plan.Fields() {
 		if _, isKey := t.keys[f.Name]; isKey || f.Name == t.opts.TypeAttribute || t.isReceiptAttr(f.Name) || f.Name == t.opts.SchemaAttribute {
 			return nil, &EntityError{Entity: name, Field: f.GoName, Reason: "attribute name " + strconv.Quote(f.Name) + " is a key, type or receipt attribute of table " + t.name}
+		}
+		// Decoding matches names without regard to case when no name matches
+		// exactly (as attributevalue does), so "type" would be filled from "Type".
+		if r := t.reservedFold(f.Name); r != "" {
+			return nil, &EntityError{Entity: name, Field: f.GoName, Reason: "attribute name " + strconv.Quote(f.Name) + " differs only in case from the table's attribute " + strconv.Quote(r) + ", which decoding would read into it; rename one of them"}
 		}
 	}
 
@@ -379,7 +385,18 @@ func (kt *keyTemplate) renderWith(info *entityInfo, get func(i int) keyValue, pr
 		return "", false, err
 	}
 	if len(b) > kt.maxBytes {
-		return "", false, &KeyError{Entity: info.name, Attribute: kt.attr, Reason: "rendered key is " + strconv.Itoa(len(b)) + " bytes, over DynamoDB's limit of " + strconv.Itoa(kt.maxBytes)}
+		ke := &KeyError{Entity: info.name, Attribute: kt.attr, Reason: "rendered key is " + strconv.Itoa(len(b)) + " bytes, over DynamoDB's limit of " + strconv.Itoa(kt.maxBytes)}
+		// Blame the longest input: numbers and times have a fixed width.
+		longest := 0
+		for i, f := range kt.fields {
+			if v := get(i); v.kind == kvString && len(v.s) > longest {
+				longest, ke.Field = len(v.s), f.GoName
+			}
+		}
+		if ke.Field != "" {
+			ke.Reason += " (" + ke.Field + " is " + strconv.Itoa(longest) + " bytes)"
+		}
+		return "", false, ke
 	}
 	return string(b), complete, nil
 }
@@ -454,8 +471,8 @@ func (info *entityInfo) encodeItem(sv reflect.Value) (map[string]types.Attribute
 	}
 	item[info.table.opts.TypeAttribute] = &types.AttributeValueMemberS{Value: info.discriminator}
 	info.stampSchema(item)
-	if size := itemSize(item); size > MaxItemBytes {
-		return nil, fmt.Errorf("singletable: %s item is %d bytes, over DynamoDB's limit of %d: %w", info.name, size, MaxItemBytes, ErrInvalidInput)
+	if _, err := info.checkItem(item); err != nil {
+		return nil, err
 	}
 	return item, nil
 }
@@ -632,7 +649,11 @@ type writeRequest struct {
 	// necessarily a missing item.
 	userCond bool
 	version  *versionPlan // for versioned entities
-	check    bool         // a transaction's condition check
+	// receipt, for a Create of an unversioned entity: a random token stored in
+	// receiptAttr, which tells after a lost response whether the item read back
+	// is this write's.
+	receipt, receiptAttr string
+	check                bool // a transaction's condition check
 	// returnNew asks an UpdateItem for the item as stored afterwards.
 	returnNew bool
 }
@@ -716,11 +737,21 @@ func (info *entityInfo) planPut(sv reflect.Value, create bool, o writeOptions) (
 		return nil, err
 	}
 	tk := info.table.opts
-	if vp != nil {
+	w := &writeRequest{op: "Put", item: item, version: vp}
+	switch {
+	case vp != nil:
 		item[vp.attr] = numberAV(vp.next)
 		item[vp.slot] = &types.AttributeValueMemberS{Value: vp.token}
+	case create:
+		// A receipt, as a versioned create stores, so that a Create whose response
+		// is lost is not reported as ErrAlreadyExists because of itself.
+		token, err := newToken()
+		if err != nil {
+			return nil, err
+		}
+		w.receipt, w.receiptAttr = token, info.table.receiptAttr(1)
+		item[w.receiptAttr] = &types.AttributeValueMemberS{Value: token}
 	}
-	w := &writeRequest{op: "Put", item: item, version: vp}
 	w.key = map[string]types.AttributeValue{tk.PartitionKey: item[tk.PartitionKey], tk.SortKey: item[tk.SortKey]}
 	w.keyStr = map[string]string{tk.PartitionKey: item[tk.PartitionKey].(*types.AttributeValueMemberS).Value, tk.SortKey: item[tk.SortKey].(*types.AttributeValueMemberS).Value}
 	var guard string
@@ -938,15 +969,17 @@ func setFromKey(f *codec.Field, sv reflect.Value, raw string, format keyFormat) 
 			return nil
 		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 			n, err := strconv.ParseInt(x, 10, fv.Type().Bits())
-			if err != nil {
-				return &KeyError{Reason: strconv.Quote(x) + " is not an integer for " + f.GoName}
+			if err != nil || strconv.FormatInt(n, 10) != x {
+				// Only the text the key renders ("7", not "007", "+7" or "-0"), so
+				// that one key parses from one text.
+				return &KeyError{Reason: strconv.Quote(x) + " is not an integer for " + f.GoName + " as keys write it"}
 			}
 			fv.SetInt(n)
 			return nil
 		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 			n, err := strconv.ParseUint(x, 10, fv.Type().Bits())
-			if err != nil {
-				return &KeyError{Reason: strconv.Quote(x) + " is not an unsigned integer for " + f.GoName}
+			if err != nil || strconv.FormatUint(n, 10) != x {
+				return &KeyError{Reason: strconv.Quote(x) + " is not an unsigned integer for " + f.GoName + " as keys write it"}
 			}
 			fv.SetUint(n)
 			return nil
@@ -978,51 +1011,224 @@ const MaxItemBytes = 400 * 1024
 func itemSize(item map[string]types.AttributeValue) int {
 	n := 0
 	for k, v := range item {
-		n += len(k) + avSize(v)
+		s, _ := checkAV(v)
+		n += len(k) + s
 	}
 	return n
 }
 
-func avSize(av types.AttributeValue) int {
+// checkItem returns an item's size (see itemSize) and refuses, before anything is
+// sent, what DynamoDB would refuse or silently alter: items over 400 KB, numbers
+// it cannot store (NaN, infinities, more than 38 significant digits, magnitudes
+// outside 1E-130 to 1E+126) and strings that are not UTF-8 (the SDK's JSON
+// encoding would replace their bytes with U+FFFD). Errors name the Go field and
+// the path inside it.
+func (info *entityInfo) checkItem(item map[string]types.AttributeValue) (int, error) {
+	n := 0
+	var largest string
+	largestSize := -1
+	for k, v := range item {
+		s, p := checkAV(v)
+		if p == nil && !utf8.ValidString(k) {
+			p = &avProblem{what: "the attribute name is not valid UTF-8"}
+		}
+		if p != nil {
+			return 0, fmt.Errorf("singletable: %s (attribute %q%s): %s: %w", info.fieldName(k), k, p.path, p.what, ErrInvalidInput)
+		}
+		n += len(k) + s
+		if s > largestSize {
+			largest, largestSize = k, s
+		}
+	}
+	if n > MaxItemBytes {
+		return n, fmt.Errorf("singletable: %s item is %d bytes, over DynamoDB's limit of %d (the largest attribute is %s, %d bytes): %w", info.name, n, MaxItemBytes, info.fieldName(largest), largestSize, ErrInvalidInput)
+	}
+	return n, nil
+}
+
+// fieldName names a stored attribute for messages: "Order.Status", or the
+// attribute itself for those the library writes (keys, type, schema).
+func (info *entityInfo) fieldName(attr string) string {
+	if f, ok := info.plan.Field(attr); ok {
+		return info.name + "." + f.GoName
+	}
+	return info.name + " attribute " + strconv.Quote(attr)
+}
+
+// checkValue checks one encoded value of field f (see checkItem), as op (e.g.
+// "Update") sends it, and returns its size with its name.
+func (info *entityInfo) checkValue(op string, f *codec.Field, av types.AttributeValue) (int, error) {
+	s, p := checkAV(av)
+	if p != nil {
+		return 0, fmt.Errorf("singletable: %s %s.%s (attribute %q%s): %s: %w", op, info.name, f.GoName, f.Name, p.path, p.what, ErrInvalidInput)
+	}
+	if s+len(f.Name) > MaxItemBytes {
+		return 0, fmt.Errorf("singletable: %s %s.%s: the value is %d bytes, over DynamoDB's item limit of %d: %w", op, info.name, f.GoName, s, MaxItemBytes, ErrInvalidInput)
+	}
+	return s + len(f.Name), nil
+}
+
+// avProblem says why an encoded value cannot be sent, and where below its
+// attribute ("[2]", ".name"; "" for the attribute itself).
+type avProblem struct{ path, what string }
+
+func (p *avProblem) under(step string) *avProblem {
+	p.path = step + p.path
+	return p
+}
+
+// checkAV returns av's size (see itemSize) and its first problem, if any.
+func checkAV(av types.AttributeValue) (int, *avProblem) {
 	switch v := av.(type) {
 	case *types.AttributeValueMemberS:
-		return len(v.Value)
+		if !utf8.ValidString(v.Value) {
+			return 0, &avProblem{what: "not valid UTF-8"}
+		}
+		return len(v.Value), nil
 	case *types.AttributeValueMemberN:
-		return len(v.Value)
+		if what := numberProblem(v.Value); what != "" {
+			return 0, &avProblem{what: what}
+		}
+		return len(v.Value), nil
 	case *types.AttributeValueMemberB:
-		return len(v.Value)
+		return len(v.Value), nil
 	case *types.AttributeValueMemberBOOL, *types.AttributeValueMemberNULL:
-		return 1
+		return 1, nil
 	case *types.AttributeValueMemberSS:
 		n := 0
-		for _, s := range v.Value {
+		for i, s := range v.Value {
+			if !utf8.ValidString(s) {
+				return 0, &avProblem{path: "[" + strconv.Itoa(i) + "]", what: "not valid UTF-8"}
+			}
 			n += len(s)
 		}
-		return n
+		return n, nil
 	case *types.AttributeValueMemberNS:
 		n := 0
-		for _, s := range v.Value {
+		for i, s := range v.Value {
+			if what := numberProblem(s); what != "" {
+				return 0, &avProblem{path: "[" + strconv.Itoa(i) + "]", what: what}
+			}
 			n += len(s)
 		}
-		return n
+		return n, nil
 	case *types.AttributeValueMemberBS:
 		n := 0
 		for _, s := range v.Value {
 			n += len(s)
 		}
-		return n
+		return n, nil
 	case *types.AttributeValueMemberL:
 		n := 3
-		for _, e := range v.Value {
-			n += 1 + avSize(e)
+		for i, e := range v.Value {
+			s, p := checkAV(e)
+			if p != nil {
+				return 0, p.under("[" + strconv.Itoa(i) + "]")
+			}
+			n += 1 + s
 		}
-		return n
+		return n, nil
 	case *types.AttributeValueMemberM:
 		n := 3
 		for k, e := range v.Value {
-			n += 1 + len(k) + avSize(e)
+			if !utf8.ValidString(k) {
+				return 0, &avProblem{path: "." + strconv.QuoteToASCII(k), what: "a map key that is not valid UTF-8"}
+			}
+			s, p := checkAV(e)
+			if p != nil {
+				return 0, p.under("." + k)
+			}
+			n += 1 + len(k) + s
 		}
-		return n
+		return n, nil
+	case nil:
+		return 0, &avProblem{what: "a nil attribute value"}
 	}
-	return 0
+	return 0, nil
+}
+
+// numberProblem says why DynamoDB would refuse s as a number, or returns "". It
+// accepts decimal text with an optional sign, fraction and exponent, at most 38
+// significant digits, and a magnitude from 1E-130 to under 1E+126 (or zero).
+func numberProblem(s string) string {
+	switch s {
+	case "NaN", "+Inf", "-Inf", "Inf", "Infinity", "-Infinity", "+Infinity":
+		return s + " is not a number DynamoDB can store"
+	}
+	bad := strconv.Quote(s) + " is not a decimal number"
+	i := 0
+	if i < len(s) && (s[i] == '-' || s[i] == '+') {
+		i++
+	}
+	digit := func(c byte) bool { return '0' <= c && c <= '9' }
+	intStart := i
+	for i < len(s) && digit(s[i]) {
+		i++
+	}
+	intDigits, fracDigits := s[intStart:i], ""
+	if i < len(s) && s[i] == '.' {
+		i++
+		start := i
+		for i < len(s) && digit(s[i]) {
+			i++
+		}
+		fracDigits = s[start:i]
+	}
+	if len(intDigits)+len(fracDigits) == 0 {
+		return bad
+	}
+	exp := 0
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		neg := false
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			neg = s[i] == '-'
+			i++
+		}
+		start := i
+		for ; i < len(s) && digit(s[i]); i++ {
+			if exp < 1_000_000 {
+				exp = exp*10 + int(s[i]-'0')
+			}
+		}
+		if i == start {
+			return bad
+		}
+		if neg {
+			exp = -exp
+		}
+	}
+	if i != len(s) {
+		return bad
+	}
+	at := func(j int) byte {
+		if j < len(intDigits) {
+			return intDigits[j]
+		}
+		return fracDigits[j-len(intDigits)]
+	}
+	total := len(intDigits) + len(fracDigits)
+	first, last := -1, -1
+	for j := range total {
+		if at(j) != '0' {
+			if first < 0 {
+				first = j
+			}
+			last = j
+		}
+	}
+	if first < 0 {
+		return "" // zero
+	}
+	if last-first+1 > 38 {
+		return s + " has " + strconv.Itoa(last-first+1) + " significant digits; DynamoDB keeps at most 38"
+	}
+	// The decimal exponent of the first significant digit.
+	switch adj := len(intDigits) - first - 1 + exp; {
+	case adj > 125:
+		return s + " is too large for DynamoDB (at most 9.9999999999999999999999999999999999999E+125)"
+	case adj < -130:
+		return s + " is too small for DynamoDB (at least 1E-130 in magnitude, or zero)"
+	}
+	return ""
 }

@@ -2,6 +2,7 @@ package singletable
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"reflect"
 	"sync/atomic"
@@ -11,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	"github.com/singletable/singletable/dynamolocal"
 )
@@ -18,7 +20,22 @@ import (
 // local is the one DynamoDB Local of this test binary, started on first use.
 var local dynamolocal.Shared
 
-func TestMain(m *testing.M) { os.Exit(local.Run(m)) }
+// TestMain runs the tests, stops DynamoDB Local, then fails the run if any
+// goroutine is left behind: a client connection, a fan-out worker, an
+// asynchronous write-back, a railroad or stream consumer that a test forgot to
+// close, or one that the library failed to stop. The one goroutine ignored is
+// Testcontainers' connection to Ryuk, which stays open when Ryuk is enabled (the
+// default with Docker; see package dynamolocal).
+func TestMain(m *testing.M) {
+	code := local.Run(m) // runs the tests, then stops DynamoDB Local
+	if code == 0 {
+		if err := goleak.Find(goleak.IgnoreAnyFunction("github.com/testcontainers/testcontainers-go.(*Reaper).connect.func1")); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
 
 // countingClient counts calls per operation on the way to a real client.
 type countingClient struct {

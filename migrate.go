@@ -57,7 +57,9 @@ const (
 )
 
 // Step migrates items from one schema version to the next. Raw works on the stored
-// attributes before decoding and may add, change or remove any but the primary key;
+// attributes before decoding and may add, change or remove any but those the library
+// writes itself (the primary key, type, version, schema and receipt attributes;
+// index keys are recomputed from the migrated value);
 // Typed works on the decoded value. Either may be nil. A step that fails stops the
 // read with an error naming the entity, the key and the versions, and nothing is
 // written.
@@ -206,6 +208,9 @@ func (info *entityInfo) decodeInto(item map[string]types.AttributeValue, rv refl
 			if err := f(RawItem(work)); err != nil {
 				return false, keyErr(v, v+1, err)
 			}
+			if a := info.rewroteReserved(item, work); a != "" {
+				return false, keyErr(v, v+1, fmt.Errorf("the step changed attribute %q, which only the library writes (key, type, version, schema and receipt attributes): %w", a, ErrInvalidInput))
+			}
 		}
 	}
 	if err := info.plan.Decode(work, rv); err != nil {
@@ -219,6 +224,32 @@ func (info *entityInfo) decodeInto(item map[string]types.AttributeValue, rv refl
 		}
 	}
 	return true, nil
+}
+
+// rewroteReserved returns an attribute that the library alone writes and that
+// differs between the stored item and a raw step's work on it, or "".
+func (info *entityInfo) rewroteReserved(stored, work map[string]types.AttributeValue) string {
+	t := info.table
+	same := func(a string) bool {
+		x, okx := stored[a]
+		y, oky := work[a]
+		return okx == oky && (!okx || reflect.DeepEqual(x, y))
+	}
+	attrs := []string{t.opts.PartitionKey, t.opts.SortKey, t.opts.TypeAttribute, t.opts.SchemaAttribute}
+	if info.version != nil {
+		attrs = append(attrs, info.version.Name)
+	}
+	for _, a := range attrs {
+		if !same(a) {
+			return a
+		}
+	}
+	for i := range t.opts.Receipts {
+		if a := t.opts.ReceiptAttribute + strconv.Itoa(i); !same(a) {
+			return a
+		}
+	}
+	return ""
 }
 
 func (t *Table) keyStrings(item map[string]types.AttributeValue) map[string]string {

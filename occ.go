@@ -231,6 +231,27 @@ func (t *Table) receiptAttr(version uint64) string {
 	return t.opts.ReceiptAttribute + strconv.FormatUint(version%uint64(t.opts.Receipts), 10)
 }
 
+// reservedFold returns the attribute the library writes itself (key, type,
+// schema or receipt) that name equals but for case, or "".
+func (t *Table) reservedFold(name string) string {
+	for k := range t.keys {
+		if strings.EqualFold(k, name) {
+			return k
+		}
+	}
+	for _, r := range []string{t.opts.TypeAttribute, t.opts.SchemaAttribute} {
+		if strings.EqualFold(r, name) {
+			return r
+		}
+	}
+	if len(name) > len(t.opts.ReceiptAttribute) && strings.EqualFold(name[:len(t.opts.ReceiptAttribute)], t.opts.ReceiptAttribute) {
+		if r := t.opts.ReceiptAttribute + name[len(t.opts.ReceiptAttribute):]; t.isReceiptAttr(r) {
+			return r
+		}
+	}
+	return ""
+}
+
 // isReceiptAttr reports whether name is one of the receipt slots.
 func (t *Table) isReceiptAttr(name string) bool {
 	rest, ok := strings.CutPrefix(name, t.opts.ReceiptAttribute)
@@ -442,6 +463,9 @@ func (t *Table) readBack(ctx context.Context, key map[string]types.AttributeValu
 // item back; see the package's notes on optimistic concurrency.
 func (e *Entity[T]) send(ctx context.Context, w *writeRequest) (map[string]types.AttributeValue, error) {
 	t := e.table
+	if w.receipt != "" {
+		return e.sendCreate(ctx, w)
+	}
 	if w.version == nil || w.version.clobber {
 		attrs, err := w.call(ctx, t)
 		if err != nil && w.op == "Update" && w.userCond && isConditionFailed(err) {
@@ -497,6 +521,53 @@ func (e *Entity[T]) send(ctx context.Context, w *writeRequest) (map[string]types
 			return nil, e.conflict(w, cur, err)
 		}
 		// Not applied, and the version it holds is still the stored one: send it again.
+		if attempt >= b.MaxAttempts {
+			return nil, e.itemErr(w.op, w.keyStr, fmt.Errorf("not applied after %d attempts: %w", attempt, err))
+		}
+		if werr := b.Wait(ctx, attempt); werr != nil {
+			return nil, e.itemErr(w.op, w.keyStr, fmt.Errorf("not applied: %w: %w", err, werr))
+		}
+	}
+}
+
+// sendCreate runs a Create of an unversioned entity. As for versioned writes, the
+// SDK does not retry failures that may have been applied; the item is read back
+// instead, and the write's receipt tells whether it landed: if so it is reported
+// created (not ErrAlreadyExists because of its own earlier attempt), if no item is
+// there it is sent again, and if another write's item is there it already exists.
+func (e *Entity[T]) sendCreate(ctx context.Context, w *writeRequest) (map[string]types.AttributeValue, error) {
+	t := e.table
+	b := t.opts.Backoff.withDefaults()
+	maybeSent := false // an earlier attempt may have been applied
+	for attempt := 1; ; attempt++ {
+		attrs, err := w.call(ctx, t, definiteRetries)
+		if err == nil {
+			return attrs, nil
+		}
+		ccf := isConditionFailed(err)
+		if !ccf && !ambiguous(err) || ccf && !maybeSent {
+			return nil, e.writeErr(w, err)
+		}
+		maybeSent = true
+		if ctx.Err() != nil {
+			return nil, e.itemErr(w.op, w.keyStr, fmt.Errorf("%w: %w", ErrAmbiguous, err))
+		}
+		cur, rerr := t.readBack(ctx, w.key)
+		switch {
+		case rerr != nil && ccf:
+			return nil, e.writeErr(w, err)
+		case rerr != nil:
+			return nil, e.itemErr(w.op, w.keyStr, fmt.Errorf("%w: %w (reading the item back also failed: %w)", ErrAmbiguous, err, rerr))
+		}
+		if s, ok := cur[w.receiptAttr].(*types.AttributeValueMemberS); ok && s.Value == w.receipt {
+			return cur, nil // landed
+		}
+		switch {
+		case cur != nil: // another write's item
+			return nil, e.itemErr(w.op, w.keyStr, fmt.Errorf("%w: %w: %w", ErrAlreadyExists, ErrCondition, err))
+		case ccf: // no item: the caller's own condition failed
+			return nil, e.itemErr(w.op, w.keyStr, fmt.Errorf("%w: %w", ErrCondition, err))
+		}
 		if attempt >= b.MaxAttempts {
 			return nil, e.itemErr(w.op, w.keyStr, fmt.Errorf("not applied after %d attempts: %w", attempt, err))
 		}

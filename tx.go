@@ -209,6 +209,9 @@ func (t *Table) Transact(ctx context.Context, items ...TxItem) error {
 		if it.err != nil {
 			return fmt.Errorf("singletable: Transact: action %d (%s %s): %w", i, it.op, it.entity, it.err)
 		}
+		if it.op == "" || it.info == nil {
+			return fmt.Errorf("singletable: Transact: action %d is a zero TxItem; make actions with an entity's TxPut, TxCreate, TxUpdate, TxDelete or TxCheck: %w", i, ErrInvalidInput)
+		}
 		actions[i] = it.item
 	}
 	b := t.opts.Backoff.withDefaults()

@@ -8,7 +8,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
 )
 
 // UpdateOption is a change or an option for [Entity.Update]: [Set], [Remove], [Add],
@@ -153,6 +152,7 @@ func (info *entityInfo) planUpdate(sv reflect.Value, opts []UpdateOption) (*writ
 	// a nil entry means the field was emptied or removed.
 	newValues := map[string]*reflect.Value{}
 	added := map[string]bool{}
+	sent := 0 // bytes of the values set or added
 	for _, c := range o.changes {
 		f, ok := info.plan.Field(c.attr)
 		if !ok {
@@ -180,6 +180,16 @@ func (info *entityInfo) planUpdate(sv reflect.Value, opts []UpdateOption) (*writ
 			av, keep, err := f.Encode(fv)
 			if err != nil {
 				return nil, fmt.Errorf("singletable: Update %s.%s: %w: %w", info.name, f.GoName, ErrInvalidInput, err)
+			}
+			if keep {
+				size, err := info.checkValue("Update", f, av)
+				if err != nil {
+					return nil, err
+				}
+				// What an update sends must fit in one item, whatever the item holds already.
+				if sent += size; sent > MaxItemBytes {
+					return nil, fmt.Errorf("singletable: Update %s.%s: the values set come to %d bytes, over DynamoDB's item limit of %d: %w", info.name, f.GoName, sent, MaxItemBytes, ErrInvalidInput)
+				}
 			}
 			if c.op == opAdd {
 				switch av.(type) {

@@ -30,6 +30,10 @@ type encState struct {
 	used  slabCounts
 	hints *slabHints // nil: no history
 
+	// err is set by a fast-path encoder that cannot encode its field (which has no error result); the
+	// caller checks it after each fast field.
+	err error
+
 	// First slabs for the kinds an item holds few of, in the state's own allocation (the result keeps the
 	// state alive, a few hundred bytes).
 	bArr    [2]types.AttributeValueMemberBOOL
@@ -198,6 +202,11 @@ func (e *encState) formatFloat(f float64, bits int) string {
 	return e.since(start)
 }
 
+// errTimeRange refuses a time that RFC 3339 text cannot carry: decoding would fail on the stored text.
+var errTimeRange = errors.New("the year is outside 0-9999, which RFC 3339 text cannot carry; store it with the unixtime option")
+
+func timeInRange(t time.Time) bool { y := t.Year(); return 0 <= y && y <= 9999 }
+
 func (e *encState) formatTime(t time.Time) string {
 	e.reserve(len(time.RFC3339Nano) + 6)
 	start := len(e.text)
@@ -267,6 +276,9 @@ func timeEncoder(t reflect.Type, unix bool) encodeFunc {
 		}
 		if unix {
 			return e.newN(e.formatInt(tm.Unix())), nil
+		}
+		if !timeInRange(tm) {
+			return nil, errTimeRange
 		}
 		return e.newS(e.formatTime(tm)), nil
 	}

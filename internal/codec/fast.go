@@ -67,6 +67,10 @@ func fastCodecs(t reflect.Type, o options) (fastEncodeFunc, fastDecodeFunc) {
 			if unix {
 				return e.newN(e.formatInt(tm.Unix()))
 			}
+			if !timeInRange(*tm) {
+				e.err = errTimeRange
+				return nil
+			}
 			return e.newS(e.formatTime(*tm))
 		}
 		dec := func(av types.AttributeValue, p unsafe.Pointer) bool {

@@ -234,6 +234,8 @@ func (p *Plan) encodeFields(e *encState, v reflect.Value, addr bool, dst map[str
 		if f.fastEnc != nil && base != nil {
 			if av := f.fastEnc(e, unsafe.Add(base, f.offset)); av != nil {
 				dst[f.Name] = av
+			} else if e.err != nil {
+				return &FieldError{Type: p.name, Field: f.GoName, Err: e.err}
 			}
 			continue
 		}

@@ -2,7 +2,6 @@ package singletable
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"reflect"
 	"sync/atomic"
@@ -12,30 +11,17 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 
 	"github.com/singletable/singletable/dynamolocal"
+	"github.com/singletable/singletable/internal/leakcheck"
 )
 
 // local is the one DynamoDB Local of this test binary, started on first use.
 var local dynamolocal.Shared
 
 // TestMain runs the tests, stops DynamoDB Local, then fails the run if any
-// goroutine is left behind: a client connection, a fan-out worker, an
-// asynchronous write-back, a railroad or stream consumer that a test forgot to
-// close, or one that the library failed to stop. The one goroutine ignored is
-// Testcontainers' connection to Ryuk, which stays open when Ryuk is enabled (the
-// default with Docker; see package dynamolocal).
-func TestMain(m *testing.M) {
-	code := local.Run(m) // runs the tests, then stops DynamoDB Local
-	if code == 0 {
-		if err := goleak.Find(goleak.IgnoreAnyFunction("github.com/testcontainers/testcontainers-go.(*Reaper).connect.func1")); err != nil {
-			fmt.Fprintln(os.Stderr, "goleak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+// goroutine is left behind (see internal/leakcheck).
+func TestMain(m *testing.M) { os.Exit(leakcheck.After(local.Run(m))) }
 
 // countingClient counts calls per operation on the way to a real client.
 type countingClient struct {

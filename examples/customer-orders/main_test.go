@@ -18,6 +18,7 @@ import (
 
 	"github.com/singletable/singletable"
 	"github.com/singletable/singletable/dynamolocal"
+	"github.com/singletable/singletable/internal/leakcheck"
 )
 
 // local is the DynamoDB Local of this test binary, started by the first test
@@ -25,7 +26,7 @@ import (
 // skipping them.
 var local dynamolocal.Shared
 
-func TestMain(m *testing.M) { os.Exit(local.Run(m)) }
+func TestMain(m *testing.M) { os.Exit(leakcheck.After(local.Run(m))) }
 
 // countingClient counts the read requests on the way to DynamoDB Local.
 type countingClient struct {

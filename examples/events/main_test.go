@@ -19,6 +19,7 @@ import (
 
 	"github.com/singletable/singletable"
 	"github.com/singletable/singletable/dynamolocal"
+	"github.com/singletable/singletable/internal/leakcheck"
 )
 
 // local is the DynamoDB Local of this test binary, started by the first test
@@ -26,7 +27,7 @@ import (
 // skipping them.
 var local dynamolocal.Shared
 
-func TestMain(m *testing.M) { os.Exit(local.Run(m)) }
+func TestMain(m *testing.M) { os.Exit(leakcheck.After(local.Run(m))) }
 
 // newStore creates an empty table of the events model whose random shards are
 // drawn from seed, deleted when the test ends. It returns the store and the

@@ -21,6 +21,7 @@ import (
 
 	"github.com/singletable/singletable"
 	"github.com/singletable/singletable/dynamolocal"
+	"github.com/singletable/singletable/internal/leakcheck"
 	"github.com/singletable/singletable/internal/fault"
 )
 
@@ -29,7 +30,7 @@ import (
 // skipping them.
 var local dynamolocal.Shared
 
-func TestMain(m *testing.M) { os.Exit(local.Run(m)) }
+func TestMain(m *testing.M) { os.Exit(leakcheck.After(local.Run(m))) }
 
 // newStoreWith creates an empty table of the GitHub model through client,
 // deleted when the test ends.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/singletable/singletable"
 	"github.com/singletable/singletable/dynamolocal"
+	"github.com/singletable/singletable/internal/leakcheck"
 )
 
 // local is the DynamoDB Local of this test binary, started by the first test
@@ -22,7 +23,7 @@ import (
 // skipping them.
 var local dynamolocal.Shared
 
-func TestMain(m *testing.M) { os.Exit(local.Run(m)) }
+func TestMain(m *testing.M) { os.Exit(leakcheck.After(local.Run(m))) }
 
 func TestRun(t *testing.T) {
 	client := local.Client(t)

@@ -33,6 +33,14 @@ examples:
 		$(GO) run ./$$d || exit 1; \
 	done
 
+# The comparative benchmarks of bench/ (a module of its own, for guregu/dynamo) and the
+# key rendering one, printed as one Markdown table with targets; DynamoDB Local is
+# found or started for the end-to-end rows. About 2½ minutes on 2 cores. Raw output:
+# bench/bench.out. BENCHFLAGS adds flags, e.g. -skip-local, -count 3, -check (exit 1
+# when a target is missed).
+bench:
+	cd bench && $(GO) run ./cmd/benchtable -go $(GO) -label 'make bench' $(BENCHFLAGS)
+
 # Each fuzz target runs FUZZTIME (default 60s); seed corpora live in testdata/fuzz.
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzTemplate$$' -fuzztime $(FUZZTIME) .

@@ -1155,7 +1155,7 @@ func numberProblem(s string) string {
 	case "NaN", "+Inf", "-Inf", "Inf", "Infinity", "-Infinity", "+Infinity":
 		return s + " is not a number DynamoDB can store"
 	}
-	bad := strconv.Quote(s) + " is not a decimal number"
+	const bad = "not a decimal number"
 	i := 0
 	if i < len(s) && (s[i] == '-' || s[i] == '+') {
 		i++

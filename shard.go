@@ -342,10 +342,14 @@ type shardStream struct {
 	exempt bool
 }
 
-// fetch reads the stream's next page.
-func (s *shardStream) fetch(ctx context.Context, t *Table, what string) {
+// fetch reads the stream's next page, of at most limit items (0: the query's own
+// limit).
+func (s *shardStream) fetch(ctx context.Context, t *Table, what string, limit int) {
 	in := s.pq.in
 	in.ExclusiveStartKey = s.start
+	if limit > 0 {
+		in.Limit = aws.Int32(int32(limit))
+	}
 	out, err := t.client.Query(ctx, &in)
 	s.fetched = true
 	if err != nil {
@@ -584,22 +588,9 @@ func (e *Entity[T]) asEntity(v any) (reflect.Value, bool) {
 // fanoutPage merges one page from the streams.
 func (e *Entity[T]) fanoutPage(ctx context.Context, fq *fanoutQuery) (Page[T], error) {
 	t := e.table
-	// Fill every live stream that has nothing buffered, concurrently.
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, fq.parallel)
-	for _, s := range fq.streams {
-		if len(s.buf) > 0 || (s.done && s.fetched) || s.failed != nil {
-			continue
-		}
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			s.fetch(ctx, t, e.info.name)
-		}()
-	}
-	wg.Wait()
+	// Fill every live stream that has nothing buffered, concurrently, with its
+	// share of the page.
+	e.refill(ctx, fq, fq.limit, func(s *shardStream) bool { return len(s.buf) == 0 })
 	if err := fq.failure(); err != nil && !fq.partial {
 		return Page[T]{}, err
 	}
@@ -637,8 +628,12 @@ func (e *Entity[T]) fanoutPage(ctx context.Context, fq *fanoutQuery) (Page[T], e
 			}
 			page.Items = append(page.Items, v)
 		}
-		if len(s.buf) == 0 && !s.done && s.failed == nil {
-			s.fetch(ctx, t, e.info.name) // its next item may come before every other head
+		if len(s.buf) == 0 && !s.done && s.failed == nil && (fq.limit == 0 || len(page.Items) < fq.limit) {
+			// Its next item may come before every other head: read on, and top up
+			// at the same time the streams that are about to run dry too (as the
+			// partitions of the newest day do when reading newest first).
+			low := (fq.share(fq.limit) + 1) / 2
+			e.refill(ctx, fq, fq.limit-len(page.Items), func(o *shardStream) bool { return o == s || len(o.buf) < low })
 			if s.failed != nil && !fq.partial {
 				return Page[T]{}, s.failed
 			}
@@ -666,6 +661,60 @@ func (e *Entity[T]) fanoutPage(ctx context.Context, fq *fanoutQuery) (Page[T], e
 		return page, err
 	}
 	return page, nil
+}
+
+// share is how many items to ask each of k partitions for when n more items are
+// wanted (0: no limit): n/k with half as much again and two more, so that evenly
+// spread partitions rarely need a second request, and never more than n. Reading
+// n from every partition would cost k times the page in read capacity.
+func share(n, k int) int {
+	if n <= 0 {
+		return 0
+	}
+	return min(n, (n*3+2*k-1)/(2*k)+2)
+}
+
+// share is the first request's size per partition for a page of n items.
+func (fq *fanoutQuery) share(n int) int { return share(n, len(fq.streams)) }
+
+// refill reads the next page of every live stream that want selects,
+// concurrently (at most fq.parallel at a time), sharing n more items between them.
+func (e *Entity[T]) refill(ctx context.Context, fq *fanoutQuery, n int, want func(*shardStream) bool) {
+	var todo []*shardStream
+	for _, s := range fq.streams {
+		if (s.done && s.fetched) || s.failed != nil || !want(s) {
+			continue
+		}
+		todo = append(todo, s)
+	}
+	if len(todo) == 0 {
+		return
+	}
+	limit := 0
+	if fq.limit > 0 {
+		limit = share(n, len(todo))
+		if len(todo) < len(fq.streams) {
+			// Topping up: at least a first request's worth, so that one skewed
+			// partition does not take many small requests.
+			limit = min(n, max(limit, fq.share(fq.limit)))
+		}
+	}
+	if len(todo) == 1 {
+		todo[0].fetch(ctx, e.table, e.info.name, limit)
+		return
+	}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, fq.parallel)
+	for _, s := range todo {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			s.fetch(ctx, e.table, e.info.name, limit)
+		}()
+	}
+	wg.Wait()
 }
 
 func keyOf(item map[string]types.AttributeValue, attrs []string) map[string]types.AttributeValue {

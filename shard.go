@@ -419,9 +419,17 @@ func (h *mergeHeap) head(i int) string {
 // order, in either direction, up to [Limit] items in all. [Filter], sort key
 // conditions and [On] apply to every partition. The cursor records where each
 // partition stopped, so [After] resumes every one of them without gaps or repeats.
-// A failing partition fails the query unless [AllowPartial] is given. Cost: one
-// Query per partition per page read; a page of L items reads at most L items per
-// partition. key is not modified; its shard (and day) fields are ignored.
+// A failing partition fails the query unless [AllowPartial] is given.
+//
+// Cost: a page of L items from N partitions first asks each for its share,
+// 1.5·L/N+2 items (at most L), in one concurrent round: 8 shards and L = 100
+// read 168 items, not 800. A partition that runs dry while the merge still needs
+// it is read again, with the others about to run dry, in one more concurrent
+// round (reading the newest day first across [Days] takes one such round). Items
+// read but not returned are read again by the next page. Without [Limit], each
+// partition is read a page at a time. With [Filter], items filtered out count
+// against the shares, as DynamoDB's Limit counts them. key is not modified; its
+// shard (and day) fields are ignored.
 func (e *Entity[T]) QueryShards(ctx context.Context, key T, opts ...QueryOption) (Page[T], error) {
 	ctx = e.observe(ctx)
 	fq, err := e.prepareFanout(key, opts)

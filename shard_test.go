@@ -4,11 +4,16 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -171,6 +176,52 @@ func TestShardedAcrossDays(t *testing.T) {
 	assert.ErrorIs(t, err, ErrInvalidInput, "at is not a partition key placeholder")
 }
 
+// TestFanoutReadsAShareOfEachPartition: a page of L items from N partitions reads
+// about 1.5·L/N+2 items from each, not L; partitions that hold more of the page
+// (the newest day's, reading newest first across days) are topped up together,
+// in one more round of requests, and the page is still exactly the merged order.
+func TestFanoutReadsAShareOfEachPartition(t *testing.T) {
+	client := newCountingClient(local.Client(t))
+	reads := &itemsRead{Client: client}
+	tbl, err := NewTable(reads, dynamolocal.TableName(t), testTableOptions)
+	require.NoError(t, err)
+	ctx := context.Background()
+	require.NoError(t, tbl.CreateTable(ctx))
+	t.Cleanup(func() { _ = tbl.DeleteTable(context.Background()) })
+	events := MustRegister[sEvent](tbl)
+	all := makeEvents(2_800, 7) // 400 a day, 50 a shard
+	for i := range all {
+		all[i].Shard = i/7%8 + 1 // evenly spread within each day
+	}
+	_, err = events.BatchPut(ctx, all)
+	require.NoError(t, err)
+
+	// One day, evenly spread: 8 requests of share(40, 8) = 10 items, and no more.
+	var oneDay []sEvent
+	for _, e := range all {
+		if e.Day.Equal(day0) {
+			oneDay = append(oneDay, e)
+		}
+	}
+	queries, before := client.count("Query"), reads.n.Load()
+	page, err := events.QueryShards(ctx, sEvent{Day: day0}, Limit(40), Descending())
+	require.NoError(t, err)
+	assert.Equal(t, sortedKeys2(oneDay, true)[:40], eventKeys(page.Items))
+	assert.Equal(t, int64(8), client.count("Query")-queries)
+	assert.Equal(t, int64(80), reads.n.Load()-before, "10 items from each of 8 partitions, not 40")
+
+	// Seven days, newest first: the page comes from the newest day's 8
+	// partitions, which are topped up in one round; the 48 others give a share.
+	queries, before = client.count("Query"), reads.n.Load()
+	page, err = events.QueryShards(ctx, sEvent{}, Days("day", day0, day0.AddDate(0, 0, 6)), Limit(100), Descending())
+	require.NoError(t, err)
+	assert.Equal(t, sortedKeys2(all, true)[:100], eventKeys(page.Items))
+	n, read := client.count("Query")-queries, reads.n.Load()-before
+	t.Logf("7 days × 8 shards, newest 100: %d requests, %d items read (reading 100 from each partition: 56 requests, 5,600 items)", n, read)
+	assert.LessOrEqual(t, n, int64(56+2*8), "at most two top-up rounds of the newest day's partitions")
+	assert.Less(t, read, int64(1000))
+}
+
 func TestHashedShardPointRead(t *testing.T) {
 	tbl, client := newTestTable(t)
 	hashed := MustRegister[sHashed](tbl)
@@ -280,22 +331,26 @@ func TestShardRegistrationErrors(t *testing.T) {
 	}
 }
 
-// BenchmarkFanout compares reading 8 shards of 100 events each with QueryShards, the
-// queries running concurrently, against the same 8 queries one after another
-// (Parallel(1)), against DynamoDB Local, in the same run; the wall-time ratio
-// fanout/sequential is reported. DynamoDB Local on loopback has no network delay and
-// burns CPU of its own on this 2-core machine, which caps what concurrency can win;
-// the rtt-5ms runs add a 5 ms delay to each Query (through the fault injector) to
-// model a same-region round trip to DynamoDB, which is what fan-out hides.
+// BenchmarkFanout reads the page of the 100 newest of 10,000 events spread over
+// 8 shards of one day, merged newest first: fanout-8 queries the 8 partitions
+// concurrently, sequential-8 sends the same queries one after another
+// (Parallel(1)). Two settings, in one run: "rtt-5ms", where the fault layer
+// delays every Query by 5 ms, the round trip to DynamoDB in a region, against
+// which fan-out is meant to win; and "loopback", straight to DynamoDB Local on
+// this machine, where the round trip is nil and DynamoDB Local's own CPU time
+// (one query at a time) is all there is to wait for. raw-* rows send the same 8
+// Query requests through the bare SDK, concurrently and not, for comparison.
+// items-read/op is what DynamoDB read for the page (what read capacity pays for).
 func BenchmarkFanout(b *testing.B) {
 	inst := local.Get(b)
 	ctx := context.Background()
-	for _, rtt := range []time.Duration{0, 5 * time.Millisecond} {
+	for _, rtt := range []time.Duration{5 * time.Millisecond, 0} {
 		client, inj := fault.NewClient(inst)
 		if rtt > 0 {
 			inj.Add(fault.Rule{Ops: []string{"Query"}, Fault: fault.Delay(rtt)})
 		}
-		tbl, err := NewTable(client, dynamolocal.TableName(b), testTableOptions)
+		reads := &itemsRead{Client: client}
+		tbl, err := NewTable(reads, dynamolocal.TableName(b), testTableOptions)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -303,7 +358,7 @@ func BenchmarkFanout(b *testing.B) {
 			b.Fatal(err)
 		}
 		events := MustRegister[sEvent](tbl)
-		all := makeEvents(800, 1)
+		all := makeEvents(10_000, 1)
 		for i := range all {
 			all[i].Shard = i%8 + 1
 		}
@@ -317,20 +372,72 @@ func BenchmarkFanout(b *testing.B) {
 		var ns [2]float64
 		for i, parallel := range []int{8, 1} {
 			b.Run(name+"/"+map[int]string{8: "fanout-8", 1: "sequential-8"}[parallel], func(b *testing.B) {
+				reads.n.Store(0)
 				for b.Loop() {
-					page, err := events.QueryShards(ctx, sEvent{Day: day0}, Limit(800), Parallel(parallel))
-					if err != nil || len(page.Items) != 800 {
+					page, err := events.QueryShards(ctx, sEvent{Day: day0}, Limit(100), Descending(), Parallel(parallel))
+					if err != nil || len(page.Items) != 100 {
 						b.Fatal(err, len(page.Items))
 					}
 				}
 				ns[i] = float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+				b.ReportMetric(float64(reads.n.Load())/float64(b.N), "items-read/op")
 			})
 		}
-		if ns[1] > 0 {
-			b.Logf("%s: fan-out %.1f ms, sequential %.1f ms, ratio %.2f", name, ns[0]/1e6, ns[1]/1e6, ns[0]/ns[1])
+		b.Logf("%s: fan-out %.1f ms, sequential %.1f ms, ratio %.2f", name, ns[0]/1e6, ns[1]/1e6, ns[0]/ns[1])
+		if rtt == 0 {
+			// The same 8 requests through the bare SDK: how much DynamoDB Local
+			// itself runs side by side.
+			ins := make([]*dynamodb.QueryInput, 8)
+			for s := range ins {
+				ins[s] = &dynamodb.QueryInput{
+					TableName:                 aws.String(tbl.Name()),
+					KeyConditionExpression:    aws.String("#pk = :pk"),
+					ExpressionAttributeNames:  map[string]string{"#pk": "PK"},
+					ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: "EVENTS#" + day0.Format("2006-01-02") + "#SHARD" + strconv.Itoa(s+1)}},
+					ScanIndexForward:          aws.Bool(false),
+					Limit:                     aws.Int32(21),
+				}
+			}
+			var raw [2]float64
+			for i, concurrent := range []bool{true, false} {
+				b.Run(name+"/"+map[bool]string{true: "raw-fanout-8", false: "raw-sequential-8"}[concurrent], func(b *testing.B) {
+					for b.Loop() {
+						var wg sync.WaitGroup
+						for _, in := range ins {
+							q := func() {
+								if _, err := client.Query(ctx, in); err != nil {
+									b.Error(err)
+								}
+							}
+							if concurrent {
+								wg.Go(q)
+							} else {
+								q()
+							}
+						}
+						wg.Wait()
+					}
+					raw[i] = float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+				})
+			}
+			b.Logf("%s, bare SDK: concurrent %.1f ms, sequential %.1f ms, ratio %.2f", name, raw[0]/1e6, raw[1]/1e6, raw[0]/raw[1])
 		}
 		_ = tbl.DeleteTable(ctx)
 	}
+}
+
+// itemsRead counts the items Query calls return.
+type itemsRead struct {
+	Client
+	n atomic.Int64
+}
+
+func (c *itemsRead) Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
+	out, err := c.Client.Query(ctx, in, opts...)
+	if err == nil {
+		c.n.Add(int64(len(out.Items)))
+	}
+	return out, err
 }
 
 // BenchmarkMerge measures the k-way merge's own cost per item: 8 streams of 1,000

@@ -47,6 +47,13 @@ import (
 // receipt slots landed in between can the outcome not be known: then the error
 // matches [ErrAmbiguous]. Throttling errors (nothing applied) are retried by the SDK
 // as usual.
+//
+// A Create of an unversioned entity carries a receipt too (in the slot of version
+// 1, "_wr1" by default, a 22-byte token stored with the item), so that after a lost
+// response it is reported as created, not as [ErrAlreadyExists] because of its own
+// earlier attempt. Other unversioned writes carry none: Put and Delete are
+// idempotent, and an Update with Add applies again when retried (at least once);
+// guard it with a version, or a condition, where that matters.
 
 // ErrConflict means a versioned write lost a race: the item's version is not the
 // one the caller held, or the item is gone. The error is a [*ConflictError].

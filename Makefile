@@ -37,9 +37,12 @@ examples:
 # key rendering one, printed as one Markdown table with targets; DynamoDB Local is
 # found or started for the end-to-end rows. About 2½ minutes on 2 cores. Raw output:
 # bench/bench.out. BENCHFLAGS adds flags, e.g. -skip-local, -count 3, -check (exit 1
-# when a target is missed).
+# when a target is missed). Then the pattern benchmarks the README quotes: the sharded
+# fan-out against the same queries one after another (ratios logged), the merge's cost
+# per item, and decoding a mixed item collection.
 bench:
 	cd bench && $(GO) run ./cmd/benchtable -go $(GO) -label 'make bench' $(BENCHFLAGS)
+	$(GO) test -run '^$$' -bench '^(BenchmarkFanout|BenchmarkMerge|BenchmarkCollectionDecode)$$' -benchtime 20x -v . | grep -E '^(Benchmark|    .*(ratio|concurrent))'
 
 # Each fuzz target runs FUZZTIME (default 60s); seed corpora live in testdata/fuzz.
 fuzz:

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -51,7 +52,110 @@ type keyTemplate struct {
 	partition bool
 	tmpl      *Template
 	fields    []*codec.Field // per placeholder, in order
+	access    []keyAccess    // per placeholder: how to read its field
 	maxBytes  int
+	// When every placeholder's field can be read without reflect, direct holds
+	// the template as steps for renderDirect, and tail its closing literal text.
+	direct []directStep
+	tail   string
+	fixed  int // bytes of the key besides its string inputs, at most
+}
+
+// directStep is a placeholder preceded by literal text, for renderDirect.
+type directStep struct {
+	literal string
+	keyAccess
+	seg *segment
+}
+
+// keyAccess reads a placeholder's input straight from the struct's memory, as
+// internal/codec's fast paths do: the field's offset and its layout. Fields behind
+// pointers (their own or an embedded struct's) are read through reflect.
+type keyAccess struct {
+	off  uintptr
+	kind keyAccessKind
+}
+
+type keyAccessKind uint8
+
+const (
+	accReflect keyAccessKind = iota
+	accString
+	accInt8
+	accInt16
+	accInt32
+	accInt64
+	accUint8
+	accUint16
+	accUint32
+	accUint64
+	accTime
+)
+
+// keyAccessOf returns how to read field f, a valid key input (see keyKindOf).
+func keyAccessOf(f *codec.Field) keyAccess {
+	off, ok := f.Offset()
+	if !ok {
+		return keyAccess{}
+	}
+	t := f.Type
+	if t == timeType {
+		return keyAccess{off, accTime}
+	}
+	var sized [4]keyAccessKind
+	switch t.Kind() {
+	case reflect.String:
+		return keyAccess{off, accString}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		sized = [4]keyAccessKind{accInt8, accInt16, accInt32, accInt64}
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		sized = [4]keyAccessKind{accUint8, accUint16, accUint32, accUint64}
+	default:
+		return keyAccess{}
+	}
+	switch t.Size() {
+	case 1:
+		return keyAccess{off, sized[0]}
+	case 2:
+		return keyAccess{off, sized[1]}
+	case 4:
+		return keyAccess{off, sized[2]}
+	case 8:
+		return keyAccess{off, sized[3]}
+	}
+	return keyAccess{}
+}
+
+// readInto sets v, a zero keyValue, to the input at base+off, as keyValueOfField
+// would from the field (left zero: missing).
+func (a *keyAccess) readInto(base unsafe.Pointer, v *keyValue) {
+	p := unsafe.Add(base, a.off)
+	switch a.kind {
+	case accString:
+		if s := *(*string)(p); s != "" {
+			v.kind, v.s = kvString, s
+		}
+	case accInt8:
+		v.kind, v.i = kvInt, int64(*(*int8)(p))
+	case accInt16:
+		v.kind, v.i = kvInt, int64(*(*int16)(p))
+	case accInt32:
+		v.kind, v.i = kvInt, int64(*(*int32)(p))
+	case accInt64:
+		v.kind, v.i = kvInt, *(*int64)(p)
+	case accUint8:
+		v.kind, v.u = kvUint, uint64(*(*uint8)(p))
+	case accUint16:
+		v.kind, v.u = kvUint, uint64(*(*uint16)(p))
+	case accUint32:
+		v.kind, v.u = kvUint, uint64(*(*uint32)(p))
+	case accUint64:
+		v.kind, v.u = kvUint, *(*uint64)(p)
+	case accTime:
+		if tm := (*time.Time)(p); !tm.IsZero() {
+			v.kind, v.t = kvTime, *tm
+		}
+	}
 }
 
 // Register compiles T for use on table t and returns its typed access. T must be a
@@ -231,8 +335,10 @@ func compileEntity(t *Table, rt reflect.Type) (*entityInfo, error) {
 				seg.format, seg.width = fmtTime, fmtTime.fixedWidth()
 			}
 			kt.fields = append(kt.fields, f)
+			kt.access = append(kt.access, keyAccessOf(f))
 			pi++
 		}
+		kt.compileDirect()
 		return kt, nil
 	}
 
@@ -368,12 +474,138 @@ func keyValueOfReflect(fv reflect.Value) keyValue {
 // first missing input and reports complete=false. Errors name the entity, the key
 // attribute and the Go field.
 func (kt *keyTemplate) render(info *entityInfo, sv reflect.Value, prefix bool) (string, bool, error) {
-	return kt.renderWith(info, func(i int) keyValue { return keyValueOfField(kt.fields[i], sv) }, prefix)
+	if kt.direct != nil && sv.CanAddr() {
+		if k, ok := kt.renderDirect(sv.Addr().UnsafePointer()); ok {
+			return k, true, nil
+		}
+	}
+	var inline [4]keyValue
+	n := len(kt.fields)
+	var vals []keyValue
+	if n <= len(inline) {
+		vals = inline[:n]
+	} else {
+		vals = make([]keyValue, n)
+	}
+	if sv.CanAddr() {
+		base := sv.Addr().UnsafePointer()
+		for i := range vals {
+			if a := &kt.access[i]; a.kind != accReflect {
+				a.readInto(base, &vals[i])
+			} else {
+				vals[i] = keyValueOfField(kt.fields[i], sv)
+			}
+		}
+	} else {
+		for i, f := range kt.fields {
+			vals[i] = keyValueOfField(f, sv)
+		}
+	}
+	return kt.renderValues(info, vals, nil, prefix)
 }
 
+// compileDirect sets direct, tail and fixed when every input can be read by offset.
+func (kt *keyTemplate) compileDirect() {
+	var steps []directStep
+	lit, pi := "", 0
+	fixed := 0
+	for si := range kt.tmpl.segs {
+		seg := &kt.tmpl.segs[si]
+		fixed += len(seg.literal)
+		if seg.name == "" {
+			lit += seg.literal
+			continue
+		}
+		a := kt.access[pi]
+		pi++
+		switch a.kind {
+		case accReflect:
+			return
+		case accString:
+		case accTime:
+			fixed += len(timeLayout)
+		default:
+			fixed += max(20, seg.width)
+		}
+		steps = append(steps, directStep{literal: lit, keyAccess: a, seg: seg})
+		lit = ""
+	}
+	kt.direct, kt.tail, kt.fixed = steps, lit, fixed
+	if steps == nil {
+		kt.direct = []directStep{} // a template without placeholders
+	}
+}
+
+// renderDirect renders the whole key from the struct at base, reading every input
+// by its offset, into one allocation of about the key's length. It reports false,
+// having rendered nothing, when an input is missing or cannot be rendered, or the
+// key is too long: the general path then says why, or renders the prefix.
+func (kt *keyTemplate) renderDirect(base unsafe.Pointer) (string, bool) {
+	size := kt.fixed
+	for i := range kt.direct {
+		if st := &kt.direct[i]; st.kind == accString {
+			size += len(*(*string)(unsafe.Add(base, st.off)))
+		}
+	}
+	b := make([]byte, 0, size)
+	delim := kt.tmpl.delim
+	for i := range kt.direct {
+		st := &kt.direct[i]
+		b = append(b, st.literal...)
+		p := unsafe.Add(base, st.off)
+		switch format := st.seg.format; {
+		case st.kind == accString && format == fmtPlain:
+			v := *(*string)(p)
+			if v == "" || !plainPart(v, delim) {
+				return "", false
+			}
+			b = append(b, v...)
+		case st.kind == accTime && (format == fmtTime || format == fmtDate):
+			tm := (*time.Time)(p)
+			sec := tm.Unix()
+			if tm.IsZero() || sec < minKeyUnix || sec > maxKeyUnix {
+				return "", false
+			}
+			b = appendFixedTime(b, sec, tm.Nanosecond(), format == fmtTime)
+		default:
+			var v keyValue
+			st.readInto(base, &v)
+			if v.kind == kvMissing {
+				return "", false
+			}
+			var err error
+			if b, err = kt.tmpl.appendValueAt(b, st.seg, &v); err != nil {
+				return "", false
+			}
+		}
+	}
+	b = append(b, kt.tail...)
+	if len(b) > kt.maxBytes {
+		return "", false
+	}
+	return unsafe.String(unsafe.SliceData(b), len(b)), true
+}
+
+// renderWith is render asking get for the input of the i-th placeholder. Inputs are
+// asked for in order, up to the first missing one.
 func (kt *keyTemplate) renderWith(info *entityInfo, get func(i int) keyValue, prefix bool) (string, bool, error) {
+	var inline [4]keyValue
+	vals := inline[:0]
+	for i := range kt.fields {
+		v := get(i)
+		vals = append(vals, v)
+		if v.kind == kvMissing {
+			break // rendering stops here
+		}
+	}
+	return kt.renderValues(info, vals, get, prefix)
+}
+
+// renderValues renders the key from the inputs of its placeholders, in order; vals
+// may end at the first missing one, and get then gives the others.
+func (kt *keyTemplate) renderValues(info *entityInfo, vals []keyValue, get func(i int) keyValue, prefix bool) (string, bool, error) {
 	var buf [256]byte
-	b, complete, err := kt.tmpl.appendKey(buf[:0], func(i int, _ string) keyValue { return get(i) }, prefix)
+	b, complete, err := kt.tmpl.appendKey(buf[:0], vals, prefix)
 	if err != nil {
 		var ke *KeyError
 		if errors.As(err, &ke) {
@@ -389,7 +621,13 @@ func (kt *keyTemplate) renderWith(info *entityInfo, get func(i int) keyValue, pr
 		// Blame the longest input: numbers and times have a fixed width.
 		longest := 0
 		for i, f := range kt.fields {
-			if v := get(i); v.kind == kvString && len(v.s) > longest {
+			var v keyValue
+			if i < len(vals) {
+				v = vals[i]
+			} else if get != nil {
+				v = get(i)
+			}
+			if v.kind == kvString && len(v.s) > longest {
 				longest, ke.Field = len(v.s), f.GoName
 			}
 		}

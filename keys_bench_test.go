@@ -2,8 +2,10 @@ package singletable
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 )
@@ -96,4 +98,132 @@ func BenchmarkKeyRender(b *testing.B) {
 			sinkKeyMap = k
 		}
 	})
+}
+
+// TestAppendFixedTime checks the hand-written time formats against time.Time's
+// AppendFormat: every day from 0001-01-01 to 9999-12-31 at a varying time of day,
+// the ends of the range, and times in other zones.
+func TestAppendFixedTime(t *testing.T) {
+	check := func(tm time.Time) {
+		t.Helper()
+		sec := tm.Unix()
+		if got, want := string(appendFixedTime([]byte("x"), sec, tm.Nanosecond(), true)), "x"+tm.UTC().Format(timeLayout); got != want {
+			t.Fatalf("%v: time %q, want %q", tm, got, want)
+		}
+		if got, want := string(appendFixedTime(nil, sec, tm.Nanosecond(), false)), tm.UTC().Format(dateLayout); got != want {
+			t.Fatalf("%v: date %q, want %q", tm, got, want)
+		}
+	}
+	start := time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)
+	end := time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC)
+	if start.Unix() != minKeyUnix || end.Unix() != maxKeyUnix {
+		t.Fatalf("key time range %d-%d, want %d-%d", minKeyUnix, maxKeyUnix, start.Unix(), end.Unix())
+	}
+	check(start)
+	check(end)
+	i := 0
+	for d := start; d.Before(end); d = d.AddDate(0, 0, 1) {
+		i++
+		// A different second of the day and nanosecond each day.
+		check(d.Add(time.Duration(i*7919%86400)*time.Second + time.Duration(i*104729%1_000_000_000)))
+	}
+	zone := time.FixedZone("X", -11*3600-30*60)
+	for _, tm := range []time.Time{
+		time.Date(1970, 1, 1, 0, 0, 0, 0, zone), time.Date(1969, 12, 31, 23, 59, 59, 999999999, time.UTC),
+		time.Date(2000, 2, 29, 12, 0, 0, 1, zone), time.Date(1900, 3, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(1, 1, 1, 11, 30, 0, 0, zone), time.Now(),
+	} {
+		check(tm)
+	}
+}
+
+func TestPlainPart(t *testing.T) {
+	for _, s := range []string{
+		"", "a", "cust-7d3f2a", "ord-2024-000981", "#", "a#", "#abcdefgh", "abcdefgh#", "abcdefg#h", "abcdefghijklmnop#",
+		"é", "abcdefghé", "abcdefghé#", "\xff", "abcdefgh\xff", "abc\x80defgh", "ab\x00cd", "\x7f\x7f\x7f\x7f\x7f\x7f\x7f\x7f#",
+		"########", "\"\"\"\"\"\"\"\"", "$$$$$$$$$$$$$$$$",
+	} {
+		for _, d := range []byte{'#', '|', '-', '"', '$'} {
+			want := utf8.ValidString(s) && !strings.Contains(s, string(d))
+			if got := plainPart(s, d); got != want {
+				t.Errorf("plainPart(%q, %q) = %v, want %v", s, d, got, want)
+			}
+		}
+	}
+}
+
+// keyDirectOrder has placeholders of every kind renderDirect reads by offset.
+type keyDirectOrder struct {
+	_  struct{}  `Type:"KeyDirect" PK:"K#{s}#{i:08}#{u}#{i8}" SK:"{t:time}#{d:date}{x:unix}{r:rev}{ms:unixms}#{n}"`
+	S  string    `dynamodbav:"s"`
+	I  int32     `dynamodbav:"i"`
+	U  uint8     `dynamodbav:"u"`
+	I8 int8      `dynamodbav:"i8"`
+	T  time.Time `dynamodbav:"t"`
+	D  time.Time `dynamodbav:"d"`
+	X  time.Time `dynamodbav:"x"`
+	R  time.Time `dynamodbav:"r"`
+	MS time.Time `dynamodbav:"ms"`
+	N  int64     `dynamodbav:"n"`
+}
+
+// TestRenderDirect checks that reading inputs by offset (renderDirect) renders the
+// same keys, and the same errors, as reading them through reflect.
+func TestRenderDirect(t *testing.T) {
+	tbl, err := NewTable(dynamodb.New(dynamodb.Options{Region: "us-east-1"}), "bench")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := Register[keyDirectOrder](tbl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := e.info
+	for _, kt := range []*keyTemplate{info.pk, info.sk} {
+		if kt.direct == nil {
+			t.Fatalf("%s: not rendered directly", kt.attr)
+		}
+	}
+	tm := time.Date(2024, 3, 9, 14, 5, 7, 123456789, time.FixedZone("Y", 3600))
+	good := keyDirectOrder{S: "cust-7d3f2a", I: 42, U: 200, I8: -3, T: tm, D: tm, X: tm, R: tm, MS: tm, N: -17}
+	cases := []func(o *keyDirectOrder){
+		func(o *keyDirectOrder) {},
+		func(o *keyDirectOrder) { o.S = "" },
+		func(o *keyDirectOrder) { o.S = "a#b" },
+		func(o *keyDirectOrder) { o.S = "abcdefghijk#" },
+		func(o *keyDirectOrder) { o.S = "caf\xe9" },
+		func(o *keyDirectOrder) { o.S = "café-ünïcode" },
+		func(o *keyDirectOrder) { o.S = strings.Repeat("x", 3000) },
+		func(o *keyDirectOrder) { o.I = -1 },
+		func(o *keyDirectOrder) { o.I = 1 << 30 },
+		func(o *keyDirectOrder) { o.I, o.U, o.I8, o.N = 0, 0, 0, 0 },
+		func(o *keyDirectOrder) { o.T = time.Time{} },
+		func(o *keyDirectOrder) { o.D = time.Time{} },
+		func(o *keyDirectOrder) { o.X = time.Date(1969, 12, 31, 23, 59, 59, 0, time.UTC) },
+		func(o *keyDirectOrder) { o.R = time.Date(1, 1, 1, 0, 0, 0, 1, time.UTC) },
+		func(o *keyDirectOrder) { o.T = time.Date(0, 12, 31, 23, 59, 59, 0, time.UTC) },
+		func(o *keyDirectOrder) { o.T = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC) },
+		func(o *keyDirectOrder) { o.T = time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC) },
+		func(o *keyDirectOrder) { o.D = time.Date(1, 1, 1, 0, 0, 0, 0, time.FixedZone("Z", 7200)) },
+		func(o *keyDirectOrder) { o.MS = time.Date(2500, 1, 1, 0, 0, 0, 0, time.UTC) },
+		func(o *keyDirectOrder) { o.X = time.Date(2500, 1, 1, 0, 0, 0, 0, time.UTC) },
+	}
+	for i, change := range cases {
+		o := good
+		change(&o)
+		sv := reflect.ValueOf(&o).Elem()
+		for _, kt := range []*keyTemplate{info.pk, info.sk} {
+			for _, prefix := range []bool{false, true} {
+				k, complete, err := kt.render(info, sv, prefix)
+				vals := make([]keyValue, len(kt.fields))
+				for j, f := range kt.fields {
+					vals[j] = keyValueOfField(f, sv)
+				}
+				wk, wcomplete, werr := kt.renderValues(info, vals, nil, prefix)
+				if k != wk || complete != wcomplete || (err == nil) != (werr == nil) || err != nil && err.Error() != werr.Error() {
+					t.Errorf("case %d, %s, prefix %v: render = %q, %v, %v; through reflect %q, %v, %v", i, kt.attr, prefix, k, complete, err, wk, wcomplete, werr)
+				}
+			}
+		}
+	}
 }

@@ -51,7 +51,8 @@ type Field struct {
 	codec    *typeCodec
 	embedPtr bool // Index passes through an embedded pointer
 
-	// When set, the field is reached from the struct at offset without a pointer (see fast.go).
+	// When direct is set, the field is reached from the struct at offset without a pointer (see fast.go).
+	direct  bool
 	offset  uintptr
 	fastEnc fastEncodeFunc
 	fastDec fastDecodeFunc
@@ -149,7 +150,7 @@ func (c *compiler) plan(t reflect.Type) (*Plan, error) {
 			ft = ft.Field(x).Type
 		}
 		if off, ok := fastOffset(t, f.Index); ok {
-			f.offset = off
+			f.direct, f.offset = true, off
 			f.fastEnc, f.fastDec = fastCodecs(f.Type, o)
 		}
 		p.fields = append(p.fields, f)
@@ -303,6 +304,10 @@ func (p *Plan) decodeMap(m map[string]types.AttributeValue, v reflect.Value) err
 	}
 	return nil
 }
+
+// Offset returns the field's byte offset in its struct and true when the field is reached without passing
+// through an embedded pointer, so that a pointer to the struct plus the offset points at the field.
+func (f *Field) Offset() (uintptr, bool) { return f.offset, f.direct }
 
 // ValueOf returns the field in struct value v, following embedded pointers; false when one of them is nil
 // (attributevalue then leaves the field out).

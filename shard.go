@@ -12,6 +12,7 @@ import (
 	"hash/fnv"
 	"iter"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -707,22 +708,27 @@ func (e *Entity[T]) refill(ctx context.Context, fq *fanoutQuery, n int, want fun
 			limit = min(n, max(limit, fq.share(fq.limit)))
 		}
 	}
-	if len(todo) == 1 {
-		todo[0].fetch(ctx, e.table, e.info.name, limit)
-		return
+	for len(todo) > 0 {
+		if len(todo) == 1 {
+			todo[0].fetch(ctx, e.table, e.info.name, limit)
+		} else {
+			var wg sync.WaitGroup
+			sem := make(chan struct{}, fq.parallel)
+			for _, s := range todo {
+				wg.Add(1)
+				sem <- struct{}{}
+				go func() {
+					defer wg.Done()
+					defer func() { <-sem }()
+					s.fetch(ctx, e.table, e.info.name, limit)
+				}()
+			}
+			wg.Wait()
+		}
+		// A page that a filter emptied, with more after it: read on, or the
+		// merge would pass over the partition's next items.
+		todo = slices.DeleteFunc(todo, func(s *shardStream) bool { return len(s.buf) > 0 || s.done || s.failed != nil })
 	}
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, fq.parallel)
-	for _, s := range todo {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			s.fetch(ctx, e.table, e.info.name, limit)
-		}()
-	}
-	wg.Wait()
 }
 
 func keyOf(item map[string]types.AttributeValue, attrs []string) map[string]types.AttributeValue {

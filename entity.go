@@ -43,6 +43,13 @@ type entityInfo struct {
 	migration     *migrationPlan             // schema history, or nil
 	all           []*keyTemplate             // base keys first, then index keys in table order
 	baseInputs    map[string]bool            // attribute names that feed the primary key
+	// ignored are the attributes the library stores beside T's fields (keys, type,
+	// schema, receipts), which decoding skips without looking for a field.
+	ignored *codec.Ignored
+	// The conditions of a Put (typeGuard) and of a Create, with their names and
+	// values, built once: every such write without a condition of its own sends
+	// them as they are.
+	putGuard, createGuard *expr.Fixed
 }
 
 // keyTemplate is one key attribute's template bound to T's fields.
@@ -386,6 +393,10 @@ func compileEntity(t *Table, rt reflect.Type) (*entityInfo, error) {
 			info.all = append(info.all, s)
 		}
 	}
+	info.ignored = plan.Ignore(t.libraryAttributes()...)
+	var pb, cb expr.Builder
+	info.putGuard = pb.Fix(info.typeGuard(&pb))
+	info.createGuard = cb.Fix("attribute_not_exists(" + cb.Name(t.opts.PartitionKey) + ")")
 	if err := compileFieldOptions(info, rt); err != nil {
 		return nil, err
 	}
@@ -649,27 +660,32 @@ func (kt *keyTemplate) goName(placeholder string) string {
 	return placeholder
 }
 
-// primaryKey renders the base table key of a struct value.
+// primaryKey renders the base table key of a struct value, as attributes and as
+// strings (for messages).
 func (info *entityInfo) primaryKey(sv reflect.Value) (map[string]types.AttributeValue, map[string]string, error) {
-	if err := info.checkShard(sv); err != nil {
+	k, err := info.primaryKeyAV(sv)
+	if err != nil {
 		return nil, nil, err
+	}
+	return k, info.table.keyStrings(k), nil
+}
+
+// primaryKeyAV renders the base table key of a struct value.
+func (info *entityInfo) primaryKeyAV(sv reflect.Value) (map[string]types.AttributeValue, error) {
+	if err := info.checkShard(sv); err != nil {
+		return nil, err
 	}
 	pk, _, err := info.pk.render(info, sv, false)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	sk, _, err := info.sk.render(info, sv, false)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	t := info.table.opts
-	return map[string]types.AttributeValue{
-			t.PartitionKey: &types.AttributeValueMemberS{Value: pk},
-			t.SortKey:      &types.AttributeValueMemberS{Value: sk},
-		}, map[string]string{
-			t.PartitionKey: pk,
-			t.SortKey:      sk,
-		}, nil
+	avs := &[2]types.AttributeValueMemberS{{Value: pk}, {Value: sk}} // one allocation for both
+	return map[string]types.AttributeValue{t.PartitionKey: &avs[0], t.SortKey: &avs[1]}, nil
 }
 
 // encodeItem encodes a full item: fields, every key attribute whose inputs are
@@ -683,6 +699,9 @@ func (info *entityInfo) encodeItem(sv reflect.Value) (map[string]types.Attribute
 	if err := info.plan.EncodeInto(sv, item); err != nil {
 		return nil, fmt.Errorf("singletable: encode %s: %w: %w", info.name, ErrInvalidInput, err)
 	}
+	// The base keys and the type, in one allocation.
+	avs := &[3]types.AttributeValueMemberS{2: {Value: info.discriminator}}
+	base := avs[:2]
 	for i := 0; i < len(info.all); i++ {
 		kt := info.all[i]
 		if kt.index == "" {
@@ -690,11 +709,13 @@ func (info *entityInfo) encodeItem(sv reflect.Value) (map[string]types.Attribute
 			if err != nil {
 				return nil, err
 			}
-			item[kt.attr] = &types.AttributeValueMemberS{Value: v}
+			base[0].Value = v
+			item[kt.attr] = &base[0]
+			base = base[1:]
 			continue
 		}
 		pair := info.indexes[kt.index]
-		vals, ok, err := info.renderIndex(pair, func(kt *keyTemplate, i int) keyValue { return keyValueOfField(kt.fields[i], sv) })
+		vals, ok, err := info.renderIndex(pair, func(kt *keyTemplate) (string, bool, error) { return kt.render(info, sv, true) })
 		if err != nil {
 			return nil, err
 		}
@@ -707,7 +728,7 @@ func (info *entityInfo) encodeItem(sv reflect.Value) (map[string]types.Attribute
 			i++ // the pair's sort key was handled with its partition key
 		}
 	}
-	item[info.table.opts.TypeAttribute] = &types.AttributeValueMemberS{Value: info.discriminator}
+	item[info.table.opts.TypeAttribute] = &avs[2]
 	info.stampSchema(item)
 	if _, err := info.checkItem(item); err != nil {
 		return nil, err
@@ -715,15 +736,16 @@ func (info *entityInfo) encodeItem(sv reflect.Value) (map[string]types.Attribute
 	return item, nil
 }
 
-// renderIndex renders an index's key pair. ok is false (and nothing is an error)
-// when an input is missing: the item is left out of the index.
-func (info *entityInfo) renderIndex(pair [2]*keyTemplate, get func(kt *keyTemplate, i int) keyValue) ([]string, bool, error) {
+// renderIndex renders an index's key pair, each key with render (which renders a
+// prefix). ok is false (and nothing is an error) when an input is missing: the
+// item is left out of the index.
+func (info *entityInfo) renderIndex(pair [2]*keyTemplate, render func(kt *keyTemplate) (string, bool, error)) ([]string, bool, error) {
 	vals := make([]string, 0, 2)
 	for _, kt := range pair {
 		if kt == nil {
 			continue
 		}
-		v, complete, err := kt.renderWith(info, func(i int) keyValue { return get(kt, i) }, true)
+		v, complete, err := render(kt)
 		if err != nil {
 			return nil, false, err
 		}
@@ -800,8 +822,8 @@ func (e *Entity[T]) Get(ctx context.Context, key T, opts ...GetOption) (T, error
 	ctx = e.observe(ctx)
 	var zero T
 	var o getOptions
-	for _, opt := range opts {
-		opt.applyGet(&o)
+	if len(opts) > 0 {
+		o = collectGetOptions(opts)
 	}
 	sv := reflect.ValueOf(&key).Elem()
 	found, err := e.resolveShardItem(ctx, sv, o.consistent)
@@ -815,26 +837,55 @@ func (e *Entity[T]) Get(ctx context.Context, key T, opts ...GetOption) (T, error
 		}
 		return v, nil
 	}
-	k, ks, err := e.info.primaryKey(sv)
+	k, err := e.info.primaryKeyAV(sv)
 	if err != nil {
 		return zero, e.itemErr("Get", nil, err)
 	}
 	out, err := e.table.client.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName:      aws.String(e.table.name),
+		TableName:      e.table.namePtr(),
 		Key:            k,
-		ConsistentRead: aws.Bool(o.consistent),
+		ConsistentRead: boolPtr(o.consistent),
 	})
 	if err != nil {
-		return zero, e.itemErr("Get", ks, err)
+		return zero, e.itemErr("Get", e.table.keyStrings(k), err)
 	}
 	if out.Item == nil {
-		return zero, e.itemErr("Get", ks, ErrNotFound)
+		return zero, e.itemErr("Get", e.table.keyStrings(k), ErrNotFound)
 	}
 	v, err := e.decode(ctx, out.Item)
 	if err != nil {
-		return zero, e.itemErr("Get", ks, err)
+		return zero, e.itemErr("Get", e.table.keyStrings(k), err)
 	}
 	return v, nil
+}
+
+// collectGetOptions applies opts. (Apart from Get, so that Get's options stay on
+// its stack when it has none.)
+func collectGetOptions(opts []GetOption) getOptions {
+	var o getOptions
+	for _, opt := range opts {
+		opt.applyGet(&o)
+	}
+	return o
+}
+
+// collectWriteOptions applies opts, as collectGetOptions does.
+func collectWriteOptions(opts []WriteOption) writeOptions {
+	var o writeOptions
+	for _, opt := range opts {
+		opt.applyWrite(&o)
+	}
+	return o
+}
+
+var ptrTrue, ptrFalse = aws.Bool(true), aws.Bool(false)
+
+// boolPtr returns a shared pointer to b, for request inputs, which nothing modifies.
+func boolPtr(b bool) *bool {
+	if b {
+		return ptrTrue
+	}
+	return ptrFalse
 }
 
 func (e *Entity[T]) itemErr(op string, key map[string]string, err error) error {
@@ -882,6 +933,7 @@ type writeRequest struct {
 	item   map[string]types.AttributeValue // Put and Create
 	update string                          // Update
 	cond   string
+	condP  *string // a shared pointer to cond's text, when it is a Fixed's
 	b      expr.Builder
 	// userCond is set when the caller added a condition, so a failed check is not
 	// necessarily a missing item.
@@ -907,24 +959,52 @@ func (w *writeRequest) setCondition(guard string, cond expression.ConditionBuild
 	return nil
 }
 
+// setFixedCondition is setCondition for a guard built once (f), with w's builder
+// still unused.
+func (w *writeRequest) setFixedCondition(f *expr.Fixed, cond expression.ConditionBuilder) error {
+	guard := w.b.Use(f)
+	if !cond.IsSet() {
+		w.cond, w.condP, w.userCond = guard, f.TextPtr(), false
+		return nil
+	}
+	return w.setCondition(guard, cond)
+}
+
+// condPtr returns the condition for a request input, nil if there is none.
+func (w *writeRequest) condPtr() *string {
+	if w.condP != nil && *w.condP == w.cond {
+		return w.condP
+	}
+	return expr.Ptr(w.cond)
+}
+
+// keyStrings returns the key for messages; a Put planned without it takes it
+// from its item.
+func (w *writeRequest) keyStrings(t *Table) map[string]string {
+	if w.keyStr == nil && w.item != nil {
+		return t.keyStrings(w.item)
+	}
+	return w.keyStr
+}
+
 // call sends the write as PutItem (item set), UpdateItem (update set) or DeleteItem.
 func (w *writeRequest) call(ctx context.Context, t *Table, optFns ...func(*dynamodb.Options)) (map[string]types.AttributeValue, error) {
 	switch {
 	case w.item != nil:
 		_, err := t.client.PutItem(ctx, &dynamodb.PutItemInput{
-			TableName:                 aws.String(t.name),
+			TableName:                 t.namePtr(),
 			Item:                      w.item,
-			ConditionExpression:       expr.Ptr(w.cond),
+			ConditionExpression:       w.condPtr(),
 			ExpressionAttributeNames:  w.b.Names(),
 			ExpressionAttributeValues: w.b.Values(),
 		}, optFns...)
 		return nil, err
 	case w.update != "":
 		in := &dynamodb.UpdateItemInput{
-			TableName:                 aws.String(t.name),
+			TableName:                 t.namePtr(),
 			Key:                       w.key,
 			UpdateExpression:          aws.String(w.update),
-			ConditionExpression:       expr.Ptr(w.cond),
+			ConditionExpression:       w.condPtr(),
 			ExpressionAttributeNames:  w.b.Names(),
 			ExpressionAttributeValues: w.b.Values(),
 		}
@@ -938,9 +1018,9 @@ func (w *writeRequest) call(ctx context.Context, t *Table, optFns ...func(*dynam
 		return out.Attributes, nil
 	default:
 		_, err := t.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-			TableName:                 aws.String(t.name),
+			TableName:                 t.namePtr(),
 			Key:                       w.key,
-			ConditionExpression:       expr.Ptr(w.cond),
+			ConditionExpression:       w.condPtr(),
 			ExpressionAttributeNames:  w.b.Names(),
 			ExpressionAttributeValues: w.b.Values(),
 		}, optFns...)
@@ -955,6 +1035,13 @@ func (info *entityInfo) typeGuard(b *expr.Builder) string {
 }
 
 func (info *entityInfo) planPut(sv reflect.Value, create bool, o writeOptions) (*writeRequest, error) {
+	return info.planPutKeys(sv, create, o, true)
+}
+
+// planPutKeys is planPut; without keys, a plain Put (unversioned, not a Create,
+// which alone are sent once and never read back) is planned without its key and
+// key strings, which writeRequest.keyStrings then takes from the item.
+func (info *entityInfo) planPutKeys(sv reflect.Value, create bool, o writeOptions, keys bool) (*writeRequest, error) {
 	var vp *versionPlan
 	if info.version != nil {
 		var err error
@@ -990,16 +1077,16 @@ func (info *entityInfo) planPut(sv reflect.Value, create bool, o writeOptions) (
 		w.receipt, w.receiptAttr = token, info.table.receiptAttr(1)
 		item[w.receiptAttr] = &types.AttributeValueMemberS{Value: token}
 	}
-	w.key = map[string]types.AttributeValue{tk.PartitionKey: item[tk.PartitionKey], tk.SortKey: item[tk.SortKey]}
-	w.keyStr = map[string]string{tk.PartitionKey: item[tk.PartitionKey].(*types.AttributeValueMemberS).Value, tk.SortKey: item[tk.SortKey].(*types.AttributeValueMemberS).Value}
-	var guard string
+	if keys || vp != nil || create {
+		w.key = map[string]types.AttributeValue{tk.PartitionKey: item[tk.PartitionKey], tk.SortKey: item[tk.SortKey]}
+		w.keyStr = map[string]string{tk.PartitionKey: item[tk.PartitionKey].(*types.AttributeValueMemberS).Value, tk.SortKey: item[tk.SortKey].(*types.AttributeValueMemberS).Value}
+	}
+	guard := info.putGuard
 	if create {
 		w.op = "Create"
-		guard = "attribute_not_exists(" + w.b.Name(tk.PartitionKey) + ")"
-	} else {
-		guard = info.typeGuard(&w.b)
+		guard = info.createGuard
 	}
-	if err := w.setCondition(guard, o.cond); err != nil {
+	if err := w.setFixedCondition(guard, o.cond); err != nil {
 		return nil, err
 	}
 	return w, nil
@@ -1026,7 +1113,10 @@ func (info *entityInfo) planDelete(sv reflect.Value, o writeOptions) (*writeRequ
 		}
 	}
 	if guard == "" {
-		guard = info.typeGuard(&w.b)
+		if err := w.setFixedCondition(info.putGuard, o.cond); err != nil {
+			return nil, err
+		}
+		return w, nil
 	}
 	if err := w.setCondition(guard, o.cond); err != nil {
 		return nil, err
@@ -1048,7 +1138,7 @@ func (e *Entity[T]) writeErr(w *writeRequest, err error) error {
 			err = fmt.Errorf("%w: %w", ErrCondition, err)
 		}
 	}
-	return e.itemErr(w.op, w.keyStr, err)
+	return e.itemErr(w.op, w.keyStrings(e.table), err)
 }
 
 // Put writes v as a whole item (PutItem), replacing any item of this type at its key:
@@ -1070,8 +1160,8 @@ func (e *Entity[T]) Create(ctx context.Context, v T, opts ...WriteOption) (T, er
 
 func (e *Entity[T]) put(ctx context.Context, v T, create bool, opts []WriteOption) (T, error) {
 	var o writeOptions
-	for _, opt := range opts {
-		opt.applyWrite(&o)
+	if len(opts) > 0 {
+		o = collectWriteOptions(opts)
 	}
 	op := "Put"
 	if create {
@@ -1081,7 +1171,7 @@ func (e *Entity[T]) put(ctx context.Context, v T, create bool, opts []WriteOptio
 	if _, err := e.info.fillShard(sv, true); err != nil {
 		return v, e.itemErr(op, nil, err)
 	}
-	w, err := e.info.planPut(sv, create, o)
+	w, err := e.info.planPutKeys(sv, create, o, false)
 	if err != nil {
 		return v, e.itemErr(op, nil, err)
 	}
@@ -1105,8 +1195,8 @@ func (e *Entity[T]) put(ctx context.Context, v T, create bool, opts []WriteOptio
 func (e *Entity[T]) Delete(ctx context.Context, key T, opts ...WriteOption) error {
 	ctx = e.observe(ctx)
 	var o writeOptions
-	for _, opt := range opts {
-		opt.applyWrite(&o)
+	if len(opts) > 0 {
+		o = collectWriteOptions(opts)
 	}
 	sv := reflect.ValueOf(&key).Elem()
 	if err := e.resolveShard(ctx, sv, true); err != nil {
@@ -1144,7 +1234,7 @@ func (e *Entity[T]) Key(v T) (map[string]string, error) {
 		if !ok {
 			continue
 		}
-		vals, ok, err := e.info.renderIndex(pair, func(kt *keyTemplate, i int) keyValue { return keyValueOfField(kt.fields[i], sv) })
+		vals, ok, err := e.info.renderIndex(pair, func(kt *keyTemplate) (string, bool, error) { return kt.render(e.info, sv, true) })
 		if err != nil {
 			return nil, err
 		}

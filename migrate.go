@@ -187,7 +187,7 @@ func (e *MigrationError) Unwrap() error { return e.Err }
 func (info *entityInfo) decodeInto(item map[string]types.AttributeValue, rv reflect.Value) (migrated bool, err error) {
 	mp := info.migration
 	if mp == nil {
-		return false, info.plan.Decode(item, rv)
+		return false, info.plan.DecodeIgnoring(item, rv, info.ignored)
 	}
 	t := info.table
 	from, ok := t.schemaOf(item)
@@ -200,7 +200,7 @@ func (info *entityInfo) decodeInto(item map[string]types.AttributeValue, rv refl
 	case from > mp.current:
 		return false, keyErr(from, mp.current, errors.New("the item is newer than this program's schema"))
 	case from == mp.current:
-		return false, info.plan.Decode(item, rv)
+		return false, info.plan.DecodeIgnoring(item, rv, info.ignored)
 	}
 	work := maps.Clone(item)
 	for v := from; v < mp.current; v++ {
@@ -213,7 +213,7 @@ func (info *entityInfo) decodeInto(item map[string]types.AttributeValue, rv refl
 			}
 		}
 	}
-	if err := info.plan.Decode(work, rv); err != nil {
+	if err := info.plan.DecodeIgnoring(work, rv, info.ignored); err != nil {
 		return false, keyErr(from, mp.current, err)
 	}
 	for v := from; v < mp.current; v++ {

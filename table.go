@@ -143,6 +143,7 @@ func WithBackoff(b Backoff) func(*TableOptions) {
 type Table struct {
 	client Client
 	name   string
+	nameP  *string // a copy of name for request inputs, which nothing modifies
 	opts   TableOptions
 	keys   map[string]keyRole // every key attribute name of the base table and indexes
 
@@ -150,6 +151,32 @@ type Table struct {
 	entities map[string]*entityInfo // by discriminator
 	byGoType map[reflect.Type]*entityInfo
 	closers  []func() // stop background workers (async write-back)
+}
+
+// libraryAttributes lists the attributes the library writes itself, those most
+// items carry first: the base table's key and type attributes, the indexes' keys,
+// the schema attribute and the receipt slots.
+func (t *Table) libraryAttributes() []string {
+	attrs := []string{t.opts.PartitionKey, t.opts.SortKey, t.opts.TypeAttribute}
+	for _, ix := range t.opts.Indexes {
+		attrs = append(attrs, ix.PartitionKey)
+		if ix.SortKey != "" {
+			attrs = append(attrs, ix.SortKey)
+		}
+	}
+	attrs = append(attrs, t.opts.SchemaAttribute)
+	for i := range t.opts.Receipts {
+		attrs = append(attrs, t.opts.ReceiptAttribute+strconv.Itoa(i))
+	}
+	return attrs
+}
+
+// namePtr returns the table name for a request input.
+func (t *Table) namePtr() *string {
+	if t.nameP == nil {
+		return aws.String(t.name)
+	}
+	return t.nameP
 }
 
 func (t *Table) addCloser(f func()) {
@@ -224,6 +251,7 @@ func NewTable(client Client, name string, opts ...func(*TableOptions)) (*Table, 
 	t := &Table{
 		client:   client,
 		name:     name,
+		nameP:    aws.String(name),
 		opts:     o,
 		keys:     map[string]keyRole{},
 		entities: map[string]*entityInfo{},

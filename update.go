@@ -240,20 +240,22 @@ func (info *entityInfo) planUpdate(sv reflect.Value, opts []UpdateOption) (*writ
 		}
 		emptied := false
 		var needed []string
-		vals, complete, err := info.renderIndex(pair, func(kt *keyTemplate, i int) keyValue {
-			f := kt.fields[i]
-			if nv, changed := newValues[f.Name]; changed {
-				if nv == nil {
-					emptied = true
-					return keyValue{}
+		vals, complete, err := info.renderIndex(pair, func(kt *keyTemplate) (string, bool, error) {
+			return kt.renderWith(info, func(i int) keyValue {
+				f := kt.fields[i]
+				if nv, changed := newValues[f.Name]; changed {
+					if nv == nil {
+						emptied = true
+						return keyValue{}
+					}
+					return keyValueOfReflect(*nv)
 				}
-				return keyValueOfReflect(*nv)
-			}
-			v := keyValueOfField(f, sv)
-			if v.kind == kvMissing {
-				needed = append(needed, f.GoName)
-			}
-			return v
+				v := keyValueOfField(f, sv)
+				if v.kind == kvMissing {
+					needed = append(needed, f.GoName)
+				}
+				return v
+			}, true)
 		})
 		if err != nil {
 			return nil, err

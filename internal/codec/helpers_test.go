@@ -272,6 +272,38 @@ func checkDecode(t *testing.T, m map[string]types.AttributeValue, newV func() an
 	if !sameValue(reflect.ValueOf(ours).Elem(), reflect.ValueOf(theirs).Elem()) {
 		t.Errorf("decode %s:\n ours   %+v\n theirs %+v", mapString(m), reflect.ValueOf(ours).Elem(), reflect.ValueOf(theirs).Elem())
 	}
+	checkDecodeIgnoring(t, m, newV, theirs, werr)
+}
+
+// checkDecodeIgnoring checks that Plan.DecodeIgnoring has Decode's effect, and so attributevalue's (want,
+// wantErr), with no ignored names, with names absent from m, and with every attribute of m that names no
+// field (those that match one ignoring case are left out of the set by Ignore).
+func checkDecodeIgnoring(t *testing.T, m map[string]types.AttributeValue, newV func() any, want any, wantErr error) {
+	t.Helper()
+	p, err := PlanFor(reflect.TypeOf(newV()).Elem())
+	if err != nil {
+		t.Fatalf("PlanFor: %v", err)
+	}
+	var all []string
+	for k := range m {
+		if _, ok := p.Field(k); !ok {
+			all = append(all, k)
+		}
+	}
+	for _, ig := range []*Ignored{nil, p.Ignore("PK", "SK", "Type", "_wr0"), p.Ignore(append(all, "PK")...)} {
+		got := newV()
+		err := p.DecodeIgnoring(m, reflect.ValueOf(got).Elem(), ig)
+		if (err != nil) != (wantErr != nil) {
+			t.Fatalf("DecodeIgnoring %s (ignoring %v): error mismatch: ours %v, attributevalue %v", mapString(m), ig, err, wantErr)
+		}
+		if err != nil {
+			assertFieldError(t, err)
+			continue
+		}
+		if !sameValue(reflect.ValueOf(got).Elem(), reflect.ValueOf(want).Elem()) {
+			t.Errorf("DecodeIgnoring %s (ignoring %v):\n ours   %+v\n theirs %+v", mapString(m), ig, reflect.ValueOf(got).Elem(), reflect.ValueOf(want).Elem())
+		}
+	}
 }
 
 func assertFieldError(t *testing.T, err error) {

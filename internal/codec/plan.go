@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"sync"
 	"unsafe"
 
@@ -274,6 +275,109 @@ func (p *Plan) Decode(m map[string]types.AttributeValue, v reflect.Value) error 
 		return fmt.Errorf("codec: cannot decode into %s with the plan for %s (it must be settable)", v.Type(), p.name)
 	}
 	return p.decodeMap(m, v)
+}
+
+// Ignored is a set of attribute names that match no field of a plan, not even ignoring case: attributes
+// that items carry beside the fields (keys, a type) and that decoding skips. Make it with [Plan.Ignore].
+type Ignored struct {
+	plan  *Plan
+	names []string
+}
+
+// Ignore returns the set of those names that match no field of p, exactly or ignoring case, for
+// [Plan.DecodeIgnoring]; the others are left out of it, and decoding gives them to their field as always.
+// List the names most items carry first.
+func (p *Plan) Ignore(names ...string) *Ignored {
+	ig := &Ignored{plan: p}
+	for _, n := range names {
+		if p.lookup(n) != nil || slices.Contains(ig.names, n) {
+			continue
+		}
+		if _, ok := p.lookupFold(n); ok {
+			continue
+		}
+		ig.names = append(ig.names, n)
+	}
+	return ig
+}
+
+// DecodeIgnoring is [Plan.Decode], with the same effect, for items whose attributes are mostly the fields'
+// and ignore's: it looks each field up by name instead of ranging over m, and ranges over m (for names that
+// match a field only ignoring case) only when some attribute is neither a field's nor in ignore. ignore
+// must come from p's Ignore, or be nil.
+func (p *Plan) DecodeIgnoring(m map[string]types.AttributeValue, v reflect.Value, ignore *Ignored) error {
+	if v.Type() != p.typ || !v.CanSet() {
+		return fmt.Errorf("codec: cannot decode into %s with the plan for %s (it must be settable)", v.Type(), p.name)
+	}
+	if ignore != nil && ignore.plan != p {
+		return fmt.Errorf("codec: the ignored names of the plan for %s used with the plan for %s", ignore.plan.name, p.name)
+	}
+	base := v.Addr().UnsafePointer() // v is settable, so addressable
+	rest := len(m)
+	for _, f := range p.fields {
+		if rest == 0 {
+			return nil
+		}
+		av, ok := m[f.Name]
+		if !ok {
+			continue
+		}
+		rest--
+		if err := p.decodeField(f, av, v, base); err != nil {
+			return err
+		}
+	}
+	if rest == 0 {
+		return nil
+	}
+	if ignore != nil {
+		for _, n := range ignore.names {
+			if _, ok := m[n]; ok {
+				if rest--; rest == 0 {
+					return nil
+				}
+			}
+		}
+	}
+	// Some attribute is neither a field's nor ignored: it goes to the first field whose name matches it
+	// ignoring case, if any, as in attributevalue. (Fields named exactly were decoded above; a name that
+	// matches exactly is never decoded as a case-insensitive match of another field.)
+	if len(p.byFold) == 0 {
+		return nil
+	}
+	for k, av := range m {
+		if p.lookup(k) != nil {
+			continue
+		}
+		f, ok := p.lookupFold(k)
+		if !ok {
+			continue
+		}
+		if err := p.decodeField(f, av, v, base); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// decodeField decodes av into field f of v, whose address is base.
+func (p *Plan) decodeField(f *Field, av types.AttributeValue, v reflect.Value, base unsafe.Pointer) error {
+	if f.fastDec != nil && f.fastDec(av, unsafe.Add(base, f.offset)) {
+		return nil
+	}
+	var fv reflect.Value
+	if len(f.Index) == 1 {
+		fv = v.Field(f.Index[0])
+	} else {
+		var err error
+		if fv, err = f.settable(v); err != nil {
+			return &FieldError{Type: p.name, Field: f.GoName, Err: err}
+		}
+	}
+	if err := f.codec.dec(av, fv); err != nil {
+		return &FieldError{Type: p.name, Field: f.GoName, Err: err}
+	}
+	return nil
 }
 
 func (p *Plan) decodeMap(m map[string]types.AttributeValue, v reflect.Value) error {

@@ -18,6 +18,59 @@ type Builder struct {
 	values map[string]types.AttributeValue
 	byName map[string]string
 	nv     int
+	shared bool // the maps are a Fixed's: copy them before adding
+}
+
+// Fixed is an expression built once, with its names and values, for requests
+// that all send the same one. It is immutable and safe for concurrent use.
+type Fixed struct {
+	text   *string
+	names  map[string]string
+	values map[string]types.AttributeValue
+	byName map[string]string
+	nv     int
+}
+
+// Fix returns text, built with b, as a Fixed holding b's names and values. b must
+// not be used afterwards.
+func (b *Builder) Fix(text string) *Fixed {
+	return &Fixed{text: &text, names: b.names, values: b.values, byName: b.byName, nv: b.nv}
+}
+
+// Text returns the expression's text, and TextPtr a pointer to it that requests
+// share (nothing may write through it).
+func (f *Fixed) Text() string { return *f.text }
+
+// TextPtr returns a pointer to the text, shared by every caller.
+func (f *Fixed) TextPtr() *string { return f.text }
+
+// Use starts b, which must be unused, with f's names and values, and returns f's
+// text: what building f again with b would give. The maps are shared with f, and
+// with the requests that send them, until b adds names or values of its own.
+func (b *Builder) Use(f *Fixed) string {
+	b.names, b.values, b.byName, b.nv, b.shared = f.names, f.values, f.byName, f.nv, true
+	return *f.text
+}
+
+// own copies shared maps before b changes them.
+func (b *Builder) own() {
+	if !b.shared {
+		return
+	}
+	b.shared = false
+	b.names, b.byName = clone(b.names), clone(b.byName)
+	b.values = clone(b.values)
+}
+
+func clone[V any](m map[string]V) map[string]V {
+	if m == nil {
+		return nil
+	}
+	c := make(map[string]V, len(m)+4)
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
 }
 
 // Name returns the placeholder for an attribute name, the same one each time.
@@ -25,6 +78,7 @@ func (b *Builder) Name(attr string) string {
 	if p, ok := b.byName[attr]; ok {
 		return p
 	}
+	b.own()
 	if b.names == nil {
 		b.names = make(map[string]string, 4)
 		b.byName = make(map[string]string, 4)
@@ -37,6 +91,7 @@ func (b *Builder) Name(attr string) string {
 
 // Value returns a new placeholder for a value.
 func (b *Builder) Value(av types.AttributeValue) string {
+	b.own()
 	if b.values == nil {
 		b.values = make(map[string]types.AttributeValue, 4)
 	}
@@ -80,6 +135,7 @@ func (b *Builder) Condition(c expression.ConditionBuilder) (string, error) {
 }
 
 func (b *Builder) merge(e expression.Expression) {
+	b.own()
 	for k, v := range e.Names() {
 		if b.names == nil {
 			b.names = make(map[string]string, 4)

@@ -485,7 +485,9 @@ func keyValueOfReflect(fv reflect.Value) keyValue {
 // first missing input and reports complete=false. Errors name the entity, the key
 // attribute and the Go field.
 func (kt *keyTemplate) render(info *entityInfo, sv reflect.Value, prefix bool) (string, bool, error) {
-	if kt.direct != nil && sv.CanAddr() {
+	// Inputs are read by offset from an addressable T, through reflect otherwise.
+	direct := sv.CanAddr() && sv.Type() == info.goType
+	if direct && kt.direct != nil {
 		if k, ok := kt.renderDirect(sv.Addr().UnsafePointer()); ok {
 			return k, true, nil
 		}
@@ -498,7 +500,7 @@ func (kt *keyTemplate) render(info *entityInfo, sv reflect.Value, prefix bool) (
 	} else {
 		vals = make([]keyValue, n)
 	}
-	if sv.CanAddr() {
+	if direct {
 		base := sv.Addr().UnsafePointer()
 		for i := range vals {
 			if a := &kt.access[i]; a.kind != accReflect {

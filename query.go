@@ -326,18 +326,18 @@ func (t *Table) prepareQuery(info *entityInfo, sv reflect.Value, o *queryOptions
 		return nil, fail("filter: %w: %w", ErrInvalidInput, err)
 	}
 	pq.in = dynamodb.QueryInput{
-		TableName:                 aws.String(t.name),
+		TableName:                 t.namePtr(),
 		KeyConditionExpression:    aws.String(keyCond),
 		FilterExpression:          expr.Ptr(filter),
 		ExpressionAttributeNames:  b.Names(),
 		ExpressionAttributeValues: b.Values(),
-		ScanIndexForward:          aws.Bool(!o.desc),
+		ScanIndexForward:          boolPtr(!o.desc),
 	}
 	if o.index != "" {
 		pq.in.IndexName = aws.String(o.index)
 	}
 	if o.consistent {
-		pq.in.ConsistentRead = aws.Bool(true)
+		pq.in.ConsistentRead = boolPtr(true)
 	}
 	if o.limit > 0 {
 		pq.in.Limit = aws.Int32(o.limit)

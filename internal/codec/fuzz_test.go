@@ -221,10 +221,17 @@ func (g *avGen) av(depth int) types.AttributeValue {
 		}
 		return &types.AttributeValueMemberL{Value: l}
 	case 6:
+		// No two keys equal ignoring case, as in attrMap: the map may decode into a struct.
 		n := int(g.byte() % 4)
 		m := make(map[string]types.AttributeValue, n)
+		seen := map[string]bool{}
 		for range n {
-			m[g.key()] = g.av(depth + 1)
+			k := g.key()
+			if seen[foldKey(k)] {
+				continue
+			}
+			seen[foldKey(k)] = true
+			m[k] = g.av(depth + 1)
 		}
 		return &types.AttributeValueMemberM{Value: m}
 	case 7:

@@ -390,20 +390,8 @@ func (p *Plan) decodeMap(m map[string]types.AttributeValue, v reflect.Value) err
 				continue
 			}
 		}
-		if f.fastDec != nil && f.fastDec(av, unsafe.Add(base, f.offset)) {
-			continue
-		}
-		var fv reflect.Value
-		if len(f.Index) == 1 {
-			fv = v.Field(f.Index[0])
-		} else {
-			var err error
-			if fv, err = f.settable(v); err != nil {
-				return &FieldError{Type: p.name, Field: f.GoName, Err: err}
-			}
-		}
-		if err := f.codec.dec(av, fv); err != nil {
-			return &FieldError{Type: p.name, Field: f.GoName, Err: err}
+		if err := p.decodeField(f, av, v, base); err != nil {
+			return err
 		}
 	}
 	return nil

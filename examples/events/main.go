@@ -260,7 +260,7 @@ func run(ctx context.Context, client singletable.Client, tableName string, out i
 	if err != nil {
 		return err
 	}
-	p("\n4. The %d newest events of %s: each shard's %d newest (Descending, Limit %d), merged (%s)", newest, day1.Format(time.DateOnly), newest, newest, calls.since(before))
+	p("\n4. The %d newest events of %s: each shard asked for its share, newest first (1.5×%d/8+2 items; a shard that holds more of them is read on), merged (%s)", newest, day1.Format(time.DateOnly), newest, calls.since(before))
 	for _, e := range latest.Items {
 		p("   %s %s %-11s %s  shard %d", e.At.Format("15:04:05.000"), e.EventID, e.Kind, e.UserID, e.Shard)
 	}
@@ -270,7 +270,7 @@ func run(ctx context.Context, client singletable.Client, tableName string, out i
 
 	// 5. The whole day, page by page.
 	const limit = 500
-	p("\n5. All of %s, newest first, %d a page: each page queries every shard from where the cursor says it stopped, reading up to %d items in each", day1.Format(time.DateOnly), limit, limit)
+	p("\n5. All of %s, newest first, %d a page: each page queries every shard from where the cursor says it stopped, for its share of the page (1.5×%d/8+2 items), reading on in shards that hold more", day1.Format(time.DateOnly), limit, limit)
 	var pages []singletable.Page[Event]
 	whole := calls.snapshot()
 	for cursor := ""; len(pages) == 0 || cursor != ""; {

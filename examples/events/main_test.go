@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -106,10 +108,9 @@ func TestRun(t *testing.T) {
 		"2. Record the rest with BatchPut: 2999 more events of 2024-03-01, 400 of 2024-03-02 and 400 of 2024-03-03 (requests: 152 BatchWriteItem)",
 		"3. Where the 3000 events of 2024-03-01 landed", "EVENTS#2024-03-01#SHARD1 ", "EVENTS#2024-03-01#SHARD8 ",
 		"every shard within ±15% of the mean",
-		"4. The 8 newest events of 2024-03-01", "(requests: 8 Query; 64 items read)",
+		"4. The 8 newest events of 2024-03-01",
 		"5. All of 2024-03-01, newest first, 500 a page", "page 6: 500 events", "checked: the 3000 events in exact sort key order",
-		"10500 items read for 3000 returned",
-		"oldest first with AllShards, 500 a page, is the exact reverse; it keeps what each shard returned between pages, so reads each item once (requests: 8 Query; 3000 items read)",
+		"oldest first with AllShards, 500 a page, is the exact reverse; it keeps what each shard returned between pages, so reads each item once (requests: ",
 		"6. 2024-03-01 to 2024-03-03", "reads 24 partitions, 8 a day (4 pages", "checked: 3800 events",
 		"the ten minutes around midnight", "SK BETWEEN on the 16 partitions of both days",
 		"7. The 3000 events of 2024-03-01 again, as HashedEvents", "(requests: 120 BatchWriteItem)", "HEVENTS#2024-03-01#SHARD8 ",
@@ -120,6 +121,18 @@ func TestRun(t *testing.T) {
 		assert.Contains(t, got, want)
 	}
 	assert.NotContains(t, got, "page 7:", "3000 events at 500 a page are six pages")
+	// Shares, not whole pages, from every shard: the 8 newest read 4 items from
+	// each shard (more only from one that holds more than 4 of them); the day's
+	// 3,000 events, 500 a page, read far fewer than 8 × 500 a page; AllShards reads
+	// each item once.
+	m := regexp.MustCompile(`4\. The 8 newest .*\(requests: (\d+) Query; (\d+) items read\)`).FindStringSubmatch(got)
+	require.NotNil(t, m, "section 4's requests")
+	assert.GreaterOrEqual(t, atoi(t, m[1]), 8)
+	assert.Less(t, atoi(t, m[2]), 64, "8 × 8 is what whole pages would read")
+	m = regexp.MustCompile(`(\d+) items read for 3000 returned`).FindStringSubmatch(got)
+	require.NotNil(t, m, "section 5's items read")
+	assert.Less(t, atoi(t, m[1]), 6000, "whole pages read 10,500")
+	assert.Regexp(t, `each item once \(requests: \d+ Query; 3000 items read\)`, got)
 	_, err := client.DescribeTable(t.Context(), &dynamodb.DescribeTableInput{TableName: aws.String(table)})
 	var notFound *types.ResourceNotFoundException
 	assert.ErrorAs(t, err, &notFound, "run deletes its table")
@@ -488,4 +501,11 @@ func TestCounter(t *testing.T) {
 	assert.Equal(t, map[string]int{"Query": 1, "GetItem": 1}, d.requests)
 	assert.Equal(t, 5, d.read)
 	assert.True(t, maps.Equal(map[string]int{"Query": 2, "GetItem": 1}, c.snapshot().requests))
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	require.NoError(t, err)
+	return n
 }

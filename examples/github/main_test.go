@@ -21,8 +21,8 @@ import (
 
 	"github.com/singletable/singletable"
 	"github.com/singletable/singletable/dynamolocal"
-	"github.com/singletable/singletable/internal/leakcheck"
 	"github.com/singletable/singletable/internal/fault"
+	"github.com/singletable/singletable/internal/leakcheck"
 )
 
 // local is the DynamoDB Local of this test binary, started by the first test

@@ -30,20 +30,35 @@ func startContainer(ctx context.Context, o Options) (*Instance, error) {
 		return nil, err
 	}
 	o.Logf("Docker API answers at %s; starting %s", host, o.Image)
-	ctr, err := tcdynamodb.Run(ctx, o.Image,
-		testcontainers.WithLogger(tcLogger(o.Logf)),
-		testcontainers.WithCmdArgs("-inMemory", "-sharedDb"),
-		// The internal check needs /bin/sh in the image; ListTables below is
-		// the real test of readiness.
-		testcontainers.WithWaitStrategyAndDeadline(o.StartTimeout,
-			wait.ForListeningPort("8000/tcp").SkipInternalCheck()),
-	)
-	if err != nil {
+	var ctr *tcdynamodb.DynamoDBContainer
+	// A container engine under load fails a start now and then for reasons of
+	// its own (podman: "write child: broken pipe"); a new container usually
+	// starts. Three tries, a second apart.
+	for attempt := 1; ; attempt++ {
+		ctr, err = tcdynamodb.Run(ctx, o.Image,
+			testcontainers.WithLogger(tcLogger(o.Logf)),
+			testcontainers.WithCmdArgs("-inMemory", "-sharedDb"),
+			// The internal check needs /bin/sh in the image; ListTables below is
+			// the real test of readiness.
+			testcontainers.WithWaitStrategyAndDeadline(o.StartTimeout,
+				wait.ForListeningPort("8000/tcp").SkipInternalCheck()),
+		)
+		if err == nil {
+			break
+		}
 		terminate(ctr)
 		if strings.Contains(err.Error(), "ryuk") {
-			err = fmt.Errorf("%w (with podman, or without a registry, set TESTCONTAINERS_RYUK_DISABLED=true)", err)
+			return nil, fmt.Errorf("%w (with podman, or without a registry, set TESTCONTAINERS_RYUK_DISABLED=true)", err)
 		}
-		return nil, err
+		if attempt == 3 || ctx.Err() != nil {
+			return nil, err
+		}
+		o.Logf("starting %s failed (attempt %d of 3), trying again: %v", o.Image, attempt, err)
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(time.Second):
+		}
 	}
 	hostPort, err := ctr.ConnectionString(ctx)
 	if err != nil {

@@ -61,13 +61,23 @@ fi
 
 # 3. The API service.
 answers() { curl -fsS --max-time 3 --unix-socket "$SOCK" http://d/_ping >/dev/null 2>&1; }
+# A service started from a directory that was deleted since (an earlier clone)
+# answers pings but cannot start containers (conmon: "Failed to get working
+# directory"): stop it, to start one from / below.
+for pid in $(pgrep -f "podman system service.*$SOCK" || true); do
+	if readlink "/proc/$pid/cwd" 2>/dev/null | grep -q ' (deleted)$'; then
+		say "stopping podman system service $pid: its working directory was deleted"
+		kill "$pid" 2>/dev/null || true
+		for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	fi
+done
 if answers; then
 	say "API answers at unix://$SOCK"
 else
 	say "starting podman system service at unix://$SOCK (log: $LOG)"
 	mkdir -p "$(dirname "$SOCK")"
 	rm -f "$SOCK"
-	setsid nohup podman system service --time=0 "unix://$SOCK" </dev/null >>"$LOG" 2>&1 &
+	(cd / && exec setsid nohup podman system service --time=0 "unix://$SOCK") </dev/null >>"$LOG" 2>&1 &
 	for _ in $(seq 1 100); do
 		answers && break
 		sleep 0.2

@@ -42,7 +42,7 @@ examples:
 # per item, and decoding a mixed item collection.
 bench:
 	cd bench && $(GO) run ./cmd/benchtable -go $(GO) -label 'make bench' $(BENCHFLAGS)
-	$(GO) test -run '^$$' -bench '^(BenchmarkFanout|BenchmarkMerge|BenchmarkCollectionDecode)$$' -benchtime 20x -v . | grep -E '^(Benchmark|    .*(ratio|concurrent))'
+	$(GO) test -run '^$$' -bench '^(BenchmarkFanout|BenchmarkMerge|BenchmarkCollectionDecode)$$' -benchtime 20x -v . | grep -E '^(Benchmark[^ ]+[[:space:]]+[0-9]|    .*(ratio|concurrent))'
 
 # Each fuzz target runs FUZZTIME (default 60s); seed corpora live in testdata/fuzz.
 fuzz:

@@ -441,7 +441,10 @@ func (e *Entity[T]) QueryShards(ctx context.Context, key T, opts ...QueryOption)
 }
 
 // AllShards iterates over every item of a fan-out query, page after page, as
-// [Entity.QueryShards] merges them. It stops at the first error.
+// [Entity.QueryShards] merges them. It stops at the first error. As it reads
+// everything, it asks each partition for whole pages of [Limit] items (not a
+// share of one) and keeps what a partition returned from page to page: every item
+// is read once.
 func (e *Entity[T]) AllShards(ctx context.Context, key T, opts ...QueryOption) iter.Seq2[T, error] {
 	ctx = e.observe(ctx)
 	return func(yield func(T, error) bool) {
@@ -451,6 +454,7 @@ func (e *Entity[T]) AllShards(ctx context.Context, key T, opts ...QueryOption) i
 			yield(zero, err)
 			return
 		}
+		fq.whole = true
 		for {
 			page, err := e.fanoutPage(ctx, fq)
 			if err != nil {
@@ -481,6 +485,10 @@ type fanoutQuery struct {
 	desc     bool
 	parallel int
 	partial  bool
+	// whole: read whole pages (Limit items) from each partition, for AllShards,
+	// which keeps what a partition returned from page to page and so reads
+	// every item once in any case.
+	whole    bool
 	identity [32]byte
 }
 
@@ -700,7 +708,10 @@ func (e *Entity[T]) refill(ctx context.Context, fq *fanoutQuery, n int, want fun
 		return
 	}
 	limit := 0
-	if fq.limit > 0 {
+	switch {
+	case fq.whole:
+		limit = fq.limit
+	case fq.limit > 0:
 		limit = share(n, len(todo))
 		if len(todo) < len(fq.streams) {
 			// Topping up: at least a first request's worth, so that one skewed

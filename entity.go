@@ -1079,6 +1079,12 @@ func (info *entityInfo) planPutKeys(sv reflect.Value, create bool, o writeOption
 		w.receipt, w.receiptAttr = token, info.table.receiptAttr(1)
 		item[w.receiptAttr] = &types.AttributeValueMemberS{Value: token}
 	}
+	if vp != nil || create {
+		// The version and receipt added here count too.
+		if err := info.checkSize(item, 0); err != nil {
+			return nil, err
+		}
+	}
 	if keys || vp != nil || create {
 		w.key = map[string]types.AttributeValue{tk.PartitionKey: item[tk.PartitionKey], tk.SortKey: item[tk.SortKey]}
 		w.keyStr = map[string]string{tk.PartitionKey: item[tk.PartitionKey].(*types.AttributeValueMemberS).Value, tk.SortKey: item[tk.SortKey].(*types.AttributeValueMemberS).Value}
@@ -1374,6 +1380,15 @@ func (info *entityInfo) checkItem(item map[string]types.AttributeValue) (int, er
 		return n, fmt.Errorf("singletable: %s item is %d bytes, over DynamoDB's limit of %d (the largest attribute is %s, %d bytes): %w", info.name, n, MaxItemBytes, info.fieldName(largest), largestSize, ErrInvalidInput)
 	}
 	return n, nil
+}
+
+// checkSize refuses an item that is over DynamoDB's limit once the attributes the
+// library adds after encoding are in it, or will be on the server (extra bytes).
+func (info *entityInfo) checkSize(item map[string]types.AttributeValue, extra int) error {
+	if n := itemSize(item) + extra; n > MaxItemBytes {
+		return fmt.Errorf("singletable: %s item is %d bytes with its version and receipts, over DynamoDB's limit of %d: %w", info.name, n, MaxItemBytes, ErrInvalidInput)
+	}
+	return nil
 }
 
 // fieldName names a stored attribute for messages: "Order.Status", or the

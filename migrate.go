@@ -203,12 +203,13 @@ func (info *entityInfo) decodeInto(item map[string]types.AttributeValue, rv refl
 		return false, info.plan.DecodeIgnoring(item, rv, info.ignored)
 	}
 	work := maps.Clone(item)
+	reserved := info.reservedValues(item)
 	for v := from; v < mp.current; v++ {
 		if f := mp.raw[v-1]; f != nil {
 			if err := f(RawItem(work)); err != nil {
 				return false, keyErr(v, v+1, err)
 			}
-			if a := info.rewroteReserved(item, work); a != "" {
+			if a := info.rewroteReserved(reserved, work); a != "" {
 				return false, keyErr(v, v+1, fmt.Errorf("the step changed attribute %q, which only the library writes (key, type, version, schema and receipt attributes): %w", a, ErrInvalidInput))
 			}
 		}
@@ -226,26 +227,44 @@ func (info *entityInfo) decodeInto(item map[string]types.AttributeValue, rv refl
 	return true, nil
 }
 
-// rewroteReserved returns an attribute that the library alone writes and that
-// differs between the stored item and a raw step's work on it, or "".
-func (info *entityInfo) rewroteReserved(stored, work map[string]types.AttributeValue) string {
+// reservedAttrs lists the attributes the library alone writes on info's items.
+func (info *entityInfo) reservedAttrs() []string {
 	t := info.table
-	same := func(a string) bool {
-		x, okx := stored[a]
-		y, oky := work[a]
-		return okx == oky && (!okx || reflect.DeepEqual(x, y))
-	}
 	attrs := []string{t.opts.PartitionKey, t.opts.SortKey, t.opts.TypeAttribute, t.opts.SchemaAttribute}
 	if info.version != nil {
 		attrs = append(attrs, info.version.Name)
 	}
-	for _, a := range attrs {
-		if !same(a) {
-			return a
+	for i := range t.opts.Receipts {
+		attrs = append(attrs, t.opts.ReceiptAttribute+strconv.Itoa(i))
+	}
+	return attrs
+}
+
+// reservedValues records the values of the reserved attributes as text, so that
+// a step that changes one in place (through the shared pointer) is seen too.
+func (info *entityInfo) reservedValues(item map[string]types.AttributeValue) []string {
+	attrs := info.reservedAttrs()
+	out := make([]string, len(attrs))
+	for i, a := range attrs {
+		switch v := item[a].(type) {
+		case nil:
+		case *types.AttributeValueMemberS:
+			out[i] = "S:" + v.Value
+		case *types.AttributeValueMemberN:
+			out[i] = "N:" + v.Value
+		default:
+			out[i] = fmt.Sprintf("%T:%v", v, v)
 		}
 	}
-	for i := range t.opts.Receipts {
-		if a := t.opts.ReceiptAttribute + strconv.Itoa(i); !same(a) {
+	return out
+}
+
+// rewroteReserved returns an attribute that the library alone writes and whose
+// value in work differs from before (as reservedValues gave it), or "".
+func (info *entityInfo) rewroteReserved(before []string, work map[string]types.AttributeValue) string {
+	after := info.reservedValues(work)
+	for i, a := range info.reservedAttrs() {
+		if before[i] != after[i] {
 			return a
 		}
 	}

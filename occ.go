@@ -49,7 +49,7 @@ import (
 // as usual.
 //
 // A Create of an unversioned entity carries a receipt too (in the slot of version
-// 1, "_wr1" by default, a 22-byte token stored with the item), so that after a lost
+// 1, "_wr1" by default, a 32-byte token stored with the item), so that after a lost
 // response it is reported as created, not as [ErrAlreadyExists] because of its own
 // earlier attempt. Other unversioned writes carry none: Put and Delete are
 // idempotent, and an Update with Add applies again when retried (at least once);
@@ -278,6 +278,11 @@ func (info *entityInfo) planVersionedPut(sv reflect.Value, o writeOptions, vp *v
 		return nil, err
 	}
 	tk := info.table.opts
+	// The stored item also holds the version and up to Receipts receipts.
+	receipts := tk.Receipts * (len(tk.ReceiptAttribute) + len(strconv.Itoa(tk.Receipts-1)) + tokenLen)
+	if err := info.checkSize(item, len(vp.attr)+20+receipts); err != nil {
+		return nil, err
+	}
 	w := &writeRequest{op: "Put", version: vp, returnNew: vp.clobber}
 	w.key = map[string]types.AttributeValue{tk.PartitionKey: item[tk.PartitionKey], tk.SortKey: item[tk.SortKey]}
 	w.keyStr = map[string]string{tk.PartitionKey: item[tk.PartitionKey].(*types.AttributeValueMemberS).Value, tk.SortKey: item[tk.SortKey].(*types.AttributeValueMemberS).Value}
@@ -552,6 +557,12 @@ func (e *Entity[T]) sendCreate(ctx context.Context, w *writeRequest) (map[string
 			return attrs, nil
 		}
 		ccf := isConditionFailed(err)
+		if ccf && !maybeSent && w.userCond {
+			// The guard or the caller's condition: an item there tells which.
+			if cur, rerr := t.readBack(ctx, w.key); rerr == nil && cur == nil {
+				return nil, e.itemErr(w.op, w.keyStr, fmt.Errorf("%w: %w", ErrCondition, err))
+			}
+		}
 		if !ccf && !ambiguous(err) || ccf && !maybeSent {
 			return nil, e.writeErr(w, err)
 		}
@@ -560,10 +571,8 @@ func (e *Entity[T]) sendCreate(ctx context.Context, w *writeRequest) (map[string
 			return nil, e.itemErr(w.op, w.keyStr, fmt.Errorf("%w: %w", ErrAmbiguous, err))
 		}
 		cur, rerr := t.readBack(ctx, w.key)
-		switch {
-		case rerr != nil && ccf:
-			return nil, e.writeErr(w, err)
-		case rerr != nil:
+		if rerr != nil {
+			// An earlier attempt may be the item that made this one fail.
 			return nil, e.itemErr(w.op, w.keyStr, fmt.Errorf("%w: %w (reading the item back also failed: %w)", ErrAmbiguous, err, rerr))
 		}
 		if s, ok := cur[w.receiptAttr].(*types.AttributeValueMemberS); ok && s.Value == w.receipt {

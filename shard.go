@@ -337,6 +337,7 @@ type shardStream struct {
 	done    bool                            // no page after buf
 	failed  error
 	fetched bool
+	stuck   int     // pages in a row that ended where they started
 	units   float64 // read capacity consumed by fetches not yet reported
 	// exempt: the stream failed on an earlier page (AllowPartial), so its items
 	// before the merge boundary were never returned and are not skipped.
@@ -363,6 +364,15 @@ func (s *shardStream) fetch(ctx context.Context, t *Table, what string, limit in
 	if out.ConsumedCapacity != nil && out.ConsumedCapacity.CapacityUnits != nil {
 		s.units += *out.ConsumedCapacity.CapacityUnits
 	}
+	if len(out.Items) == 0 && len(out.LastEvaluatedKey) > 0 && reflect.DeepEqual(out.LastEvaluatedKey, in.ExclusiveStartKey) {
+		// DynamoDB reads at least one item a page; a client that keeps answering
+		// otherwise would have the fan-out read forever.
+		if s.stuck++; s.stuck >= 3 {
+			s.failed = fmt.Errorf("singletable: QueryShards %s on %s: %d pages in a row ended where they started: no progress", what, s.pq.partition, s.stuck)
+		}
+		return
+	}
+	s.stuck = 0
 	s.buf = append(s.buf, out.Items...)
 	s.start = out.LastEvaluatedKey
 	s.done = len(out.LastEvaluatedKey) == 0
@@ -458,6 +468,12 @@ func (e *Entity[T]) AllShards(ctx context.Context, key T, opts ...QueryOption) i
 		for {
 			page, err := e.fanoutPage(ctx, fq)
 			if err != nil {
+				// With AllowPartial, what the other partitions gave comes first.
+				for _, v := range page.Items {
+					if !yield(v, nil) {
+						return
+					}
+				}
 				yield(zero, err)
 				return
 			}
@@ -651,8 +667,8 @@ func (e *Entity[T]) fanoutPage(ctx context.Context, fq *fanoutQuery) (Page[T], e
 			// partitions of the newest day do when reading newest first).
 			low := (fq.share(fq.limit) + 1) / 2
 			e.refill(ctx, fq, fq.limit-len(page.Items), func(o *shardStream) bool { return o == s || len(o.buf) < low })
-			if s.failed != nil && !fq.partial {
-				return Page[T]{}, s.failed
+			if err := fq.failure(); err != nil && !fq.partial {
+				return Page[T]{}, err // this partition, or another topped up with it
 			}
 		}
 		if len(s.buf) > 0 {
@@ -737,8 +753,18 @@ func (e *Entity[T]) refill(ctx context.Context, fq *fanoutQuery, n int, want fun
 			wg.Wait()
 		}
 		// A page that a filter emptied, with more after it: read on, or the
-		// merge would pass over the partition's next items.
+		// merge would pass over the partition's next items; twice as much each
+		// time (up to 1,000 items), so a selective filter takes few requests.
 		todo = slices.DeleteFunc(todo, func(s *shardStream) bool { return len(s.buf) > 0 || s.done || s.failed != nil })
+		if limit > 0 {
+			limit = max(limit, min(2*limit, 1000))
+		}
+		if err := ctx.Err(); err != nil {
+			for _, s := range todo {
+				s.failed = fmt.Errorf("singletable: QueryShards %s on %s: %w", e.info.name, s.pq.partition, err)
+			}
+			return
+		}
 	}
 }
 
@@ -791,11 +817,12 @@ func (t *Table) encodeFanoutCursor(fq *fanoutQuery) (string, error) {
 		pos := s.pos
 		exempt := byte(0)
 		switch {
-		case s.failed != nil || s.exempt:
-			exempt = 3 // resume where it stood, without skipping to the boundary
-		case len(s.buf) == 0 && s.done && s.fetched:
+		case s.failed == nil && len(s.buf) == 0 && s.done && s.fetched:
+			// Read to the end (also after failing on an earlier page).
 			payload = append(payload, 2)
 			continue
+		case s.failed != nil || s.exempt:
+			exempt = 3 // resume where it stood, without skipping to the boundary
 		}
 		if pos == nil {
 			payload = append(payload, 0+exempt)

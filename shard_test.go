@@ -260,6 +260,44 @@ func TestFanoutFilterEmptiedPage(t *testing.T) {
 	assert.Equal(t, want, got)
 }
 
+// TestFanoutFailedTopUpFailsThePage: when the merge tops up a partition that
+// ran dry and that read fails, the page fails (without AllowPartial) instead of
+// going on without the partition: a page returned is never missing items.
+func TestFanoutFailedTopUpFailsThePage(t *testing.T) {
+	tbl, inj := faultTable(t)
+	events := MustRegister[sEvent](tbl)
+	ctx := context.Background()
+	all := makeEvents(400, 1)
+	slices.SortFunc(all, func(a, b sEvent) int { return b.At.Compare(a.At) }) // newest first
+	for i := range all {
+		all[i].Shard = i%8 + 1
+		if i < 40 {
+			all[i].Shard = 1 // the 40 newest all in shard 1: it runs dry after its share
+		}
+	}
+	_, err := events.BatchPut(ctx, all)
+	require.NoError(t, err)
+
+	// Only shard 1's later pages fail, with an error the SDK does not retry.
+	inj.Add(fault.Rule{Ops: []string{"Query"}, Fault: fault.APIError(400, "ValidationException", "injected"),
+		Match: func(_ string, body []byte) bool {
+			return strings.Contains(string(body), "SHARD1") && strings.Contains(string(body), "ExclusiveStartKey")
+		}})
+	page, err := events.QueryShards(ctx, sEvent{Day: day0}, Limit(40), Descending())
+	var se *ShardError
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, []string{"EVENTS#2024-03-01#SHARD1"}, se.Partitions)
+	assert.Empty(t, page.Items, "no page that lacks shard 1's items")
+
+	// With AllowPartial, the page holds what came in order before shard 1 failed.
+	page, err = events.QueryShards(ctx, sEvent{Day: day0}, Limit(40), Descending(), AllowPartial())
+	require.ErrorAs(t, err, &se)
+	want := sortedKeys2(all, true)
+	got := eventKeys(page.Items)
+	require.NotEmpty(t, got)
+	assert.Equal(t, want[:10], got[:10], "shard 1's first share, in order")
+}
+
 func TestHashedShardPointRead(t *testing.T) {
 	tbl, client := newTestTable(t)
 	hashed := MustRegister[sHashed](tbl)

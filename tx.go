@@ -309,6 +309,9 @@ func (t *Table) txError(ctx context.Context, items []TxItem, tce *types.Transact
 }
 
 // newToken returns a random ClientRequestToken.
+// tokenLen is the length of a token from newToken.
+const tokenLen = 32
+
 func newToken() (string, error) {
 	var b [16]byte
 	if _, err := rand.Read(b[:]); err != nil {

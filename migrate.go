@@ -108,7 +108,10 @@ func (o migrationOption[T]) apply(t *Table, info *entityInfo) error {
 	if _, clash := info.plan.Field(t.opts.SchemaAttribute); clash {
 		return &EntityError{Entity: info.name, Field: t.opts.SchemaAttribute, Reason: "a field is stored under the schema attribute's name"}
 	}
-	mp := &migrationPlan{current: len(m.Steps) + 1, mode: m.WriteBack, onError: m.OnError}
+	mp := &migrationPlan{current: len(m.Steps) + 1, mode: m.WriteBack, onError: m.OnError, reserved: t.fixedAttributes()}
+	if info.version != nil {
+		mp.reserved = append(mp.reserved, info.version.Name)
+	}
 	for _, s := range m.Steps {
 		mp.raw = append(mp.raw, s.Raw)
 		if s.Typed == nil {
@@ -141,10 +144,13 @@ func (info *entityInfo) start(t *Table) {
 // migrationPlan is an entity's compiled schema history.
 type migrationPlan struct {
 	current int
-	raw     []func(RawItem) error
-	typed   []func(reflect.Value) error
-	mode    WriteBack
-	onError func(error)
+	// reserved are the attributes the library alone writes, which raw steps may
+	// not change: the table's fixed attributes and the version.
+	reserved []string
+	raw      []func(RawItem) error
+	typed    []func(reflect.Value) error
+	mode     WriteBack
+	onError  func(error)
 
 	queue     chan *writeRequest // WriteBackAsync
 	done      chan struct{}      // closed when the worker has drained the queue
@@ -203,13 +209,13 @@ func (info *entityInfo) decodeInto(item map[string]types.AttributeValue, rv refl
 		return false, info.plan.DecodeIgnoring(item, rv, info.ignored)
 	}
 	work := maps.Clone(item)
-	reserved := info.reservedValues(item)
+	reserved := mp.reservedValues(item)
 	for v := from; v < mp.current; v++ {
 		if f := mp.raw[v-1]; f != nil {
 			if err := f(RawItem(work)); err != nil {
 				return false, keyErr(v, v+1, err)
 			}
-			if a := info.rewroteReserved(reserved, work); a != "" {
+			if a := mp.rewroteReserved(reserved, work); a != "" {
 				return false, keyErr(v, v+1, fmt.Errorf("the step changed attribute %q, which only the library writes (key, type, version, schema and receipt attributes): %w", a, ErrInvalidInput))
 			}
 		}
@@ -227,25 +233,11 @@ func (info *entityInfo) decodeInto(item map[string]types.AttributeValue, rv refl
 	return true, nil
 }
 
-// reservedAttrs lists the attributes the library alone writes on info's items.
-func (info *entityInfo) reservedAttrs() []string {
-	t := info.table
-	attrs := []string{t.opts.PartitionKey, t.opts.SortKey, t.opts.TypeAttribute, t.opts.SchemaAttribute}
-	if info.version != nil {
-		attrs = append(attrs, info.version.Name)
-	}
-	for i := range t.opts.Receipts {
-		attrs = append(attrs, t.opts.ReceiptAttribute+strconv.Itoa(i))
-	}
-	return attrs
-}
-
 // reservedValues records the values of the reserved attributes as text, so that
 // a step that changes one in place (through the shared pointer) is seen too.
-func (info *entityInfo) reservedValues(item map[string]types.AttributeValue) []string {
-	attrs := info.reservedAttrs()
-	out := make([]string, len(attrs))
-	for i, a := range attrs {
+func (mp *migrationPlan) reservedValues(item map[string]types.AttributeValue) []string {
+	out := make([]string, len(mp.reserved))
+	for i, a := range mp.reserved {
 		switch v := item[a].(type) {
 		case nil:
 		case *types.AttributeValueMemberS:
@@ -261,9 +253,9 @@ func (info *entityInfo) reservedValues(item map[string]types.AttributeValue) []s
 
 // rewroteReserved returns an attribute that the library alone writes and whose
 // value in work differs from before (as reservedValues gave it), or "".
-func (info *entityInfo) rewroteReserved(before []string, work map[string]types.AttributeValue) string {
-	after := info.reservedValues(work)
-	for i, a := range info.reservedAttrs() {
+func (mp *migrationPlan) rewroteReserved(before []string, work map[string]types.AttributeValue) string {
+	after := mp.reservedValues(work)
+	for i, a := range mp.reserved {
 		if before[i] != after[i] {
 			return a
 		}

@@ -241,18 +241,8 @@ func (t *Table) receiptAttr(version uint64) string {
 // reservedFold returns the attribute the library writes itself (key, type,
 // schema or receipt) that name equals but for case, or "".
 func (t *Table) reservedFold(name string) string {
-	for k := range t.keys {
-		if strings.EqualFold(k, name) {
-			return k
-		}
-	}
-	for _, r := range []string{t.opts.TypeAttribute, t.opts.SchemaAttribute} {
+	for _, r := range t.libraryAttributes() {
 		if strings.EqualFold(r, name) {
-			return r
-		}
-	}
-	if len(name) > len(t.opts.ReceiptAttribute) && strings.EqualFold(name[:len(t.opts.ReceiptAttribute)], t.opts.ReceiptAttribute) {
-		if r := t.opts.ReceiptAttribute + name[len(t.opts.ReceiptAttribute):]; t.isReceiptAttr(r) {
 			return r
 		}
 	}

@@ -157,14 +157,21 @@ type Table struct {
 // items carry first: the base table's key and type attributes, the indexes' keys,
 // the schema attribute and the receipt slots.
 func (t *Table) libraryAttributes() []string {
-	attrs := []string{t.opts.PartitionKey, t.opts.SortKey, t.opts.TypeAttribute}
+	attrs := t.fixedAttributes()
 	for _, ix := range t.opts.Indexes {
 		attrs = append(attrs, ix.PartitionKey)
 		if ix.SortKey != "" {
 			attrs = append(attrs, ix.SortKey)
 		}
 	}
-	attrs = append(attrs, t.opts.SchemaAttribute)
+	return attrs
+}
+
+// fixedAttributes are the library's attributes that no entity recomputes: the
+// primary key, type, schema and receipt attributes (index keys are rendered from
+// the fields again on every write).
+func (t *Table) fixedAttributes() []string {
+	attrs := []string{t.opts.PartitionKey, t.opts.SortKey, t.opts.TypeAttribute, t.opts.SchemaAttribute}
 	for i := range t.opts.Receipts {
 		attrs = append(attrs, t.opts.ReceiptAttribute+strconv.Itoa(i))
 	}

@@ -1,0 +1,87 @@
+package singletable
+
+import (
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+)
+
+type GetOption interface{ applyGet(*getOptions) }
+
+type getOptions struct{ consistent bool }
+
+// ReadOption is an option for both point reads and queries.
+type ReadOption interface {
+	GetOption
+	QueryOption
+}
+
+type consistentOption struct{}
+
+func (consistentOption) applyGet(o *getOptions) { o.consistent = true }
+func (consistentOption) applyQuery(o *queryOptions) error {
+	o.consistent = true
+	return nil
+}
+
+// Consistent asks for a strongly consistent read (ConsistentRead=true): it sees every
+// write acknowledged before it and costs twice the read capacity. Indexes do not
+// support it; a query on an index with it fails before sending.
+func Consistent() ReadOption { return consistentOption{} }
+
+func collectGetOptions(opts []GetOption) getOptions {
+	var o getOptions
+	for _, opt := range opts {
+		opt.applyGet(&o)
+	}
+	return o
+}
+
+// collectWriteOptions applies opts, as collectGetOptions does.
+func collectWriteOptions(opts []WriteOption) writeOptions {
+	var o writeOptions
+	for _, opt := range opts {
+		opt.applyWrite(&o)
+	}
+	return o
+}
+
+var ptrTrue, ptrFalse = aws.Bool(true), aws.Bool(false)
+
+// boolPtr returns a shared pointer to b, for request inputs, which nothing modifies.
+func boolPtr(b bool) *bool {
+	if b {
+		return ptrTrue
+	}
+	return ptrFalse
+}
+
+// every WriteOption is also an [UpdateOption], [Entity.Update].
+type WriteOption interface {
+	UpdateOption
+	applyWrite(*writeOptions)
+}
+
+type writeOptions struct {
+	cond    expression.ConditionBuilder
+	clobber bool
+}
+
+type ifOption struct{ cond expression.ConditionBuilder }
+
+func (o ifOption) applyWrite(w *writeOptions) { w.cond = andCond(w.cond, o.cond) }
+func (o ifOption) applyUpdate(u *updateOptions) error {
+	u.cond = andCond(u.cond, o.cond)
+	return nil
+}
+
+func andCond(a, b expression.ConditionBuilder) expression.ConditionBuilder {
+	if !a.IsSet() {
+		return b
+	}
+	return a.And(b)
+}
+
+// If adds a condition, built with the SDK's expression package, that the item must
+// meet for the write to happen. When it fails the error matches [ErrCondition].
+// Several If options are joined with AND.
+func If(cond expression.ConditionBuilder) WriteOption { return ifOption{cond} }

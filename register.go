@@ -1,0 +1,247 @@
+package singletable
+
+import (
+	"errors"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/singletable/singletable/internal/codec"
+	"github.com/singletable/singletable/internal/expr"
+)
+
+// entityInfo is everything Register compiled about T, shared by all methods.
+type entityInfo struct {
+	name          string // Go type name, for messages
+	goType        reflect.Type
+	discriminator string
+	table         *Table
+	plan          *codec.Plan
+	pk, sk        *keyTemplate
+	indexes       map[string][2]*keyTemplate // index name -> partition, sort (sort may be nil)
+	version       *codec.Field               // the `singletable:"version"` field, or nil
+	shard         *shardPlan                 // write sharding, or nil
+	migration     *migrationPlan             // schema history, or nil
+	all           []*keyTemplate             // base keys first, then index keys in table order
+	baseInputs    map[string]bool            // attribute names that feed the primary key
+	// ignored are the attributes the library stores beside T's fields (keys, type,
+	// schema, receipts), which decoding skips without looking for a field.
+	ignored *codec.Ignored
+	// The conditions of a Put (typeGuard) and of a Create, with their names and
+	// values, built once: every such write without a condition of its own sends
+	// them as they are.
+	putGuard, createGuard *expr.Fixed
+}
+
+// keyTemplate is one key attribute's template bound to T's fields.
+var timeType = reflect.TypeFor[time.Time]()
+
+func compileEntity(t *Table, rt reflect.Type) (*entityInfo, error) {
+	name := rt.String()
+	if rt.Kind() != reflect.Struct {
+		return nil, &EntityError{Entity: name, Reason: "entity must be a struct type, not " + rt.Kind().String()}
+	}
+	name = rt.Name()
+	if name == "" {
+		name = rt.String()
+	}
+	plan, err := codec.PlanFor(rt)
+	if err != nil {
+		var fe *codec.FieldError
+		if errors.As(err, &fe) {
+			return nil, &EntityError{Entity: name, Field: fe.Field, Reason: "", Err: fe.Err}
+		}
+		return nil, &EntityError{Entity: name, Err: err}
+	}
+	info := &entityInfo{
+		name:          name,
+		goType:        rt,
+		discriminator: name,
+		table:         t,
+		plan:          plan,
+		indexes:       map[string][2]*keyTemplate{},
+		baseInputs:    map[string]bool{},
+	}
+
+	// Field names may not clash with key or type attributes, and our own field tag
+	// (singletable:"...") has no options yet that a field may use.
+	for _, f := range plan.Fields() {
+		if _, isKey := t.keys[f.Name]; isKey || f.Name == t.opts.TypeAttribute || t.isReceiptAttr(f.Name) || f.Name == t.opts.SchemaAttribute {
+			return nil, &EntityError{Entity: name, Field: f.GoName, Reason: "attribute name " + strconv.Quote(f.Name) + " is a key, type or receipt attribute of table " + t.name}
+		}
+		// Decoding matches names without regard to case when no name matches
+		// exactly (as attributevalue does), so "type" would be filled from "Type".
+		if r := t.reservedFold(f.Name); r != "" {
+			return nil, &EntityError{Entity: name, Field: f.GoName, Reason: "attribute name " + strconv.Quote(f.Name) + " differs only in case from the table's attribute " + strconv.Quote(r) + ", which decoding would read into it; rename one of them"}
+		}
+	}
+
+	// The entity tags sit on a blank field.
+	var tags []tagPair
+	found := false
+	for i := range rt.NumField() {
+		sf := rt.Field(i)
+		if sf.Name != "_" {
+			continue
+		}
+		if found {
+			return nil, &EntityError{Entity: name, Field: "_", Reason: "more than one blank field carries entity tags"}
+		}
+		found = true
+		tags, err = parseStructTag(string(sf.Tag))
+		if err != nil {
+			return nil, &EntityError{Entity: name, Field: "_", Reason: err.Error()}
+		}
+	}
+	if !found {
+		return nil, &EntityError{Entity: name, Reason: "no blank field with entity tags, e.g. _ struct{} `PK:\"...\" SK:\"...\"`"}
+	}
+	templates := map[string]string{}
+	entityOpts := ""
+	for _, tg := range tags {
+		switch {
+		case tg.key == "singletable":
+			entityOpts = tg.value
+		case tg.key == t.opts.TypeAttribute:
+			if tg.value == "" {
+				return nil, &EntityError{Entity: name, Field: tg.key, Reason: "empty discriminator"}
+			}
+			info.discriminator = tg.value
+		case tg.key == "dynamodbav" || tg.key == "json":
+			// Harmless on a blank field.
+		default:
+			if _, isKey := t.keys[tg.key]; !isKey {
+				return nil, &EntityError{Entity: name, Field: tg.key, Reason: "unknown tag " + strconv.Quote(tg.key) + ": table " + t.name + " has key attributes " + strings.Join(sortedKeys(t.keys), ", ") + " and type attribute " + t.opts.TypeAttribute}
+			}
+			templates[tg.key] = tg.value
+		}
+	}
+
+	bind := func(attr, index string, partition bool, maxBytes int) (*keyTemplate, error) {
+		text, ok := templates[attr]
+		if !ok {
+			return nil, nil
+		}
+		tmpl, err := ParseTemplate(text, t.opts.Delimiter)
+		if err != nil {
+			return nil, &EntityError{Entity: name, Field: attr, Reason: "", Err: err}
+		}
+		kt := &keyTemplate{attr: attr, index: index, partition: partition, tmpl: tmpl, maxBytes: maxBytes}
+		pi := 0
+		for si := range tmpl.segs {
+			seg := &tmpl.segs[si]
+			if seg.name == "" {
+				continue
+			}
+			f, ok := plan.Field(seg.name)
+			if !ok {
+				return nil, &EntityError{Entity: name, Field: attr, Reason: "template " + strconv.Quote(text) + " names {" + seg.name + "}, which is not a stored attribute of " + name}
+			}
+			base := f.Type
+			if base.Kind() == reflect.Pointer {
+				base = base.Elem()
+			}
+			kind := keyKindOf(base)
+			if kind == kvMissing {
+				return nil, &EntityError{Entity: name, Field: f.GoName, Reason: "type " + f.Type.String() + " cannot be part of a key (want a string, an integer or time.Time)"}
+			}
+			switch {
+			case seg.format == fmtPad && kind != kvInt && kind != kvUint:
+				return nil, &EntityError{Entity: name, Field: f.GoName, Reason: "{" + seg.name + ":0" + strconv.Itoa(seg.width) + "} pads integers, but the field is " + f.Type.String()}
+			case seg.format.isTime() && kind != kvTime:
+				return nil, &EntityError{Entity: name, Field: f.GoName, Reason: "{" + seg.name + ":" + formatName(seg.format) + "} needs a time.Time, but the field is " + f.Type.String()}
+			case seg.format == fmtPlain && kind == kvTime:
+				seg.format, seg.width = fmtTime, fmtTime.fixedWidth()
+			}
+			kt.fields = append(kt.fields, f)
+			kt.access = append(kt.access, keyAccessOf(f))
+			pi++
+		}
+		kt.compileDirect()
+		return kt, nil
+	}
+
+	if info.pk, err = bind(t.opts.PartitionKey, "", true, MaxPartitionKeyBytes); err != nil {
+		return nil, err
+	}
+	if info.sk, err = bind(t.opts.SortKey, "", false, MaxSortKeyBytes); err != nil {
+		return nil, err
+	}
+	if info.pk == nil || info.sk == nil {
+		missing := t.opts.PartitionKey
+		if info.pk != nil {
+			missing = t.opts.SortKey
+		}
+		return nil, &EntityError{Entity: name, Field: missing, Reason: "missing template for base key attribute " + missing}
+	}
+	info.all = append(info.all, info.pk, info.sk)
+	for _, f := range append(slices.Clone(info.pk.fields), info.sk.fields...) {
+		info.baseInputs[f.Name] = true
+	}
+	for _, ix := range t.opts.Indexes {
+		p, err := bind(ix.PartitionKey, ix.Name, true, MaxPartitionKeyBytes)
+		if err != nil {
+			return nil, err
+		}
+		var s *keyTemplate
+		if ix.SortKey != "" {
+			if s, err = bind(ix.SortKey, ix.Name, false, MaxSortKeyBytes); err != nil {
+				return nil, err
+			}
+		}
+		if p == nil && s == nil {
+			continue
+		}
+		if p == nil || (ix.SortKey != "" && s == nil) {
+			missing := ix.PartitionKey
+			if p != nil {
+				missing = ix.SortKey
+			}
+			return nil, &EntityError{Entity: name, Field: missing, Reason: "index " + ix.Name + " needs templates for both of its key attributes; " + missing + " is missing"}
+		}
+		info.indexes[ix.Name] = [2]*keyTemplate{p, s}
+		info.all = append(info.all, p)
+		if s != nil {
+			info.all = append(info.all, s)
+		}
+	}
+	info.ignored = plan.Ignore(t.libraryAttributes()...)
+	var pb, cb expr.Builder
+	info.putGuard = pb.Fix(info.typeGuard(&pb))
+	info.createGuard = cb.Fix("attribute_not_exists(" + cb.Name(t.opts.PartitionKey) + ")")
+	if err := compileFieldOptions(info, rt); err != nil {
+		return nil, err
+	}
+	if err := compileSharding(info, entityOpts); err != nil {
+		return nil, err
+	}
+	return info, nil
+}
+
+// compileFieldOptions reads the `singletable:"..."` tags of T's fields.
+func compileFieldOptions(info *entityInfo, rt reflect.Type) error {
+	for i := range rt.NumField() {
+		sf := rt.Field(i)
+		opt, ok := sf.Tag.Lookup("singletable")
+		if !ok || sf.Name == "_" {
+			continue
+		}
+		var err error
+		switch opt {
+		case "version":
+			err = compileVersion(info, i, sf)
+		case "shard":
+			err = compileShardField(info, i, sf)
+		default:
+			err = &EntityError{Entity: info.name, Field: sf.Name, Reason: "unknown singletable tag option " + strconv.Quote(opt) + " (want \"version\" or \"shard\")"}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// keyKindOf says how a field type renders into a key, or kvMissing if it cannot.

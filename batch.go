@@ -135,7 +135,10 @@ func (e *Entity[T]) BatchGet(ctx context.Context, keys []T, opts ...GetOption) (
 
 // BatchPut writes many items (BatchWriteItem, 25 a request). Unlike [Entity.Put] it
 // takes no conditions: DynamoDB's batch writes have none, so it overwrites whatever
-// is at each key. Items DynamoDB leaves unprocessed are sent again with [Backoff]
+// is at each key, and on a versioned entity it bypasses optimistic locking: it
+// stores the version after the one each value holds (1 for a new value, as Put
+// does) and a new incarnation, whatever is stored, so it can move a version
+// backwards. Use Put, Mutate or a transaction where versions must be checked. Items DynamoDB leaves unprocessed are sent again with [Backoff]
 // until all are written, the context ends, or Backoff.MaxAttempts rounds in a row
 // make no progress; it then returns exactly the items not written, with an error
 // matching [ErrUnprocessed]. Two items with the same key are refused before
@@ -150,6 +153,9 @@ func (e *Entity[T]) BatchPut(ctx context.Context, items []T) ([]T, error) {
 			return nil, fmt.Errorf("singletable: BatchPut %s: item %d: %w", e.info.name, i, err)
 		}
 		item, err := e.info.encodeItem(sv)
+		if err == nil {
+			err = e.info.stampBatchVersion(sv, item)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("singletable: BatchPut %s: item %d: %w", e.info.name, i, err)
 		}
@@ -280,4 +286,20 @@ func (e *Entity[T]) batchKey(key T) (map[string]types.AttributeValue, error) {
 	}
 	k, _, err := e.info.primaryKey(sv)
 	return k, err
+}
+
+// stampBatchVersion gives an item of a versioned entity written by a batch the
+// version after the one its value holds, as Put stores, and a new incarnation.
+func (info *entityInfo) stampBatchVersion(sv reflect.Value, item map[string]types.AttributeValue) error {
+	vp, err := info.planVersion(sv, false)
+	if err != nil || vp == nil {
+		return err
+	}
+	id, err := newToken()
+	if err != nil {
+		return err
+	}
+	item[vp.attr] = numberAV(vp.next)
+	item[info.table.opts.IncarnationAttribute] = &types.AttributeValueMemberS{Value: id}
+	return info.checkSize(item, 0)
 }

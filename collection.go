@@ -89,7 +89,7 @@ func (t *Table) Query(ctx context.Context, key any, opts ...QueryOption) (Page[a
 	}
 	page := Page[any]{Items: make([]any, 0, len(out.Items)), Cursor: meta.cursor, Scanned: meta.scanned, Capacity: meta.capacity}
 	for _, item := range out.Items {
-		v, ok, err := t.readAny(ctx, item, o.unknown)
+		v, ok, err := t.readAny(ctx, item, o.unknown, pq.index.Name == "")
 		if err != nil {
 			return Page[any]{}, err
 		}
@@ -118,7 +118,7 @@ func (t *Table) All(ctx context.Context, key any, opts ...QueryOption) iter.Seq2
 				return
 			}
 			for _, item := range out.Items {
-				v, ok, err := t.readAny(ctx, item, o.unknown)
+				v, ok, err := t.readAny(ctx, item, o.unknown, pq.index.Name == "")
 				if err != nil {
 					yield(nil, err)
 					return
@@ -212,9 +212,9 @@ func (t *Table) decodeAny(item map[string]types.AttributeValue, mode UnknownType
 
 // readAny is decodeAny for a read the caller made: an item of an older schema is
 // also written back, as its entity says.
-func (t *Table) readAny(ctx context.Context, item map[string]types.AttributeValue, mode UnknownTypes) (v any, ok bool, err error) {
+func (t *Table) readAny(ctx context.Context, item map[string]types.AttributeValue, mode UnknownTypes, full bool) (v any, ok bool, err error) {
 	info, _ := t.entityOf(item)
-	if info == nil || info.migration == nil {
+	if info == nil || info.migration == nil || !full {
 		return t.decodeAny(item, mode)
 	}
 	rv := reflect.New(info.goType).Elem()
@@ -222,8 +222,8 @@ func (t *Table) readAny(ctx context.Context, item map[string]types.AttributeValu
 	if err != nil {
 		return nil, false, fmt.Errorf("singletable: decode %s: %w", info.name, err)
 	}
-	if migrated {
-		info.afterMigrate(ctx, item, rv)
+	if migrated != nil {
+		info.afterMigrate(ctx, item, migrated, rv)
 	}
 	return rv.Interface(), true, nil
 }
@@ -342,7 +342,7 @@ func (c *Collection[C]) Query(ctx context.Context, key any, opts ...QueryOption)
 	if err != nil {
 		return res, err
 	}
-	d := c.decoder(ctx, &res.Value, o.unknown)
+	d := c.decoder(ctx, &res.Value, o.unknown, pq.index.Name == "")
 	if err := d.add(out.Items); err != nil {
 		return CollectionPage[C]{}, err
 	}
@@ -358,7 +358,7 @@ func (c *Collection[C]) Load(ctx context.Context, key any, opts ...QueryOption) 
 	if err != nil {
 		return v, err
 	}
-	d := c.decoder(ctx, &v, o.unknown)
+	d := c.decoder(ctx, &v, o.unknown, pq.index.Name == "")
 	var start map[string]types.AttributeValue
 	for first := true; first || start != nil; first = false {
 		out, _, err := c.table.fetchPage(ctx, pq, start, c.name)
@@ -382,10 +382,11 @@ type collDecoder[C any] struct {
 	dst  reflect.Value
 	seen map[string]bool // one-item fields already filled
 	mode UnknownTypes
+	full bool // items are whole (base table reads), so migrated ones may be written back
 }
 
-func (c *Collection[C]) decoder(ctx context.Context, dst *C, mode UnknownTypes) *collDecoder[C] {
-	return &collDecoder[C]{ctx: ctx, c: c, dst: reflect.ValueOf(dst).Elem(), seen: map[string]bool{}, mode: mode}
+func (c *Collection[C]) decoder(ctx context.Context, dst *C, mode UnknownTypes, full bool) *collDecoder[C] {
+	return &collDecoder[C]{ctx: ctx, c: c, dst: reflect.ValueOf(dst).Elem(), seen: map[string]bool{}, mode: mode, full: full}
 }
 
 func (d *collDecoder[C]) add(items []map[string]types.AttributeValue) error {
@@ -449,8 +450,8 @@ func (d *collDecoder[C]) add(items []map[string]types.AttributeValue) error {
 		if err != nil {
 			return fmt.Errorf("singletable: %s.%s: decode %s: %w", d.c.name, f.goName, info.name, err)
 		}
-		if migrated {
-			info.afterMigrate(d.ctx, item, target)
+		if migrated != nil && d.full {
+			info.afterMigrate(d.ctx, item, migrated, target)
 		}
 	}
 	return nil

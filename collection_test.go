@@ -359,7 +359,7 @@ func BenchmarkCollectionDecode(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			var v page
-			if err := coll.decoder(context.Background(), &v, UnknownFail).add(items); err != nil {
+			if err := coll.decoder(context.Background(), &v, UnknownFail, true).add(items); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -156,7 +156,7 @@ func (e *Entity[T]) indexLookup(index string, v T) (func(context.Context) (*T, e
 				if pk == nil || sk == nil || pk.Value != want[tk.PartitionKey] || sk.Value != want[tk.SortKey] {
 					continue
 				}
-				got, err := e.decode(ctx, item)
+				got, err := e.decodeWith(ctx, item, false) // read through an index
 				if err != nil {
 					return nil, err
 				}

@@ -84,6 +84,13 @@ func (e *Entity[T]) decode(ctx context.Context, item map[string]types.AttributeV
 	return e.decodeWith(ctx, item, true)
 }
 
+// decodeFrom is decode for an item read from index (the base table: ""): items read
+// through an index may lack attributes its projection leaves out, so they are
+// migrated in memory only, never written back.
+func (e *Entity[T]) decodeFrom(ctx context.Context, item map[string]types.AttributeValue, index string) (T, error) {
+	return e.decodeWith(ctx, item, index == "")
+}
+
 // decodeWith is decode; writeBack=false migrates in memory only.
 func (e *Entity[T]) decodeWith(ctx context.Context, item map[string]types.AttributeValue, writeBack bool) (T, error) {
 	var v T
@@ -99,8 +106,8 @@ func (e *Entity[T]) decodeWith(ctx context.Context, item map[string]types.Attrib
 		}
 		return v, fmt.Errorf("singletable: decode %s: %w", e.info.name, err)
 	}
-	if migrated && writeBack {
-		e.info.afterMigrate(ctx, item, rv)
+	if migrated != nil && writeBack {
+		e.info.afterMigrate(ctx, item, migrated, rv)
 	}
 	return v, nil
 }
@@ -163,76 +170,69 @@ func (e *Entity[T]) itemErr(op string, key map[string]string, err error) error {
 	return &ItemError{Op: op, Entity: e.info.name, Key: key, Err: err}
 }
 
-// WriteOption configures [Entity.Put], [Entity.Create], [Entity.Delete] and, since
-
-// writeErr maps a failed write's error: a failed condition matches ErrCondition,
-// and for Create also ErrAlreadyExists.
-func (e *Entity[T]) writeErr(w *writeRequest, err error) error {
-	var ccf *types.ConditionalCheckFailedException
-	if errors.As(err, &ccf) {
-		switch {
-		case w.op == "Create":
-			err = fmt.Errorf("%w: %w: %w", ErrAlreadyExists, ErrCondition, err)
-		case w.op == "Update" && !w.userCond:
-			err = fmt.Errorf("%w: %w", ErrNotFound, err) // the existence and type guard failed
-		default:
-			err = fmt.Errorf("%w: %w", ErrCondition, err)
-		}
-	}
-	return e.itemErr(w.op, w.keyStrings(e.table), err)
-}
-
-// Put writes v as a whole item (PutItem), replacing any item of this type at its key:
-// every field, every key attribute (index keys whose inputs are empty are left out,
-// so the item leaves that sparse index), and the type attribute. It refuses to
-// replace an item of another entity type. Cost: 1 WCU per 1 KB. It returns the value
-// stored; v itself is not modified, so retrying the call is safe.
+// Put writes v as a whole item, replacing any item of this type at its key: every
+// field, every key attribute (index keys whose inputs are empty are left out, so
+// the item leaves that sparse index), and the type attribute. It refuses to replace
+// an item of another entity type ([ErrTypeMismatch]). An unversioned entity's Put is
+// one PutItem; a versioned entity's is one UpdateItem that stores the next version
+// on the condition that the stored one is v's (see the notes on optimistic
+// concurrency), and keeps attributes T does not know. Cost: 1 WCU per 1 KB. It
+// returns the value stored (with its new version); v itself is not modified, so
+// retrying the call is safe.
 func (e *Entity[T]) Put(ctx context.Context, v T, opts ...WriteOption) (T, error) {
 	ctx = e.observe(ctx)
-	return e.put(ctx, v, false, opts)
+	return e.put(ctx, v, kindPut, opts)
 }
 
-// Create is [Entity.Put] on the condition that no item exists at v's key; if one does,
-// the error matches [ErrAlreadyExists] and [ErrCondition] and nothing is written.
+// Create is [Entity.Put] on the condition that no item exists at v's key (one
+// PutItem): if one does, the error matches [ErrAlreadyExists] and [ErrCondition]
+// and nothing is written. Its receipt recognises its own earlier attempt after a
+// lost response. A versioned entity's Create stores version 1 whatever v holds.
+// Entities sharded at random cannot be created this way (a retried Create would
+// land in another shard): shard them by a hash of their id (shardBy).
 func (e *Entity[T]) Create(ctx context.Context, v T, opts ...WriteOption) (T, error) {
 	ctx = e.observe(ctx)
-	return e.put(ctx, v, true, opts)
+	return e.put(ctx, v, kindCreate, opts)
 }
 
-func (e *Entity[T]) put(ctx context.Context, v T, create bool, opts []WriteOption) (T, error) {
+func (e *Entity[T]) put(ctx context.Context, v T, kind writeKind, opts []WriteOption) (T, error) {
 	var o writeOptions
 	if len(opts) > 0 {
 		o = collectWriteOptions(opts)
 	}
-	op := "Put"
-	if create {
-		op = "Create"
-	}
 	sv := reflect.ValueOf(&v).Elem()
+	if err := e.info.refuseRandomCreate(kind); err != nil {
+		return v, e.itemErr(kind.String(), nil, err)
+	}
 	if _, err := e.info.fillShard(sv, true); err != nil {
-		return v, e.itemErr(op, nil, err)
+		return v, e.itemErr(kind.String(), nil, err)
 	}
-	w, err := e.info.planPutKeys(sv, create, o, false)
+	w, err := e.info.planPut(sv, kind, o, nil)
 	if err != nil {
-		return v, e.itemErr(op, nil, err)
+		return v, e.itemErr(kind.String(), nil, err)
 	}
-	attrs, err := e.send(ctx, w)
+	attrs, err := e.table.execute(ctx, w)
 	if err != nil {
 		return v, err
 	}
 	if vp := w.version; vp != nil {
-		next := vp.next
-		if vp.clobber {
-			next, _ = storedVersion(attrs, vp.attr)
-		}
-		e.info.setVersion(sv, next)
+		e.info.setVersion(sv, vp.stored(attrs))
 	}
 	return v, nil
 }
 
-// Delete deletes the item at key's primary key (DeleteItem), if it is of this type.
-// Deleting a missing item succeeds, unless an [If] condition says otherwise.
-// Cost: 1 WCU per 1 KB of the deleted item.
+// refuseRandomCreate refuses a Create of an entity sharded at random.
+func (info *entityInfo) refuseRandomCreate(kind writeKind) error {
+	if kind != kindCreate || info.shard == nil || len(info.shard.by) > 0 {
+		return nil
+	}
+	return fmt.Errorf("singletable: %s is sharded at random, so two Creates of one item can land in two shards and both succeed: Create needs one place per item; shard by a hash of the item's id (singletable:\"shards=N,shardBy=id\") or use Put: %w", info.name, ErrInvalidInput)
+}
+
+// Delete deletes the item at key's primary key (one DeleteItem), if it is of this
+// type; an item of another type is left alone ([ErrTypeMismatch]). Deleting a
+// missing item succeeds, unless an [If] condition or a version (n > 0) says
+// otherwise. Cost: 1 WCU per 1 KB of the deleted item.
 func (e *Entity[T]) Delete(ctx context.Context, key T, opts ...WriteOption) error {
 	ctx = e.observe(ctx)
 	var o writeOptions
@@ -243,11 +243,11 @@ func (e *Entity[T]) Delete(ctx context.Context, key T, opts ...WriteOption) erro
 	if err := e.resolveShard(ctx, sv, true); err != nil {
 		return e.itemErr("Delete", nil, err)
 	}
-	w, err := e.info.planDelete(sv, o)
+	w, err := e.info.planDelete(sv, o, nil)
 	if err != nil {
 		return e.itemErr("Delete", nil, err)
 	}
-	_, err = e.send(ctx, w)
+	_, err = e.table.execute(ctx, w)
 	return err
 }
 

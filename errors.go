@@ -32,6 +32,13 @@ var (
 	// ErrTypeMismatch means an item was found at the key but its Type attribute names
 	// another entity.
 	ErrTypeMismatch = errors.New("singletable: item has another type")
+	// ErrConflict means a versioned write lost a race: the item's version is not the
+	// one the caller held, or the item is gone. The error is a [*ConflictError].
+	ErrConflict = errors.New("singletable: version conflict")
+	// ErrAmbiguous means a write's response was lost and reading the item back could
+	// not prove whether the write was applied: it may have landed on an item that was
+	// deleted or replaced since. Nothing is sent again; read the item and decide.
+	ErrAmbiguous = errors.New("singletable: write outcome unknown")
 )
 
 // KeyError reports a key that could not be rendered, parsed or accepted.

@@ -469,10 +469,10 @@ func FuzzDecodeItem(f *testing.F) {
 			checkReencode(t, d.plains.info.plan, p)
 		}
 		for _, mode := range []UnknownTypes{UnknownFail, UnknownSkip, UnknownCollect} {
-			_, _, err := d.tbl.readAny(ctx, item, mode)
+			_, _, err := d.tbl.readAny(ctx, item, mode, true)
 			checkErr("Table.readAny", err)
 			var c fzCollection
-			err = d.coll.decoder(ctx, &c, mode).add([]map[string]types.AttributeValue{item, item})
+			err = d.coll.decoder(ctx, &c, mode, true).add([]map[string]types.AttributeValue{item, item})
 			checkErr("Collection", err)
 		}
 		if !reflect.DeepEqual(item, snapshot) {

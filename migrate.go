@@ -189,11 +189,12 @@ func (e *MigrationError) Error() string {
 func (e *MigrationError) Unwrap() error { return e.Err }
 
 // decodeInto decodes a stored item into rv, migrating it first when it is older than
-// the entity's schema. It reports the item as stored when it was migrated.
-func (info *entityInfo) decodeInto(item map[string]types.AttributeValue, rv reflect.Value) (migrated bool, err error) {
+// the entity's schema. When it was migrated, it returns the item as the raw steps
+// left it (the image a write-back starts from); nil otherwise.
+func (info *entityInfo) decodeInto(item map[string]types.AttributeValue, rv reflect.Value) (migrated map[string]types.AttributeValue, err error) {
 	mp := info.migration
 	if mp == nil {
-		return false, info.plan.DecodeIgnoring(item, rv, info.ignored)
+		return nil, info.plan.DecodeIgnoring(item, rv, info.ignored)
 	}
 	t := info.table
 	from, ok := t.schemaOf(item)
@@ -202,35 +203,35 @@ func (info *entityInfo) decodeInto(item map[string]types.AttributeValue, rv refl
 	}
 	switch {
 	case !ok:
-		return false, keyErr(0, mp.current, errors.New("the schema attribute "+strconv.Quote(t.opts.SchemaAttribute)+" is not a positive number"))
+		return nil, keyErr(0, mp.current, errors.New("the schema attribute "+strconv.Quote(t.opts.SchemaAttribute)+" is not a positive number"))
 	case from > mp.current:
-		return false, keyErr(from, mp.current, errors.New("the item is newer than this program's schema"))
+		return nil, keyErr(from, mp.current, errors.New("the item is newer than this program's schema"))
 	case from == mp.current:
-		return false, info.plan.DecodeIgnoring(item, rv, info.ignored)
+		return nil, info.plan.DecodeIgnoring(item, rv, info.ignored)
 	}
 	work := maps.Clone(item)
 	reserved := mp.reservedValues(item)
 	for v := from; v < mp.current; v++ {
 		if f := mp.raw[v-1]; f != nil {
 			if err := f(RawItem(work)); err != nil {
-				return false, keyErr(v, v+1, err)
+				return nil, keyErr(v, v+1, err)
 			}
 			if a := mp.rewroteReserved(reserved, work); a != "" {
-				return false, keyErr(v, v+1, fmt.Errorf("the step changed attribute %q, which only the library writes (key, type, version, schema and receipt attributes): %w", a, ErrInvalidInput))
+				return nil, keyErr(v, v+1, fmt.Errorf("the step changed attribute %q, which only the library writes (key, type, version, schema and receipt attributes): %w", a, ErrInvalidInput))
 			}
 		}
 	}
 	if err := info.plan.DecodeIgnoring(work, rv, info.ignored); err != nil {
-		return false, keyErr(from, mp.current, err)
+		return nil, keyErr(from, mp.current, err)
 	}
 	for v := from; v < mp.current; v++ {
 		if f := mp.typed[v-1]; f != nil {
 			if err := f(rv); err != nil {
-				return false, keyErr(v, v+1, err)
+				return nil, keyErr(v, v+1, err)
 			}
 		}
 	}
-	return true, nil
+	return work, nil
 }
 
 // reservedValues records the values of the reserved attributes as text, so that
@@ -273,14 +274,15 @@ func (t *Table) keyStrings(item map[string]types.AttributeValue) map[string]stri
 	return key
 }
 
-// afterMigrate writes a migrated item back as the entity's mode says. stored is the
-// item as read; rv the migrated value.
-func (info *entityInfo) afterMigrate(ctx context.Context, stored map[string]types.AttributeValue, rv reflect.Value) {
+// afterMigrate writes a migrated item back as the entity's mode says: stored is the
+// item as read (in full: never from an index or a projection), work the image the
+// raw steps made of it, rv the migrated value.
+func (info *entityInfo) afterMigrate(ctx context.Context, stored, work map[string]types.AttributeValue, rv reflect.Value) {
 	mp := info.migration
 	if mp.mode == WriteBackOff {
 		return
 	}
-	w, err := info.planWriteBack(stored, rv)
+	w, err := info.planWriteBack(stored, work, rv)
 	if err != nil {
 		mp.report(err)
 		return
@@ -335,25 +337,50 @@ func (mp *migrationPlan) close() {
 	<-mp.done
 }
 
-// planWriteBack builds the conditional PutItem of a migrated item: the value
-// encoded at the current schema (index keys recomputed), the receipts kept, on the
-// condition that the stored item is unchanged.
-func (info *entityInfo) planWriteBack(stored map[string]types.AttributeValue, rv reflect.Value) (*writeRequest, error) {
-	item, err := info.encodeItem(rv)
+// planWriteBack builds the write-back of a migrated item: one UpdateItem that
+// changes only what the migration changed (what the raw steps added, changed or
+// removed, the fields the typed steps changed, index keys recomputed, the schema
+// version) and leaves every other attribute as it is, byte for byte; on the
+// condition that the stored item is unchanged since it was read. stored must be
+// the whole item: the library never writes back what it did not read in full.
+func (info *entityInfo) planWriteBack(stored, work map[string]types.AttributeValue, rv reflect.Value) (*writeRequest, error) {
+	enc, err := info.encodeItem(rv)
 	if err != nil {
 		return nil, err
 	}
 	t := info.table
-	for name, av := range stored {
-		if t.isReceiptAttr(name) {
-			item[name] = av
+	// The image the item should have: what the raw steps left, with every attribute
+	// T's value writes (fields, keys, type, schema) taken from its encoding.
+	want := maps.Clone(work)
+	for _, f := range info.plan.Fields() {
+		delete(want, f.Name)
+	}
+	for _, kt := range info.all {
+		delete(want, kt.attr)
+	}
+	maps.Copy(want, enc)
+	w := &writeRequest{kind: kindWriteBack, info: info, keyStr: t.keyStrings(stored)}
+	w.key = map[string]types.AttributeValue{t.opts.PartitionKey: stored[t.opts.PartitionKey], t.opts.SortKey: stored[t.opts.SortKey]}
+	var sets, removes []string
+	skip := func(name string) bool {
+		return name == t.opts.PartitionKey || name == t.opts.SortKey || info.version != nil && name == info.version.Name
+	}
+	for _, name := range sortedKeys(want) {
+		if !skip(name) && !avEqual(stored[name], want[name]) {
+			sets = append(sets, w.b.Name(name)+" = "+w.b.Value(want[name]))
 		}
 	}
-	w := &writeRequest{op: "WriteBack", item: item, keyStr: t.keyStrings(item)}
-	w.key = map[string]types.AttributeValue{t.opts.PartitionKey: item[t.opts.PartitionKey], t.opts.SortKey: item[t.opts.SortKey]}
+	for _, name := range sortedKeys(stored) {
+		if _, ok := want[name]; !ok && !skip(name) {
+			removes = append(removes, w.b.Name(name))
+		}
+	}
+	w.update = joinUpdate(sets, removes, nil)
 	if info.version != nil {
-		// Every write of a versioned entity moves its version: that is enough.
-		w.cond = info.unchangedVersion(&w.b, stored)
+		// Every write of a versioned entity moves its version: that, the schema and
+		// the incarnation are enough.
+		w.pin = t.pinOf(info, stored)
+		w.cond = expr.And(info.unchangedVersion(&w.b, stored), w.pinGuard(t))
 	} else {
 		w.cond = info.unchangedImage(&w.b, stored)
 	}
@@ -572,12 +599,12 @@ func (s *sweeper[T]) segment(ctx context.Context, seg int) error {
 			}
 			rv := reflect.New(info.goType).Elem()
 			m, err := info.decodeInto(item, rv)
-			if err == nil && !m {
+			if err == nil && m == nil {
 				continue
 			}
 			var w *writeRequest
 			if err == nil {
-				w, err = info.planWriteBack(item, rv)
+				w, err = info.planWriteBack(item, m, rv)
 			}
 			if err != nil {
 				info.migration.report(err)

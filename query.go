@@ -473,7 +473,7 @@ func (e *Entity[T]) queryPage(ctx context.Context, pq *preparedQuery, start map[
 		if !e.info.isType(item) {
 			continue
 		}
-		v, err := e.decode(ctx, item)
+		v, err := e.decodeFrom(ctx, item, pq.index.Name)
 		if err != nil {
 			return pageResult[T]{}, fmt.Errorf("singletable: Query %s: %w", e.info.name, err)
 		}

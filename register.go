@@ -220,10 +220,27 @@ func compileEntity(t *Table, rt reflect.Type) (*entityInfo, error) {
 	return info, nil
 }
 
-// compileFieldOptions reads the `singletable:"..."` tags of T's fields.
+// compileFieldOptions reads the `singletable:"..."` tags of T's fields, through
+// embedded structs (whose fields are stored flat, as the codec stores them).
 func compileFieldOptions(info *entityInfo, rt reflect.Type) error {
+	return walkFieldOptions(info, rt, nil, 0)
+}
+
+func walkFieldOptions(info *entityInfo, rt reflect.Type, at []int, depth int) error {
 	for i := range rt.NumField() {
 		sf := rt.Field(i)
+		index := append(slices.Clone(at), i)
+		if sf.Anonymous && depth < 8 {
+			ft := sf.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if _, tagged := sf.Tag.Lookup("dynamodbav"); ft.Kind() == reflect.Struct && !tagged {
+				if err := walkFieldOptions(info, ft, index, depth+1); err != nil {
+					return err
+				}
+			}
+		}
 		opt, ok := sf.Tag.Lookup("singletable")
 		if !ok || sf.Name == "_" {
 			continue
@@ -231,9 +248,9 @@ func compileFieldOptions(info *entityInfo, rt reflect.Type) error {
 		var err error
 		switch opt {
 		case "version":
-			err = compileVersion(info, i, sf)
+			err = compileVersion(info, index, sf)
 		case "shard":
-			err = compileShardField(info, i, sf)
+			err = compileShardField(info, index, sf)
 		default:
 			err = &EntityError{Entity: info.name, Field: sf.Name, Reason: "unknown singletable tag option " + strconv.Quote(opt) + " (want \"version\" or \"shard\")"}
 		}
@@ -244,4 +261,46 @@ func compileFieldOptions(info *entityInfo, rt reflect.Type) error {
 	return nil
 }
 
+// attrName names a field for messages in both vocabularies: "createdAt
+// (Order.CreatedAt)".
+func (info *entityInfo) attrName(f *codec.Field) string {
+	return f.Name + " (" + info.name + "." + f.GoName + ")"
+}
+
 // keyKindOf says how a field type renders into a key, or kvMissing if it cannot.
+
+// suggestAttr returns `; did you mean "x"?` naming the stored attribute of the
+// entity closest to name, or "" when none is close.
+func (info *entityInfo) suggestAttr(name string) string {
+	best, bestD := "", len(name)/2+2
+	for _, f := range info.plan.Fields() {
+		if d := editDistance(strings.ToLower(name), strings.ToLower(f.Name)); d < bestD {
+			best, bestD = f.Name, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return "; did you mean " + strconv.Quote(best) + "?"
+}
+
+// editDistance is the Levenshtein distance between a and b, by bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

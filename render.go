@@ -62,8 +62,8 @@ const (
 // keyAccessOf returns how to read field f, a valid key input (see keyKindOf).
 func keyAccessOf(f *codec.Field) keyAccess {
 	off, ok := f.Offset()
-	if !ok {
-		return keyAccess{}
+	if !ok || f.OmitEmpty {
+		return keyAccess{} // omitempty inputs are missing when zero: see keyValueOfField
 	}
 	t := f.Type
 	if t == timeType {
@@ -142,9 +142,13 @@ func keyKindOf(t reflect.Type) kvKind {
 
 // keyValueOfField reads a placeholder's input from a struct field. "" strings, nil
 // pointers and zero times are missing; numbers are always present.
+//
+// One rule for every write: an input is present only if the item stores it, so a
+// number of an omitempty field that is 0 (which Put leaves out of the item, and
+// Update(Set(attr, 0)) removes) is missing too, and its index leaves the item.
 func keyValueOfField(f *codec.Field, sv reflect.Value) keyValue {
 	fv, ok := f.ValueOf(sv)
-	if !ok {
+	if !ok || f.OmitEmpty && f.IsZero(fv) {
 		return keyValue{}
 	}
 	return keyValueOfReflect(fv)

@@ -51,11 +51,11 @@ type shardPlan struct {
 	by    []*codec.Field // hash inputs; empty means random
 }
 
-func compileShardField(info *entityInfo, i int, sf reflect.StructField) error {
+func compileShardField(info *entityInfo, index []int, sf reflect.StructField) error {
 	if info.shard != nil {
 		return &EntityError{Entity: info.name, Field: sf.Name, Reason: "a second shard field (the first is " + info.shard.field.GoName + ")"}
 	}
-	f, err := storedField(info, i, sf, "shard")
+	f, err := storedField(info, index, sf, "shard")
 	if err != nil {
 		return err
 	}
@@ -655,7 +655,7 @@ func (e *Entity[T]) fanoutPage(ctx context.Context, fq *fanoutQuery) (Page[T], e
 			// written since the previous page, before its end: not in this pass
 		} else if e.info.isType(item) {
 			fq.boundary = &mergePos{sk: sk, stream: i}
-			v, err := e.decode(ctx, item)
+			v, err := e.decodeFrom(ctx, item, fq.index.Name)
 			if err != nil {
 				return Page[T]{}, fmt.Errorf("singletable: QueryShards %s: %w", e.info.name, err)
 			}

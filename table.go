@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -87,6 +88,9 @@ type TableOptions struct {
 	// bytes; default 4. A write whose response was lost can still be recognised
 	// after this many later writes.
 	Receipts int
+	// IncarnationAttribute holds each item's incarnation id, 32 hex digits written
+	// by whichever write creates the item; default "_inc". See [ErrAmbiguous].
+	IncarnationAttribute string
 }
 
 // WithIndex adds a global secondary index; sortKey may be "".
@@ -151,6 +155,11 @@ type Table struct {
 	entities map[string]*entityInfo // by discriminator
 	byGoType map[reflect.Type]*entityInfo
 	closers  []func() // stop background workers (async write-back)
+
+	// failedItems says whether this DynamoDB answers a failed condition with the
+	// item (ReturnValuesOnConditionCheckFailure): 0 not known yet, 1 yes, -1 no
+	// (DynamoDB Local before 2.x). Learnt from the answers, never from a version.
+	failedItems atomic.Int32
 }
 
 // libraryAttributes lists the attributes the library writes itself, those most
@@ -171,7 +180,7 @@ func (t *Table) libraryAttributes() []string {
 // primary key, type, schema and receipt attributes (index keys are rendered from
 // the fields again on every write).
 func (t *Table) fixedAttributes() []string {
-	attrs := []string{t.opts.PartitionKey, t.opts.SortKey, t.opts.TypeAttribute, t.opts.SchemaAttribute}
+	attrs := []string{t.opts.PartitionKey, t.opts.SortKey, t.opts.TypeAttribute, t.opts.SchemaAttribute, t.opts.IncarnationAttribute, t.writeReceiptAttr()}
 	for i := range t.opts.Receipts {
 		attrs = append(attrs, t.opts.ReceiptAttribute+strconv.Itoa(i))
 	}
@@ -242,6 +251,9 @@ func NewTable(client Client, name string, opts ...func(*TableOptions)) (*Table, 
 	}
 	if o.SchemaAttribute == "" {
 		o.SchemaAttribute = "_schema"
+	}
+	if o.IncarnationAttribute == "" {
+		o.IncarnationAttribute = "_inc"
 	}
 	if client == nil {
 		return nil, fmt.Errorf("singletable: NewTable %q: nil client: %w", name, ErrInvalidInput)

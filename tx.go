@@ -2,8 +2,6 @@ package singletable
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"reflect"
@@ -14,8 +12,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
-	"github.com/singletable/singletable/internal/expr"
 )
 
 // TxItem is one action of a write transaction, made by an entity's TxPut, TxCreate,
@@ -24,59 +20,58 @@ import (
 // version rules of [Entity.Put], [Entity.Update] and [Entity.Delete] apply to every
 // action of a versioned entity.
 type TxItem struct {
-	op     string
-	entity string
-	w      *writeRequest
-	info   *entityInfo
-	item   types.TransactWriteItem
-	err    error
+	w    *writeRequest
+	info *entityInfo
+	kind writeKind
+	item types.TransactWriteItem
+	err  error
 }
 
 // TxPut is [Entity.Put] as a transaction action.
-func (e *Entity[T]) TxPut(v T, opts ...WriteOption) TxItem { return e.txPut(v, false, opts) }
+func (e *Entity[T]) TxPut(v T, opts ...WriteOption) TxItem { return e.txPut(v, kindPut, opts) }
 
 // TxCreate is [Entity.Create] as a transaction action: the transaction fails if an
 // item exists at v's key.
-func (e *Entity[T]) TxCreate(v T, opts ...WriteOption) TxItem { return e.txPut(v, true, opts) }
+func (e *Entity[T]) TxCreate(v T, opts ...WriteOption) TxItem { return e.txPut(v, kindCreate, opts) }
 
-func (e *Entity[T]) txPut(v T, create bool, opts []WriteOption) TxItem {
-	var o writeOptions
-	for _, opt := range opts {
-		opt.applyWrite(&o)
-	}
+func (e *Entity[T]) txPut(v T, kind writeKind, opts []WriteOption) TxItem {
+	o := collectWriteOptions(opts)
 	sv := reflect.ValueOf(&v).Elem()
-	if _, err := e.info.fillShard(sv, true); err != nil {
-		return e.txItem(opName(create, "Create", "Put"), nil, err)
+	if err := e.info.refuseRandomCreate(kind); err != nil {
+		return e.txItem(kind, nil, err)
 	}
-	w, err := e.info.planPut(sv, create, o)
-	return e.txItem(opName(create, "Create", "Put"), w, err)
+	if _, err := e.info.fillShard(sv, true); err != nil {
+		return e.txItem(kind, nil, err)
+	}
+	w, err := e.info.planPut(sv, kind, o, nil)
+	if err == nil && w.key == nil {
+		w.setKey(e.table, w.item) // transactions judge every action by its key
+	}
+	return e.txItem(kind, w, err)
 }
 
 // TxUpdate is [Entity.Update] as a transaction action.
 func (e *Entity[T]) TxUpdate(key T, opts ...UpdateOption) TxItem {
 	sv := reflect.ValueOf(&key).Elem()
 	if _, err := e.info.fillShard(sv, false); err != nil {
-		return e.txItem("Update", nil, err)
+		return e.txItem(kindUpdate, nil, err)
 	}
 	w, err := e.info.planUpdate(sv, opts)
 	if w != nil {
 		w.returnNew = false // transactions return nothing
 	}
-	return e.txItem("Update", w, err)
+	return e.txItem(kindUpdate, w, err)
 }
 
 // TxDelete is [Entity.Delete] as a transaction action.
 func (e *Entity[T]) TxDelete(key T, opts ...WriteOption) TxItem {
-	var o writeOptions
-	for _, opt := range opts {
-		opt.applyWrite(&o)
-	}
+	o := collectWriteOptions(opts)
 	sv := reflect.ValueOf(&key).Elem()
 	if _, err := e.info.fillShard(sv, false); err != nil {
-		return e.txItem("Delete", nil, err)
+		return e.txItem(kindDelete, nil, err)
 	}
-	w, err := e.info.planDelete(sv, o)
-	return e.txItem("Delete", w, err)
+	w, err := e.info.planDelete(sv, o, nil)
+	return e.txItem(kindDelete, w, err)
 }
 
 // TxCheck makes the transaction depend on a condition on the item at key's primary
@@ -84,52 +79,30 @@ func (e *Entity[T]) TxDelete(key T, opts ...WriteOption) TxItem {
 func (e *Entity[T]) TxCheck(key T, cond expression.ConditionBuilder) TxItem {
 	sv := reflect.ValueOf(&key).Elem()
 	if _, err := e.info.fillShard(sv, false); err != nil {
-		return e.txItem("Check", nil, err)
+		return e.txItem(kindCheck, nil, err)
 	}
 	k, ks, err := e.info.primaryKey(sv)
 	if err != nil {
-		return e.txItem("Check", nil, err)
+		return e.txItem(kindCheck, nil, err)
 	}
-	w := &writeRequest{op: "Check", key: k, keyStr: ks, check: true}
+	w := &writeRequest{kind: kindCheck, info: e.info, key: k, keyStr: ks}
 	c, err := w.b.Condition(cond)
 	if err == nil && c == "" {
 		err = errors.New("empty condition")
 	}
 	if err != nil {
-		return e.txItem("Check", nil, fmt.Errorf("singletable: condition: %w: %w", ErrInvalidInput, err))
+		return e.txItem(kindCheck, nil, fmt.Errorf("singletable: condition: %w: %w", ErrInvalidInput, err))
 	}
 	w.cond = c
-	return e.txItem("Check", w, nil)
+	return e.txItem(kindCheck, w, nil)
 }
 
-func (e *Entity[T]) txItem(op string, w *writeRequest, err error) TxItem {
-	it := TxItem{op: op, entity: e.info.name, info: e.info, w: w, err: err}
+func (e *Entity[T]) txItem(kind writeKind, w *writeRequest, err error) TxItem {
+	it := TxItem{kind: kind, info: e.info, w: w, err: err}
 	if err == nil {
 		it.item = w.transactItem(e.table.name)
 	}
 	return it
-}
-
-// transactItem turns a planned write into a transaction action.
-func (w *writeRequest) transactItem(table string) types.TransactWriteItem {
-	names, values, cond := w.b.Names(), w.b.Values(), expr.Ptr(w.cond)
-	switch {
-	case w.check:
-		return types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{TableName: &table, Key: w.key, ConditionExpression: cond, ExpressionAttributeNames: names, ExpressionAttributeValues: values}}
-	case w.item != nil:
-		return types.TransactWriteItem{Put: &types.Put{TableName: &table, Item: w.item, ConditionExpression: cond, ExpressionAttributeNames: names, ExpressionAttributeValues: values}}
-	case w.update != "":
-		return types.TransactWriteItem{Update: &types.Update{TableName: &table, Key: w.key, UpdateExpression: aws.String(w.update), ConditionExpression: cond, ExpressionAttributeNames: names, ExpressionAttributeValues: values}}
-	default:
-		return types.TransactWriteItem{Delete: &types.Delete{TableName: &table, Key: w.key, ConditionExpression: cond, ExpressionAttributeNames: names, ExpressionAttributeValues: values}}
-	}
-}
-
-func opName(cond bool, a, b string) string {
-	if cond {
-		return a
-	}
-	return b
 }
 
 // TxReason is why one action of a cancelled transaction failed.
@@ -142,6 +115,8 @@ type TxReason struct {
 	Message string
 	// Conflict explains a failed version condition; nil for other reasons.
 	Conflict *ConflictError
+	// TypeMismatch is set when the action's item is of another entity type.
+	TypeMismatch bool
 }
 
 // TxError reports a cancelled transaction (TransactionCanceledException) with the
@@ -183,7 +158,8 @@ func (e *TxError) Is(target error) bool {
 		switch {
 		case target == ErrCondition,
 			target == ErrAlreadyExists && r.Op == "Create",
-			target == ErrConflict && r.Conflict != nil:
+			target == ErrConflict && r.Conflict != nil,
+			target == ErrTypeMismatch && r.TypeMismatch:
 			return true
 		}
 	}
@@ -207,9 +183,9 @@ func (t *Table) Transact(ctx context.Context, items ...TxItem) error {
 	actions := make([]types.TransactWriteItem, len(items))
 	for i, it := range items {
 		if it.err != nil {
-			return fmt.Errorf("singletable: Transact: action %d (%s %s): %w", i, it.op, it.entity, it.err)
+			return fmt.Errorf("singletable: Transact: action %d (%s %s): %w", i, it.kind, it.info.name, it.err)
 		}
-		if it.op == "" || it.info == nil {
+		if it.kind == 0 || it.info == nil {
 			return fmt.Errorf("singletable: Transact: action %d is a zero TxItem; make actions with an entity's TxPut, TxCreate, TxUpdate, TxDelete or TxCheck: %w", i, ErrInvalidInput)
 		}
 		actions[i] = it.item
@@ -272,12 +248,12 @@ func onlyConflicts(tce *types.TransactionCanceledException) bool {
 func (t *Table) txLanded(ctx context.Context, items []TxItem) bool {
 	versioned := 0
 	for _, it := range items {
-		if it.w == nil || it.w.version == nil || it.w.version.clobber || it.w.op == "Delete" {
+		if it.w == nil || it.w.receipt == nil {
 			continue
 		}
 		versioned++
 		cur, err := t.readBack(ctx, it.w.key)
-		if err != nil || t.judge(it.w, cur) != landed {
+		if err != nil || !it.w.receipt.found(cur) {
 			return false
 		}
 	}
@@ -294,28 +270,23 @@ func (t *Table) txError(ctx context.Context, items []TxItem, tce *types.Transact
 			continue
 		}
 		it := items[i]
-		reason := TxReason{Index: i, Op: it.op, Entity: it.entity, Code: code, Message: aws.ToString(r.Message)}
+		reason := TxReason{Index: i, Op: it.kind.String(), Entity: it.info.name, Code: code, Message: aws.ToString(r.Message)}
 		if it.w != nil {
-			reason.Key = it.w.keyStr
+			reason.Key = it.w.keyStrings(t)
 		}
-		if code == "ConditionalCheckFailed" && it.w != nil && it.w.version != nil && !it.w.version.clobber {
-			if cur, rerr := t.readBack(ctx, it.w.key); rerr == nil {
-				reason.Conflict = explainConflict(it.info, it.w, cur)
+		if code == "ConditionalCheckFailed" && it.w != nil {
+			cur, known := r.Item, r.Item != nil
+			if !known && it.w.version != nil {
+				var rerr error
+				cur, rerr = t.readBack(ctx, it.w.key)
+				known = rerr == nil
+			}
+			if known {
+				reason.Conflict = t.conflictOf(it.w, cur)
+				reason.TypeMismatch = cur != nil && !it.info.isType(cur)
 			}
 		}
 		txe.Reasons = append(txe.Reasons, reason)
 	}
 	return txe
-}
-
-// newToken returns a random ClientRequestToken.
-// tokenLen is the length of a token from newToken.
-const tokenLen = 32
-
-func newToken() (string, error) {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", fmt.Errorf("singletable: random token: %w", err)
-	}
-	return hex.EncodeToString(b[:]), nil
 }

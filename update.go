@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/singletable/singletable/internal/codec"
+	"github.com/singletable/singletable/internal/expr"
 )
 
 // UpdateOption is a change or an option for [Entity.Update]: [Set], [Remove], [Add],
@@ -82,21 +85,26 @@ func Upsert() UpdateOption {
 	})
 }
 
-// Update changes some attributes of the item at key's primary key (UpdateItem) and
-// returns the whole item as stored afterwards (ReturnValues ALL_NEW). Cost: 1 WCU
-// per 1 KB of the item.
+// Update changes some attributes of the item at key's primary key (one UpdateItem)
+// and returns the whole item as stored afterwards (ReturnValues ALL_NEW). Cost: 1
+// WCU per 1 KB of the item.
 //
-// Index keys whose inputs a change touches are recomputed in the same request; their
+// Index keys whose inputs a change touches are recomputed in the same request. Their
 // other inputs are taken from key, so set them there (the error says which are
-// missing). When a change empties an input of an index key (Remove, or Set to ""),
-// the index key attributes are removed and the item leaves that sparse index.
-// Inputs of the primary key cannot change: delete and put instead.
+// missing), and the update is conditioned on the stored values being the same: an
+// index key is never written from a value that is not the item's own (a stale copy
+// fails with a [*KeyError] naming the field, and nothing is written). When a change
+// empties an input of an index key (Remove, Set to "" or, for an omitempty field,
+// to its zero value), the index key attributes are removed and the item leaves that
+// sparse index; no other input is needed. Inputs of the primary key cannot change:
+// delete and put instead.
 //
 // For an entity with [Migrations], an item older than the schema is updated as
 // stored and returned migrated in memory; it is written back on a later read.
 //
-// The item must exist and be of this type, or the error matches [ErrNotFound]
-// (see [Upsert]). A failed [If] condition matches [ErrCondition]. key is not modified.
+// The item must exist and be of this type, or the error matches [ErrNotFound] or
+// [ErrTypeMismatch] (see [Upsert]). A failed [If] condition matches [ErrCondition].
+// key is not modified.
 func (e *Entity[T]) Update(ctx context.Context, key T, opts ...UpdateOption) (T, error) {
 	ctx = e.observe(ctx)
 	var zero T
@@ -108,7 +116,7 @@ func (e *Entity[T]) Update(ctx context.Context, key T, opts ...UpdateOption) (T,
 	if err != nil {
 		return zero, e.itemErr("Update", nil, err)
 	}
-	attrs, err := e.send(ctx, w)
+	attrs, err := e.table.execute(ctx, w)
 	if err != nil {
 		return zero, err
 	}
@@ -119,196 +127,303 @@ func (e *Entity[T]) Update(ctx context.Context, key T, opts ...UpdateOption) (T,
 	return v, nil
 }
 
-// planUpdate validates the changes and builds the update and condition expressions.
+// updatePlan is an Update being planned, phase by phase (see planUpdate).
+type updatePlan struct {
+	info *entityInfo
+	sv   reflect.Value // the key value
+	o    updateOptions
+	w    *writeRequest
+
+	sets, removes, adds []string
+	conds               []string // conditions on the existing item, besides its type
+	// newValues holds the Go value each Set gives a field, for index key rendering;
+	// a nil entry means the field was emptied or removed.
+	newValues map[string]*reflect.Value
+	added     map[string]bool
+	sent      int // bytes of the values set or added
+}
+
+// planUpdate validates the changes and builds the update and condition
+// expressions, in phases: changes (validated and encoded), index keys recomputed,
+// version, upsert, receipt, guard.
 func (info *entityInfo) planUpdate(sv reflect.Value, opts []UpdateOption) (*writeRequest, error) {
-	var o updateOptions
+	p := &updatePlan{info: info, sv: sv, newValues: map[string]*reflect.Value{}, added: map[string]bool{}}
 	for _, opt := range opts {
-		if err := opt.applyUpdate(&o); err != nil {
+		if err := opt.applyUpdate(&p.o); err != nil {
 			return nil, err
 		}
+	}
+	if len(p.o.changes) == 0 && !p.o.upsert {
+		return nil, fmt.Errorf("no changes: %w", ErrInvalidInput)
 	}
 	k, ks, err := info.primaryKey(sv)
 	if err != nil {
 		return nil, err
 	}
-	w := &writeRequest{op: "Update", key: k, keyStr: ks, returnNew: true}
-	if len(o.changes) == 0 && !o.upsert {
-		return nil, fmt.Errorf("singletable: Update %s: no changes: %w", info.name, ErrInvalidInput)
-	}
-	tk := info.table.opts
-	if info.version != nil {
-		vp, err := info.planVersion(sv, o.clobber)
-		if err != nil {
+	p.w = &writeRequest{kind: kindUpdate, info: info, key: k, keyStr: ks, returnNew: true, upsert: p.o.upsert}
+	for _, phase := range []func() error{p.changes, p.indexKeys, p.version, p.upsert, p.receipt} {
+		if err := phase(); err != nil {
 			return nil, err
 		}
-		if !vp.clobber && vp.expected == 0 {
-			return nil, fmt.Errorf("singletable: Update %s: version 0: read the item first to learn its version, or pass Clobber(): %w", info.name, ErrInvalidInput)
-		}
-		w.version = vp
 	}
+	p.w.update = joinUpdate(p.sets, p.removes, p.adds)
+	return p.w, p.guard()
+}
 
-	var sets, removes, adds []string
-	// newValues holds the Go value each Set gives a field, for index key rendering;
-	// a nil entry means the field was emptied or removed.
-	newValues := map[string]*reflect.Value{}
-	added := map[string]bool{}
-	sent := 0 // bytes of the values set or added
-	for _, c := range o.changes {
+// changes validates and encodes each change.
+func (p *updatePlan) changes() error {
+	info, w := p.info, p.w
+	for _, c := range p.o.changes {
 		f, ok := info.plan.Field(c.attr)
 		if !ok {
-			return nil, fmt.Errorf("singletable: Update %s: %q is not a stored attribute of %s: %w", info.name, c.attr, info.name, ErrInvalidInput)
+			return fmt.Errorf("%q is not a stored attribute of %s%s: %w", c.attr, info.name, info.suggestAttr(c.attr), ErrInvalidInput)
 		}
-		if _, dup := newValues[c.attr]; dup || added[c.attr] {
-			return nil, fmt.Errorf("singletable: Update %s.%s: changed twice in one update: %w", info.name, f.GoName, ErrInvalidInput)
+		if _, dup := p.newValues[c.attr]; dup || p.added[c.attr] {
+			return fmt.Errorf("%s: changed twice in one update: %w", info.attrName(f), ErrInvalidInput)
 		}
 		if info.baseInputs[c.attr] {
-			return nil, fmt.Errorf("singletable: Update %s.%s: feeds the primary key, which cannot change: %w", info.name, f.GoName, ErrInvalidInput)
+			return fmt.Errorf("%s: feeds the primary key, which cannot change: %w", info.attrName(f), ErrInvalidInput)
 		}
 		if info.version == f {
-			return nil, fmt.Errorf("singletable: Update %s.%s: the version changes by itself: %w", info.name, f.GoName, ErrInvalidInput)
+			return fmt.Errorf("%s: the version changes by itself: %w", info.attrName(f), ErrInvalidInput)
 		}
 		name := w.b.Name(c.attr)
-		switch c.op {
-		case opRemove:
-			removes = append(removes, name)
-			newValues[c.attr] = nil
-		case opSet, opAdd:
-			fv, err := convertValue(c.value, f.Type)
-			if err != nil {
-				return nil, fmt.Errorf("singletable: Update %s.%s: %w: %w", info.name, f.GoName, ErrInvalidInput, err)
+		if c.op == opRemove {
+			p.removes = append(p.removes, name)
+			p.newValues[c.attr] = nil
+			continue
+		}
+		fv, av, keep, err := p.encode(f, c.value)
+		if err != nil {
+			return err
+		}
+		switch {
+		case c.op == opAdd:
+			switch av.(type) {
+			case *types.AttributeValueMemberN, *types.AttributeValueMemberSS, *types.AttributeValueMemberNS, *types.AttributeValueMemberBS:
+			default:
+				return fmt.Errorf("%s: ADD needs a number or a set field: %w", info.attrName(f), ErrInvalidInput)
 			}
+			p.adds = append(p.adds, name+" "+w.b.Value(av))
+			p.added[c.attr] = true
+		case !keep:
+			p.removes = append(p.removes, name)
+			p.newValues[c.attr] = nil
+		default:
+			p.sets = append(p.sets, name+" = "+w.b.Value(av))
+			if keyValueOfReflect(fv).kind == kvMissing {
+				p.newValues[c.attr] = nil
+			} else {
+				p.newValues[c.attr] = &fv
+			}
+		}
+	}
+	return nil
+}
+
+// encode converts and encodes a value given to Set or Add, checking it as a whole
+// item's values are checked; keep is false for a value omitempty leaves out.
+func (p *updatePlan) encode(f *codec.Field, value any) (reflect.Value, types.AttributeValue, bool, error) {
+	info := p.info
+	fv, err := convertValue(value, f.Type)
+	if err != nil {
+		return fv, nil, false, fmt.Errorf("%s: %w: %w", info.attrName(f), ErrInvalidInput, err)
+	}
+	av, keep, err := f.Encode(fv)
+	if err != nil {
+		return fv, nil, false, fmt.Errorf("%s: %w: %w", info.attrName(f), ErrInvalidInput, err)
+	}
+	if keep {
+		size, err := info.checkValue("Update", f, av)
+		if err != nil {
+			return fv, nil, false, err
+		}
+		// What an update sends must fit in one item, whatever the item holds already.
+		if p.sent += size; p.sent > MaxItemBytes {
+			return fv, nil, false, fmt.Errorf("%s: the values set come to %d bytes, over DynamoDB's item limit of %d: %w", info.attrName(f), p.sent, MaxItemBytes, ErrInvalidInput)
+		}
+	}
+	return fv, av, keep, nil
+}
+
+// indexKeys recomputes the keys of every index an input of which changed.
+func (p *updatePlan) indexKeys() error {
+	for _, ix := range p.info.table.opts.Indexes {
+		if pair, ok := p.info.indexes[ix.Name]; ok {
+			if err := p.indexKey(ix.Name, pair); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// indexKey recomputes one index's keys, if a change touched an input. An emptied
+// input removes them; otherwise the untouched inputs come from the key value, on
+// the condition that they are stored as given (and, for an upsert, are stored).
+func (p *updatePlan) indexKey(index string, pair [2]*keyTemplate) error {
+	info, w := p.info, p.w
+	touched, emptied := false, false
+	for _, kt := range pair {
+		if kt == nil {
+			continue
+		}
+		for _, f := range kt.fields {
+			if p.added[f.Name] {
+				return fmt.Errorf("ADD to %s, an input of %s, cannot recompute it: %w", info.attrName(f), kt.attr, ErrInvalidInput)
+			}
+			if nv, ok := p.newValues[f.Name]; ok {
+				touched = true
+				emptied = emptied || nv == nil
+			}
+		}
+	}
+	switch {
+	case !touched:
+		return nil
+	case emptied: // the item leaves the index; nothing needs rendering
+		for _, kt := range pair {
+			if kt != nil {
+				p.removes = append(p.removes, w.b.Name(kt.attr))
+			}
+		}
+		return nil
+	}
+	var needed []string
+	untouched := map[*codec.Field]bool{}
+	vals, complete, err := info.renderIndex(pair, func(kt *keyTemplate) (string, bool, error) {
+		return kt.renderWith(info, func(i int) keyValue {
+			f := kt.fields[i]
+			if nv, changed := p.newValues[f.Name]; changed {
+				return keyValueOfReflect(*nv)
+			}
+			v := keyValueOfField(f, p.sv)
+			if v.kind == kvMissing {
+				needed = append(needed, info.attrName(f))
+			} else {
+				untouched[f] = true
+			}
+			return v
+		}, true)
+	})
+	if err != nil {
+		return err
+	}
+	if !complete {
+		return fmt.Errorf("recomputing %s's keys needs %s; set them in the key value: %w", index, strings.Join(needed, ", "), ErrInvalidKey)
+	}
+	for j, kt := range pair {
+		if kt != nil {
+			p.sets = append(p.sets, w.b.Name(kt.attr)+" = "+w.b.S(vals[j]))
+		}
+	}
+	for _, f := range sortedFields(untouched) {
+		fv, _ := f.ValueOf(p.sv)
+		av, keep, err := f.Encode(fv)
+		if err != nil || !keep {
+			return fmt.Errorf("%s: cannot be stored as an input of %s: %w", info.attrName(f), index, ErrInvalidInput)
+		}
+		w.inputs = append(w.inputs, storedInput{field: f, index: index, av: av})
+		name, value := w.b.Name(f.Name), w.b.Value(av)
+		p.conds = append(p.conds, name+" = "+value)
+		if p.o.upsert {
+			p.sets = append(p.sets, name+" = "+value) // every input of a key is stored
+		}
+	}
+	return nil
+}
+
+// sortedFields orders a set of fields by attribute name, for stable expressions.
+func sortedFields(set map[*codec.Field]bool) []*codec.Field {
+	out := make([]*codec.Field, 0, len(set))
+	for f := range set {
+		out = append(out, f)
+	}
+	slices.SortFunc(out, func(a, b *codec.Field) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// version plans the version part: the condition, and the next version stored.
+func (p *updatePlan) version() error {
+	vp, err := p.info.planVersion(p.sv, p.o.clobber)
+	if err != nil {
+		return err
+	}
+	p.w.version = vp
+	p.sets = append(p.sets, p.w.b.Name(p.info.table.opts.TypeAttribute)+" = "+p.w.b.S(p.info.discriminator))
+	p.sets = append(p.sets, vp.sets(&p.w.b)...)
+	if g := vp.guard(&p.w.b); g != "" {
+		p.conds = append(p.conds, g)
+	}
+	return nil
+}
+
+// upsert makes a created item hold the inputs of its own key and an incarnation.
+func (p *updatePlan) upsert() error {
+	if !p.o.upsert {
+		return nil
+	}
+	info, w := p.info, p.w
+	for _, kt := range []*keyTemplate{info.pk, info.sk} {
+		for _, f := range kt.fields {
+			fv, _ := f.ValueOf(p.sv)
 			av, keep, err := f.Encode(fv)
 			if err != nil {
-				return nil, fmt.Errorf("singletable: Update %s.%s: %w: %w", info.name, f.GoName, ErrInvalidInput, err)
+				return fmt.Errorf("%s: %w: %w", info.attrName(f), ErrInvalidInput, err)
 			}
 			if keep {
-				size, err := info.checkValue("Update", f, av)
-				if err != nil {
-					return nil, err
-				}
-				// What an update sends must fit in one item, whatever the item holds already.
-				if sent += size; sent > MaxItemBytes {
-					return nil, fmt.Errorf("singletable: Update %s.%s: the values set come to %d bytes, over DynamoDB's item limit of %d: %w", info.name, f.GoName, sent, MaxItemBytes, ErrInvalidInput)
-				}
-			}
-			if c.op == opAdd {
-				switch av.(type) {
-				case *types.AttributeValueMemberN, *types.AttributeValueMemberSS, *types.AttributeValueMemberNS, *types.AttributeValueMemberBS:
-				default:
-					return nil, fmt.Errorf("singletable: Update %s.%s: ADD needs a number or a set field: %w", info.name, f.GoName, ErrInvalidInput)
-				}
-				adds = append(adds, name+" "+w.b.Value(av))
-				added[c.attr] = true
-				continue
-			}
-			if !keep {
-				removes = append(removes, name)
-				newValues[c.attr] = nil
-				continue
-			}
-			sets = append(sets, name+" = "+w.b.Value(av))
-			if keyValueOfReflect(fv).kind == kvMissing {
-				newValues[c.attr] = nil
-			} else {
-				newValues[c.attr] = &fv
+				p.sets = append(p.sets, w.b.Name(f.Name)+" = "+w.b.Value(av))
 			}
 		}
 	}
+	inc, err := w.keepIncarnation(info.table)
+	if err != nil {
+		return err
+	}
+	if inc != "" {
+		p.sets = append(p.sets, inc)
+	}
+	return nil
+}
 
-	// Recompute index keys whose inputs changed.
-	for _, ix := range tk.Indexes {
-		pair, ok := info.indexes[ix.Name]
-		if !ok {
-			continue
-		}
-		touched := false
-		for _, kt := range pair {
-			if kt == nil {
-				continue
-			}
-			for _, f := range kt.fields {
-				if added[f.Name] {
-					return nil, fmt.Errorf("singletable: Update %s.%s: ADD to an input of %s cannot recompute it: %w", info.name, f.GoName, kt.attr, ErrInvalidInput)
-				}
-				if _, ok := newValues[f.Name]; ok {
-					touched = true
-				}
-			}
-		}
-		if !touched {
-			continue
-		}
-		emptied := false
-		var needed []string
-		vals, complete, err := info.renderIndex(pair, func(kt *keyTemplate) (string, bool, error) {
-			return kt.renderWith(info, func(i int) keyValue {
-				f := kt.fields[i]
-				if nv, changed := newValues[f.Name]; changed {
-					if nv == nil {
-						emptied = true
-						return keyValue{}
-					}
-					return keyValueOfReflect(*nv)
-				}
-				v := keyValueOfField(f, sv)
-				if v.kind == kvMissing {
-					needed = append(needed, f.GoName)
-				}
-				return v
-			}, true)
-		})
-		if err != nil {
-			return nil, err
-		}
-		if !complete && !emptied {
-			return nil, fmt.Errorf("singletable: Update %s: recomputing %s's keys needs %s; set them in the key value: %w", info.name, ix.Name, strings.Join(needed, ", "), ErrInvalidKey)
-		}
-		for j, kt := range pair {
-			if kt == nil {
-				continue
-			}
-			if complete {
-				sets = append(sets, w.b.Name(kt.attr)+" = "+w.b.S(vals[j]))
-			} else {
-				removes = append(removes, w.b.Name(kt.attr))
-			}
-		}
+// receipt gives the update a receipt where a lost response needs one to be judged:
+// every versioned update, and an unversioned one with Add (which is not idempotent).
+// Other unversioned updates are sent again after such failures, as the SDK would.
+func (p *updatePlan) receipt() error {
+	t, w := p.info.table, p.w
+	var slot string
+	switch {
+	case w.version != nil:
+		slot = w.version.receiptSlot(t)
+	case len(p.adds) > 0:
+		slot = t.writeReceiptAttr()
+	default:
+		w.resendable = true
+		return nil
 	}
+	var err error
+	if w.receipt, err = t.newReceiptPlan(slot); err != nil {
+		return err
+	}
+	p.sets = append(p.sets, w.b.Name(slot)+" = "+w.b.Value(w.receipt.av()))
+	return nil
+}
 
-	sets = append(sets, w.b.Name(tk.TypeAttribute)+" = "+w.b.S(info.discriminator))
-	if w.version != nil {
-		sets = append(sets, info.versionSets(&w.b, w.version)...)
-	}
-	if o.upsert {
-		// A created item must hold the inputs of its own key.
-		for _, kt := range []*keyTemplate{info.pk, info.sk} {
-			for _, f := range kt.fields {
-				fv, _ := f.ValueOf(sv)
-				av, keep, err := f.Encode(fv)
-				if err != nil {
-					return nil, fmt.Errorf("singletable: Update %s.%s: %w: %w", info.name, f.GoName, ErrInvalidInput, err)
-				}
-				if keep {
-					sets = append(sets, w.b.Name(f.Name)+" = "+w.b.Value(av))
-				}
-			}
-		}
-	}
-	w.update = joinUpdate(sets, removes, adds)
-
+// guard builds the condition: the item exists and is of this type (or, for an
+// upsert that may create it, is missing), its version is the one held, its
+// untouched index key inputs are the ones given; and the caller's condition.
+func (p *updatePlan) guard() error {
+	info, w := p.info, p.w
+	exists := w.b.Name(info.table.opts.TypeAttribute) + " = " + w.b.S(info.discriminator)
+	existing := expr.And(append([]string{exists}, p.conds...)...)
+	vp := w.version
 	var guard string
-	if o.upsert {
-		guard = info.typeGuard(&w.b)
+	if p.o.upsert && (vp == nil || vp.clobber || vp.expected == 0) {
+		guard = info.absentOr(&w.b, existing)
 	} else {
-		guard = "attribute_exists(" + w.b.Name(tk.PartitionKey) + ") AND " + w.b.Name(tk.TypeAttribute) + " = " + w.b.S(info.discriminator)
+		guard = "attribute_exists(" + w.b.Name(info.table.opts.PartitionKey) + ") AND " + existing
 	}
-	if vp := w.version; vp != nil && !vp.clobber {
-		guard += " AND " + w.b.Name(vp.attr) + " = " + w.b.Value(numberAV(vp.expected))
-	}
-	if err := w.setCondition(guard, o.cond); err != nil {
-		return nil, err
-	}
-	return w, nil
+	return w.setCondition(guard, p.o.cond)
 }
 
 // convertValue turns a value given to Set or Add into a reflect.Value of type t,

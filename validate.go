@@ -1,7 +1,9 @@
 package singletable
 
 import (
+	"bytes"
 	"fmt"
+	"math/big"
 	"strconv"
 	"unicode/utf8"
 
@@ -248,4 +250,108 @@ func numberProblem(s string) string {
 		return s + " is too small for DynamoDB (at least 1E-130 in magnitude, or zero)"
 	}
 	return ""
+}
+
+// avEqual reports whether two attribute values are the same value (nil: absent).
+// Numbers compare by their text, as DynamoDB stores them normalised.
+func avEqual(a, b types.AttributeValue) bool {
+	switch x := a.(type) {
+	case nil:
+		return b == nil
+	case *types.AttributeValueMemberS:
+		y, ok := b.(*types.AttributeValueMemberS)
+		return ok && x.Value == y.Value
+	case *types.AttributeValueMemberN:
+		y, ok := b.(*types.AttributeValueMemberN)
+		return ok && numberEqual(x.Value, y.Value)
+	case *types.AttributeValueMemberB:
+		y, ok := b.(*types.AttributeValueMemberB)
+		return ok && bytes.Equal(x.Value, y.Value)
+	case *types.AttributeValueMemberBOOL:
+		y, ok := b.(*types.AttributeValueMemberBOOL)
+		return ok && x.Value == y.Value
+	case *types.AttributeValueMemberNULL:
+		_, ok := b.(*types.AttributeValueMemberNULL)
+		return ok
+	case *types.AttributeValueMemberSS:
+		y, ok := b.(*types.AttributeValueMemberSS)
+		return ok && sameSet(x.Value, y.Value, func(a, b string) bool { return a == b })
+	case *types.AttributeValueMemberNS:
+		y, ok := b.(*types.AttributeValueMemberNS)
+		return ok && sameSet(x.Value, y.Value, numberEqual)
+	case *types.AttributeValueMemberBS:
+		y, ok := b.(*types.AttributeValueMemberBS)
+		return ok && sameSet(x.Value, y.Value, bytes.Equal)
+	case *types.AttributeValueMemberL:
+		y, ok := b.(*types.AttributeValueMemberL)
+		if !ok || len(x.Value) != len(y.Value) {
+			return false
+		}
+		for i := range x.Value {
+			if !avEqual(x.Value[i], y.Value[i]) {
+				return false
+			}
+		}
+		return true
+	case *types.AttributeValueMemberM:
+		y, ok := b.(*types.AttributeValueMemberM)
+		if !ok || len(x.Value) != len(y.Value) {
+			return false
+		}
+		for k, v := range x.Value {
+			w, ok := y.Value[k]
+			if !ok || !avEqual(v, w) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// numberEqual compares two DynamoDB numbers by value.
+func numberEqual(a, b string) bool {
+	if a == b {
+		return true
+	}
+	x, okx := new(big.Rat).SetString(a)
+	y, oky := new(big.Rat).SetString(b)
+	return okx && oky && x.Cmp(y) == 0
+}
+
+// sameSet reports whether two sets hold the same elements, in any order.
+func sameSet[E any](a, b []E, eq func(E, E) bool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for _, x := range a {
+		found := false
+		for _, y := range b {
+			if eq(x, y) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// avText renders an attribute value briefly, for messages.
+func avText(av types.AttributeValue) string {
+	switch x := av.(type) {
+	case nil:
+		return "missing"
+	case *types.AttributeValueMemberS:
+		return strconv.Quote(x.Value)
+	case *types.AttributeValueMemberN:
+		return x.Value
+	case *types.AttributeValueMemberBOOL:
+		return strconv.FormatBool(x.Value)
+	case *types.AttributeValueMemberNULL:
+		return "NULL"
+	}
+	return fmt.Sprintf("%T", av)
 }

@@ -4,37 +4,77 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strconv"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/singletable/singletable/internal/codec"
 	"github.com/singletable/singletable/internal/expr"
 )
 
+// writeKind is what a planned write does; the pipeline tells writes apart by it.
+type writeKind uint8
+
+const (
+	kindPut writeKind = iota + 1
+	kindCreate
+	kindUpdate
+	kindDelete
+	kindCheck     // a transaction's condition check
+	kindWriteBack // a migrated item written back
+)
+
+var kindNames = [...]string{kindPut: "Put", kindCreate: "Create", kindUpdate: "Update", kindDelete: "Delete", kindCheck: "Check", kindWriteBack: "WriteBack"}
+
+func (k writeKind) String() string {
+	if int(k) < len(kindNames) && kindNames[k] != "" {
+		return kindNames[k]
+	}
+	return "write"
+}
+
 // writeRequest is a planned single-item write, before it becomes a PutItem,
-// UpdateItem or DeleteItem input or a transaction item.
+// UpdateItem or DeleteItem input or a transaction item. Plans are built by the
+// plan functions (planPut, planDelete, planUpdate, planWriteBack) and run by
+// Table.execute, which judges every outcome the same way whatever the kind.
 type writeRequest struct {
-	op     string
+	kind   writeKind
+	info   *entityInfo
 	key    map[string]types.AttributeValue
 	keyStr map[string]string
-	item   map[string]types.AttributeValue // Put and Create
-	update string                          // Update
+	item   map[string]types.AttributeValue // PutItem
+	update string                          // UpdateItem
 	cond   string
 	condP  *string // a shared pointer to cond's text, when it is a Fixed's
 	b      expr.Builder
 	// userCond is set when the caller added a condition, so a failed check is not
-	// necessarily a missing item.
+	// necessarily the library's guard.
 	userCond bool
-	version  *versionPlan // for versioned entities
-	// receipt, for a Create of an unversioned entity: a random token stored in
-	// receiptAttr, which tells after a lost response whether the item read back
-	// is this write's.
-	receipt, receiptAttr string
-	check                bool // a transaction's condition check
+	version  *versionPlan  // versioned entities
+	receipt  *receiptPlan  // the write's receipt, if it stores one
+	pin      *pin          // the incarnation the write is for, when the library read it
+	newInc   string        // the incarnation id the write sets if the item has none
+	inputs   []storedInput // inputs of recomputed index keys the update did not change
+	upsert   bool          // an Update that may create the item
+	// resendable is set for writes that may be sent again after a failure that may
+	// have applied them without judging the item first: unversioned Puts, Deletes
+	// and Updates without Add, which are idempotent.
+	resendable bool
 	// returnNew asks an UpdateItem for the item as stored afterwards.
 	returnNew bool
+}
+
+// storedInput is an input of an index key that an Update recomputes without
+// changing it: the key is rendered from the value the caller gave, on the
+// condition that the stored value is the same.
+type storedInput struct {
+	field *codec.Field
+	index string // the index whose keys it feeds
+	av    types.AttributeValue
 }
 
 // setCondition joins the library's guard with the caller's condition, if any.
@@ -76,26 +116,40 @@ func (w *writeRequest) keyStrings(t *Table) map[string]string {
 	return w.keyStr
 }
 
-// call sends the write as PutItem (item set), UpdateItem (update set) or DeleteItem.
-func (w *writeRequest) call(ctx context.Context, t *Table, optFns ...func(*dynamodb.Options)) (map[string]types.AttributeValue, error) {
+// setKey sets the write's key and key strings from a whole item.
+func (w *writeRequest) setKey(t *Table, item map[string]types.AttributeValue) {
+	pk, sk := t.opts.PartitionKey, t.opts.SortKey
+	w.key = map[string]types.AttributeValue{pk: item[pk], sk: item[sk]}
+	w.keyStr = t.keyStrings(item)
+}
+
+// call sends the write once as PutItem (item set), UpdateItem (update set) or
+// DeleteItem, asking for the item when the condition fails. It returns what
+// DynamoDB returned: the attributes of an UpdateItem with returnNew, and, on a
+// failed condition, the item as stored (nil when the item is missing, or when the
+// DynamoDB answering does not return items on failed conditions).
+func (w *writeRequest) call(ctx context.Context, t *Table, optFns ...func(*dynamodb.Options)) (attrs map[string]types.AttributeValue, err error) {
+	const failed = types.ReturnValuesOnConditionCheckFailureAllOld
 	switch {
 	case w.item != nil:
-		_, err := t.client.PutItem(ctx, &dynamodb.PutItemInput{
-			TableName:                 t.namePtr(),
-			Item:                      w.item,
-			ConditionExpression:       w.condPtr(),
-			ExpressionAttributeNames:  w.b.Names(),
-			ExpressionAttributeValues: w.b.Values(),
+		_, err = t.client.PutItem(ctx, &dynamodb.PutItemInput{
+			TableName:                           t.namePtr(),
+			Item:                                w.item,
+			ConditionExpression:                 w.condPtr(),
+			ExpressionAttributeNames:            w.b.Names(),
+			ExpressionAttributeValues:           w.b.Values(),
+			ReturnValuesOnConditionCheckFailure: failed,
 		}, optFns...)
 		return nil, err
 	case w.update != "":
 		in := &dynamodb.UpdateItemInput{
-			TableName:                 t.namePtr(),
-			Key:                       w.key,
-			UpdateExpression:          aws.String(w.update),
-			ConditionExpression:       w.condPtr(),
-			ExpressionAttributeNames:  w.b.Names(),
-			ExpressionAttributeValues: w.b.Values(),
+			TableName:                           t.namePtr(),
+			Key:                                 w.key,
+			UpdateExpression:                    aws.String(w.update),
+			ConditionExpression:                 w.condPtr(),
+			ExpressionAttributeNames:            w.b.Names(),
+			ExpressionAttributeValues:           w.b.Values(),
+			ReturnValuesOnConditionCheckFailure: failed,
 		}
 		if w.returnNew {
 			in.ReturnValues = types.ReturnValueAllNew
@@ -106,15 +160,65 @@ func (w *writeRequest) call(ctx context.Context, t *Table, optFns ...func(*dynam
 		}
 		return out.Attributes, nil
 	default:
-		_, err := t.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-			TableName:                 t.namePtr(),
-			Key:                       w.key,
-			ConditionExpression:       w.condPtr(),
-			ExpressionAttributeNames:  w.b.Names(),
-			ExpressionAttributeValues: w.b.Values(),
+		_, err = t.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+			TableName:                           t.namePtr(),
+			Key:                                 w.key,
+			ConditionExpression:                 w.condPtr(),
+			ExpressionAttributeNames:            w.b.Names(),
+			ExpressionAttributeValues:           w.b.Values(),
+			ReturnValuesOnConditionCheckFailure: failed,
 		}, optFns...)
 		return nil, err
 	}
+}
+
+// transactItem turns a planned write into a transaction action.
+func (w *writeRequest) transactItem(table string) types.TransactWriteItem {
+	names, values, cond := w.b.Names(), w.b.Values(), expr.Ptr(w.cond)
+	const failed = types.ReturnValuesOnConditionCheckFailureAllOld
+	switch {
+	case w.kind == kindCheck:
+		return types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{TableName: &table, Key: w.key, ConditionExpression: cond, ExpressionAttributeNames: names, ExpressionAttributeValues: values, ReturnValuesOnConditionCheckFailure: failed}}
+	case w.item != nil:
+		return types.TransactWriteItem{Put: &types.Put{TableName: &table, Item: w.item, ConditionExpression: cond, ExpressionAttributeNames: names, ExpressionAttributeValues: values, ReturnValuesOnConditionCheckFailure: failed}}
+	case w.update != "":
+		return types.TransactWriteItem{Update: &types.Update{TableName: &table, Key: w.key, UpdateExpression: aws.String(w.update), ConditionExpression: cond, ExpressionAttributeNames: names, ExpressionAttributeValues: values, ReturnValuesOnConditionCheckFailure: failed}}
+	default:
+		return types.TransactWriteItem{Delete: &types.Delete{TableName: &table, Key: w.key, ConditionExpression: cond, ExpressionAttributeNames: names, ExpressionAttributeValues: values, ReturnValuesOnConditionCheckFailure: failed}}
+	}
+}
+
+// pinGuard conditions a write on the incarnation it was read from: the item as
+// read is still there (or still missing).
+func (w *writeRequest) pinGuard(t *Table) string {
+	p := w.pin
+	if p == nil {
+		return ""
+	}
+	pk, inc := w.b.Name(t.opts.PartitionKey), w.b.Name(t.opts.IncarnationAttribute)
+	switch {
+	case !p.exists:
+		return "attribute_not_exists(" + pk + ")"
+	case p.inc == "":
+		return "attribute_exists(" + pk + ") AND attribute_not_exists(" + inc + ")"
+	default:
+		return inc + " = " + w.b.S(p.inc)
+	}
+}
+
+// keepIncarnation returns the SET clause that gives an item of a versioned entity
+// an incarnation id if it has none (w.newInc), for writes that may create it.
+func (w *writeRequest) keepIncarnation(t *Table) (string, error) {
+	if w.info.version == nil {
+		return "", nil
+	}
+	id, err := newToken()
+	if err != nil {
+		return "", err
+	}
+	w.newInc = id
+	inc := w.b.Name(t.opts.IncarnationAttribute)
+	return inc + " = if_not_exists(" + inc + ", " + w.b.S(id) + ")", nil
 }
 
 // typeGuard is the condition that keeps a write from touching an item of another
@@ -123,98 +227,169 @@ func (info *entityInfo) typeGuard(b *expr.Builder) string {
 	return "attribute_not_exists(" + b.Name(info.table.opts.PartitionKey) + ") OR " + b.Name(info.table.opts.TypeAttribute) + " = " + b.S(info.discriminator)
 }
 
-func (info *entityInfo) planPut(sv reflect.Value, create bool, o writeOptions) (*writeRequest, error) {
-	return info.planPutKeys(sv, create, o, true)
+// typeAndVersion is the guard of a write to an existing item of a versioned
+// entity: of this type, at the version held.
+func (info *entityInfo) typeAndVersion(b *expr.Builder, vp *versionPlan) string {
+	return b.Name(info.table.opts.TypeAttribute) + " = " + b.S(info.discriminator) + " AND " + vp.guard(b)
 }
 
-// planPutKeys is planPut; without keys, a plain Put (unversioned, not a Create,
-// which alone are sent once and never read back) is planned without its key and
-// key strings, which writeRequest.keyStrings then takes from the item.
-func (info *entityInfo) planPutKeys(sv reflect.Value, create bool, o writeOptions, keys bool) (*writeRequest, error) {
+// absentOr is the guard of a write that may create the item: none at the key, or
+// the guard cond on the one there.
+func (info *entityInfo) absentOr(b *expr.Builder, cond string) string {
+	return "attribute_not_exists(" + b.Name(info.table.opts.PartitionKey) + ") OR (" + cond + ")"
+}
+
+// planPut plans a Put or a Create of the value sv (whose shard is set), for the
+// incarnation p when the caller read it (nil otherwise). An unversioned Put is a
+// PutItem; a versioned Put an UpdateItem (so that the receipts of earlier writes,
+// the incarnation and attributes T does not know are kept); a Create a PutItem on
+// the condition that no item exists.
+func (info *entityInfo) planPut(sv reflect.Value, kind writeKind, o writeOptions, p *pin) (*writeRequest, error) {
 	var vp *versionPlan
-	if info.version != nil {
-		var err error
-		if create {
-			vp, err = info.planVersion(reflect.Zero(sv.Type()), false) // a create always stores version 1
-		} else {
-			vp, err = info.planVersion(sv, o.clobber)
-		}
-		if err != nil {
-			return nil, err
-		}
-		if !create {
-			return info.planVersionedPut(sv, o, vp)
-		}
+	var err error
+	if kind == kindCreate {
+		vp = info.newVersionPlan()
+	} else if vp, err = info.planVersion(sv, o.clobber); err != nil {
+		return nil, err
+	}
+	if vp != nil && kind == kindPut {
+		return info.planVersionedPut(sv, o, vp, p)
 	}
 	item, err := info.encodeItem(sv)
 	if err != nil {
 		return nil, err
 	}
-	tk := info.table.opts
-	w := &writeRequest{op: "Put", item: item, version: vp}
-	switch {
-	case vp != nil:
-		item[vp.attr] = numberAV(vp.next)
-		item[vp.slot] = &types.AttributeValueMemberS{Value: vp.token}
-	case create:
-		// A receipt, as a versioned create stores, so that a Create whose response
-		// is lost is not reported as ErrAlreadyExists because of itself.
-		token, err := newToken()
-		if err != nil {
+	t := info.table
+	w := &writeRequest{kind: kind, info: info, item: item, version: vp, pin: p}
+	if kind == kindCreate {
+		// A receipt, so that a Create whose response is lost is not reported as
+		// ErrAlreadyExists because of itself; and a new incarnation.
+		slot := t.writeReceiptAttr()
+		if vp != nil {
+			item[vp.attr] = numberAV(vp.next)
+			slot = t.receiptAttr(vp.next)
+			id, err := newToken()
+			if err != nil {
+				return nil, err
+			}
+			item[t.opts.IncarnationAttribute] = &types.AttributeValueMemberS{Value: id}
+		}
+		if w.receipt, err = t.newReceiptPlan(slot); err != nil {
 			return nil, err
 		}
-		w.receipt, w.receiptAttr = token, info.table.receiptAttr(1)
-		item[w.receiptAttr] = &types.AttributeValueMemberS{Value: token}
-	}
-	if vp != nil || create {
-		// The version and receipt added here count too.
+		item[slot] = w.receipt.av()
+		// The version, receipt and incarnation added here count too.
 		if err := info.checkSize(item, 0); err != nil {
 			return nil, err
 		}
+		w.setKey(t, item)
+		return w, w.setFixedCondition(info.createGuard, o.cond)
 	}
-	if keys || vp != nil || create {
-		w.key = map[string]types.AttributeValue{tk.PartitionKey: item[tk.PartitionKey], tk.SortKey: item[tk.SortKey]}
-		w.keyStr = map[string]string{tk.PartitionKey: item[tk.PartitionKey].(*types.AttributeValueMemberS).Value, tk.SortKey: item[tk.SortKey].(*types.AttributeValueMemberS).Value}
-	}
-	guard := info.putGuard
-	if create {
-		w.op = "Create"
-		guard = info.createGuard
-	}
-	if err := w.setFixedCondition(guard, o.cond); err != nil {
-		return nil, err
-	}
-	return w, nil
+	// A plain Put is idempotent and needs no key until something fails.
+	w.resendable = true
+	return w, w.setFixedCondition(info.putGuard, o.cond)
 }
 
-func (info *entityInfo) planDelete(sv reflect.Value, o writeOptions) (*writeRequest, error) {
+// planVersionedPut plans a Put of a versioned entity as an UpdateItem that sets
+// every stored attribute and removes every empty one, so that the receipts of
+// earlier writes, the incarnation, and attributes T does not know are kept.
+func (info *entityInfo) planVersionedPut(sv reflect.Value, o writeOptions, vp *versionPlan, p *pin) (*writeRequest, error) {
+	item, err := info.encodeItem(sv)
+	if err != nil {
+		return nil, err
+	}
+	t := info.table
+	tk := t.opts
+	// The stored item also holds the version, the incarnation and the receipts.
+	receipts := (tk.Receipts+1)*(len(tk.ReceiptAttribute)+len(strconv.Itoa(tk.Receipts-1))+receiptLen) + len(tk.IncarnationAttribute) + tokenLen
+	if err := info.checkSize(item, len(vp.attr)+20+receipts); err != nil {
+		return nil, err
+	}
+	w := &writeRequest{kind: kindPut, info: info, version: vp, pin: p, returnNew: vp.clobber}
+	w.setKey(t, item)
+	var sets, removes []string
+	for _, name := range sortedKeys(item) {
+		if name == tk.PartitionKey || name == tk.SortKey || name == vp.attr {
+			continue
+		}
+		sets = append(sets, w.b.Name(name)+" = "+w.b.Value(item[name]))
+	}
+	for _, f := range info.plan.Fields() {
+		if _, ok := item[f.Name]; !ok && f.Name != vp.attr {
+			removes = append(removes, w.b.Name(f.Name))
+		}
+	}
+	for _, kt := range info.all {
+		if _, ok := item[kt.attr]; !ok {
+			removes = append(removes, w.b.Name(kt.attr))
+		}
+	}
+	sets = append(sets, vp.sets(&w.b)...)
+	if w.receipt, err = t.newReceiptPlan(vp.receiptSlot(t)); err != nil {
+		return nil, err
+	}
+	sets = append(sets, w.b.Name(w.receipt.attr)+" = "+w.b.Value(w.receipt.av()))
+	inc, err := w.keepIncarnation(t)
+	if err != nil {
+		return nil, err
+	}
+	sets = append(sets, inc)
+	w.update = joinUpdate(sets, removes, nil)
+	var guard string
+	switch {
+	case p != nil:
+		guard = w.pinGuard(t)
+		if p.exists {
+			guard = expr.And(guard, info.typeAndVersion(&w.b, vp))
+		}
+	case vp.clobber:
+		guard = expr.And(info.typeGuard(&w.b), vp.guard(&w.b))
+	case vp.expected == 0:
+		guard = info.absentOr(&w.b, info.typeAndVersion(&w.b, vp))
+	default:
+		guard = info.typeAndVersion(&w.b, vp)
+	}
+	return w, w.setCondition(guard, o.cond)
+}
+
+// planDelete plans a Delete of the item at sv's key, for the incarnation p when
+// the caller read it (nil otherwise).
+func (info *entityInfo) planDelete(sv reflect.Value, o writeOptions, p *pin) (*writeRequest, error) {
 	k, ks, err := info.primaryKey(sv)
 	if err != nil {
 		return nil, err
 	}
-	w := &writeRequest{op: "Delete", key: k, keyStr: ks}
-	var guard string
-	if info.version != nil {
-		vp, err := info.planVersion(sv, o.clobber)
-		if err != nil {
-			return nil, err
-		}
-		if !vp.clobber {
-			if vp.expected == 0 {
-				return nil, fmt.Errorf("singletable: Delete %s: version 0: read the item first to learn its version, or pass Clobber(): %w", info.name, ErrInvalidInput)
-			}
-			guard = w.b.Name(vp.attr) + " = " + w.b.Value(numberAV(vp.expected)) + " AND " + w.b.Name(info.table.opts.TypeAttribute) + " = " + w.b.S(info.discriminator)
-			w.version = vp
-		}
-	}
-	if guard == "" {
-		if err := w.setFixedCondition(info.putGuard, o.cond); err != nil {
-			return nil, err
-		}
-		return w, nil
-	}
-	if err := w.setCondition(guard, o.cond); err != nil {
+	w := &writeRequest{kind: kindDelete, info: info, key: k, keyStr: ks, pin: p}
+	if w.version, err = info.planVersion(sv, o.clobber); err != nil {
 		return nil, err
 	}
-	return w, nil
+	vp := w.version
+	if vp == nil || vp.clobber {
+		w.version = nil // a clobbering Delete stores nothing to judge
+		w.resendable = true
+		return w, w.setFixedCondition(info.putGuard, o.cond)
+	}
+	guard := info.typeAndVersion(&w.b, vp)
+	if vp.expected == 0 {
+		guard = info.absentOr(&w.b, guard)
+	}
+	return w, w.setCondition(expr.And(w.pinGuard(info.table), guard), o.cond)
+}
+
+// joinUpdate joins SET, REMOVE, ADD and DELETE clauses into an update expression.
+func joinUpdate(sets, removes, adds []string) string {
+	var upd strings.Builder
+	if len(sets) > 0 {
+		upd.WriteString("SET ")
+		upd.WriteString(strings.Join(sets, ", "))
+	}
+	if len(removes) > 0 {
+		upd.WriteString(" REMOVE ")
+		upd.WriteString(strings.Join(removes, ", "))
+	}
+	if len(adds) > 0 {
+		upd.WriteString(" ADD ")
+		upd.WriteString(strings.Join(adds, ", "))
+	}
+	return strings.TrimSpace(upd.String())
 }

@@ -118,7 +118,6 @@ func (info *entityInfo) isType(item map[string]types.AttributeValue) bool {
 	return ok && got.Value == info.discriminator
 }
 
-// GetOption configures [Entity.Get] and [Entity.BatchGet].
 // Get reads one item by its primary key, rendered from key (only the key's inputs
 // need be set). It calls GetItem once: 0.5 RCU per 4 KB eventually consistent, 1 with
 // [Consistent]. A missing item is an error matching [ErrNotFound]; an item of another

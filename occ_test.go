@@ -79,8 +79,9 @@ func TestVersionedPutUpdateDelete(t *testing.T) {
 	assert.Equal(t, vCounter{ID: "a", N: 3, Version: 3}, v3)
 	ce = asConflict(t, second(counters.Update(ctx, v2, Set("n", 4))))
 	assert.Equal(t, uint64(3), ce.Current)
-	_, err = counters.Update(ctx, vCounter{ID: "a"}, Set("n", 4))
-	assert.ErrorIs(t, err, ErrInvalidInput, "update without the version read first")
+	ce = asConflict(t, second(counters.Update(ctx, vCounter{ID: "a"}, Set("n", 4))))
+	assert.Equal(t, uint64(0), ce.Expected, "version 0: an item without a version; this one has 3")
+	assert.Equal(t, uint64(3), ce.Current)
 	_, err = counters.Update(ctx, v3, Set("version", 9))
 	assert.ErrorIs(t, err, ErrInvalidInput)
 	ce = asConflict(t, second(counters.Update(ctx, vCounter{ID: "nope", Version: 1}, Set("n", 1))))
@@ -92,7 +93,8 @@ func TestVersionedPutUpdateDelete(t *testing.T) {
 	require.ErrorIs(t, err, ErrCondition)
 	assert.NotErrorIs(t, err, ErrConflict)
 
-	assert.ErrorIs(t, counters.Delete(ctx, vCounter{ID: "a"}), ErrInvalidInput, "delete without the version")
+	ce = asConflict(t, counters.Delete(ctx, vCounter{ID: "a"}))
+	assert.Equal(t, uint64(3), ce.Current, "delete at version 0 of an item that has one")
 	ce = asConflict(t, counters.Delete(ctx, v2))
 	assert.Equal(t, uint64(3), ce.Current)
 	require.NoError(t, counters.Delete(ctx, v3))
@@ -155,8 +157,10 @@ func TestVersionEdgeCases(t *testing.T) {
 		got, err := counters.Get(ctx, vCounter{ID: "legacy"})
 		require.NoError(t, err)
 		assert.Equal(t, int64(0), got.Version)
-		_, err = counters.Update(ctx, got, Set("n", 6))
-		assert.ErrorIs(t, err, ErrInvalidInput, "version 0 cannot update")
+		putRaw("legacy2", nil)
+		updated, err := counters.Update(ctx, vCounter{ID: "legacy2"}, Set("n", 6))
+		require.NoError(t, err, "version 0 matches an item without a version")
+		assert.Equal(t, int64(1), updated.Version)
 		got.N = 6
 		stored, err := counters.Put(ctx, got)
 		require.NoError(t, err, "an item written before versioning counts as version 0")
@@ -309,7 +313,7 @@ func TestTransactionsApplyVersionRules(t *testing.T) {
 		assert.ErrorIs(t, err, ErrNotFound, "%s: the transaction was rolled back", name)
 	}
 	err = tbl.Transact(ctx, counters.TxUpdate(vCounter{ID: "a"}, Set("n", 3)))
-	assert.ErrorIs(t, err, ErrInvalidInput, "a transactional update needs the version too")
+	assert.ErrorIs(t, err, ErrConflict, "a transactional update at version 0 of an item that has one")
 }
 
 // TestTransactionalIncrements runs 16 writers that each read a counter and write it

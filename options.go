@@ -5,6 +5,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 )
 
+// GetOption configures [Entity.Get] and [Entity.BatchGet].
 type GetOption interface{ applyGet(*getOptions) }
 
 type getOptions struct{ consistent bool }
@@ -55,6 +56,7 @@ func boolPtr(b bool) *bool {
 	return ptrFalse
 }
 
+// WriteOption configures [Entity.Put], [Entity.Create], [Entity.Delete] and, since
 // every WriteOption is also an [UpdateOption], [Entity.Update].
 type WriteOption interface {
 	UpdateOption

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -59,6 +60,7 @@ func (t *Table) execute(ctx context.Context, w *writeRequest) (map[string]types.
 		if !ccf && !ambiguous(err) {
 			return nil, t.writeFailed(w, err)
 		}
+		w.ensureKey(t)
 		if ccf && !maybeSent {
 			cur, known := t.failedItem(ctx, w, err)
 			return nil, t.explain(w, cur, known, err)
@@ -259,13 +261,17 @@ func (t *Table) itemErr(w *writeRequest, err error) error {
 }
 
 // ambiguous reports whether a failed call may have been applied: the request may
-// have reached DynamoDB but no answer came back, or the answer was a 5xx.
+// have reached DynamoDB but no answer came back, or the answer was a 5xx. A
+// connection that could not be opened sent nothing.
 func ambiguous(err error) bool {
 	var send *smithyhttp.RequestSendError
 	var de *smithy.DeserializationError
 	var ce *smithy.CanceledError
 	var re *smithyhttp.ResponseError
+	var op *net.OpError
 	switch {
+	case errors.As(err, &send) && errors.As(err, &op) && op.Op == "dial":
+		return false
 	case errors.As(err, &send), errors.As(err, &de), errors.As(err, &ce):
 		return true
 	case errors.As(err, &re):

@@ -35,10 +35,40 @@ type entityInfo struct {
 	putGuard, createGuard *expr.Fixed
 }
 
-// keyTemplate is one key attribute's template bound to T's fields.
 var timeType = reflect.TypeFor[time.Time]()
 
+// compileEntity compiles T's registration, in phases: the codec plan, the field
+// names, the entity tags, the key templates, the field options, sharding.
 func compileEntity(t *Table, rt reflect.Type) (*entityInfo, error) {
+	info, err := newEntityInfo(t, rt)
+	if err != nil {
+		return nil, err
+	}
+	if err := info.checkFieldNames(); err != nil {
+		return nil, err
+	}
+	templates, entityOpts, err := info.entityTags(rt)
+	if err != nil {
+		return nil, err
+	}
+	if err := info.bindKeys(templates); err != nil {
+		return nil, err
+	}
+	info.ignored = info.plan.Ignore(t.libraryAttributes()...)
+	var pb, cb expr.Builder
+	info.putGuard = pb.Fix(info.typeGuard(&pb))
+	info.createGuard = cb.Fix("attribute_not_exists(" + cb.Name(t.opts.PartitionKey) + ")")
+	if err := compileFieldOptions(info, rt); err != nil {
+		return nil, err
+	}
+	if err := compileSharding(info, entityOpts); err != nil {
+		return nil, err
+	}
+	return info, nil
+}
+
+// newEntityInfo starts an entity's registration with its codec plan.
+func newEntityInfo(t *Table, rt reflect.Type) (*entityInfo, error) {
 	name := rt.String()
 	if rt.Kind() != reflect.Struct {
 		return nil, &EntityError{Entity: name, Reason: "entity must be a struct type, not " + rt.Kind().String()}
@@ -55,7 +85,7 @@ func compileEntity(t *Table, rt reflect.Type) (*entityInfo, error) {
 		}
 		return nil, &EntityError{Entity: name, Err: err}
 	}
-	info := &entityInfo{
+	return &entityInfo{
 		name:          name,
 		goType:        rt,
 		discriminator: name,
@@ -63,22 +93,30 @@ func compileEntity(t *Table, rt reflect.Type) (*entityInfo, error) {
 		plan:          plan,
 		indexes:       map[string][2]*keyTemplate{},
 		baseInputs:    map[string]bool{},
-	}
+	}, nil
+}
 
-	// Field names may not clash with key or type attributes, and our own field tag
-	// (singletable:"...") has no options yet that a field may use.
-	for _, f := range plan.Fields() {
-		if _, isKey := t.keys[f.Name]; isKey || f.Name == t.opts.TypeAttribute || t.isReceiptAttr(f.Name) || f.Name == t.opts.SchemaAttribute {
-			return nil, &EntityError{Entity: name, Field: f.GoName, Reason: "attribute name " + strconv.Quote(f.Name) + " is a key, type or receipt attribute of table " + t.name}
+// checkFieldNames refuses fields stored under a name the library writes itself
+// (key, type, schema, receipt and incarnation attributes), even but for case.
+func (info *entityInfo) checkFieldNames() error {
+	t := info.table
+	for _, f := range info.plan.Fields() {
+		if _, isKey := t.keys[f.Name]; isKey || f.Name == t.opts.TypeAttribute || t.isReceiptAttr(f.Name) || f.Name == t.opts.SchemaAttribute || f.Name == t.opts.IncarnationAttribute {
+			return &EntityError{Entity: info.name, Field: f.GoName, Reason: "attribute name " + strconv.Quote(f.Name) + " is a key, type, schema, receipt or incarnation attribute of table " + t.name}
 		}
 		// Decoding matches names without regard to case when no name matches
 		// exactly (as attributevalue does), so "type" would be filled from "Type".
 		if r := t.reservedFold(f.Name); r != "" {
-			return nil, &EntityError{Entity: name, Field: f.GoName, Reason: "attribute name " + strconv.Quote(f.Name) + " differs only in case from the table's attribute " + strconv.Quote(r) + ", which decoding would read into it; rename one of them"}
+			return &EntityError{Entity: info.name, Field: f.GoName, Reason: "attribute name " + strconv.Quote(f.Name) + " differs only in case from the table's attribute " + strconv.Quote(r) + ", which decoding would read into it; rename one of them"}
 		}
 	}
+	return nil
+}
 
-	// The entity tags sit on a blank field.
+// entityTags reads the tags of the blank field: the key templates by attribute,
+// the entity options (singletable:"..."), and the discriminator (set in info).
+func (info *entityInfo) entityTags(rt reflect.Type) (templates map[string]string, entityOpts string, err error) {
+	t := info.table
 	var tags []tagPair
 	found := false
 	for i := range rt.NumField() {
@@ -87,108 +125,68 @@ func compileEntity(t *Table, rt reflect.Type) (*entityInfo, error) {
 			continue
 		}
 		if found {
-			return nil, &EntityError{Entity: name, Field: "_", Reason: "more than one blank field carries entity tags"}
+			return nil, "", &EntityError{Entity: info.name, Field: "_", Reason: "more than one blank field carries entity tags"}
 		}
 		found = true
-		tags, err = parseStructTag(string(sf.Tag))
-		if err != nil {
-			return nil, &EntityError{Entity: name, Field: "_", Reason: err.Error()}
+		if tags, err = parseStructTag(string(sf.Tag)); err != nil {
+			return nil, "", &EntityError{Entity: info.name, Field: "_", Err: err}
 		}
 	}
 	if !found {
-		return nil, &EntityError{Entity: name, Reason: "no blank field with entity tags, e.g. _ struct{} `PK:\"...\" SK:\"...\"`"}
+		return nil, "", &EntityError{Entity: info.name, Reason: "no blank field with entity tags, e.g. _ struct{} `PK:\"...\" SK:\"...\"`"}
 	}
-	templates := map[string]string{}
-	entityOpts := ""
+	templates = map[string]string{}
 	for _, tg := range tags {
 		switch {
 		case tg.key == "singletable":
 			entityOpts = tg.value
 		case tg.key == t.opts.TypeAttribute:
 			if tg.value == "" {
-				return nil, &EntityError{Entity: name, Field: tg.key, Reason: "empty discriminator"}
+				return nil, "", &EntityError{Entity: info.name, Field: tg.key, Reason: "empty discriminator"}
 			}
 			info.discriminator = tg.value
 		case tg.key == "dynamodbav" || tg.key == "json":
 			// Harmless on a blank field.
 		default:
 			if _, isKey := t.keys[tg.key]; !isKey {
-				return nil, &EntityError{Entity: name, Field: tg.key, Reason: "unknown tag " + strconv.Quote(tg.key) + ": table " + t.name + " has key attributes " + strings.Join(sortedKeys(t.keys), ", ") + " and type attribute " + t.opts.TypeAttribute}
+				return nil, "", &EntityError{Entity: info.name, Field: tg.key, Reason: "unknown tag " + strconv.Quote(tg.key) + ": table " + t.name + " has key attributes " + strings.Join(sortedKeys(t.keys), ", ") + " and type attribute " + t.opts.TypeAttribute}
 			}
 			templates[tg.key] = tg.value
 		}
 	}
+	return templates, entityOpts, nil
+}
 
-	bind := func(attr, index string, partition bool, maxBytes int) (*keyTemplate, error) {
-		text, ok := templates[attr]
-		if !ok {
-			return nil, nil
-		}
-		tmpl, err := ParseTemplate(text, t.opts.Delimiter)
-		if err != nil {
-			return nil, &EntityError{Entity: name, Field: attr, Reason: "", Err: err}
-		}
-		kt := &keyTemplate{attr: attr, index: index, partition: partition, tmpl: tmpl, maxBytes: maxBytes}
-		pi := 0
-		for si := range tmpl.segs {
-			seg := &tmpl.segs[si]
-			if seg.name == "" {
-				continue
-			}
-			f, ok := plan.Field(seg.name)
-			if !ok {
-				return nil, &EntityError{Entity: name, Field: attr, Reason: "template " + strconv.Quote(text) + " names {" + seg.name + "}, which is not a stored attribute of " + name}
-			}
-			base := f.Type
-			if base.Kind() == reflect.Pointer {
-				base = base.Elem()
-			}
-			kind := keyKindOf(base)
-			if kind == kvMissing {
-				return nil, &EntityError{Entity: name, Field: f.GoName, Reason: "type " + f.Type.String() + " cannot be part of a key (want a string, an integer or time.Time)"}
-			}
-			switch {
-			case seg.format == fmtPad && kind != kvInt && kind != kvUint:
-				return nil, &EntityError{Entity: name, Field: f.GoName, Reason: "{" + seg.name + ":0" + strconv.Itoa(seg.width) + "} pads integers, but the field is " + f.Type.String()}
-			case seg.format.isTime() && kind != kvTime:
-				return nil, &EntityError{Entity: name, Field: f.GoName, Reason: "{" + seg.name + ":" + formatName(seg.format) + "} needs a time.Time, but the field is " + f.Type.String()}
-			case seg.format == fmtPlain && kind == kvTime:
-				seg.format, seg.width = fmtTime, fmtTime.fixedWidth()
-			}
-			kt.fields = append(kt.fields, f)
-			kt.access = append(kt.access, keyAccessOf(f))
-			pi++
-		}
-		kt.compileDirect()
-		return kt, nil
+// bindKeys binds the base table's and each index's key templates to T's fields.
+func (info *entityInfo) bindKeys(templates map[string]string) error {
+	t := info.table
+	var err error
+	if info.pk, err = info.bind(templates, t.opts.PartitionKey, "", true, MaxPartitionKeyBytes); err != nil {
+		return err
 	}
-
-	if info.pk, err = bind(t.opts.PartitionKey, "", true, MaxPartitionKeyBytes); err != nil {
-		return nil, err
-	}
-	if info.sk, err = bind(t.opts.SortKey, "", false, MaxSortKeyBytes); err != nil {
-		return nil, err
+	if info.sk, err = info.bind(templates, t.opts.SortKey, "", false, MaxSortKeyBytes); err != nil {
+		return err
 	}
 	if info.pk == nil || info.sk == nil {
 		missing := t.opts.PartitionKey
 		if info.pk != nil {
 			missing = t.opts.SortKey
 		}
-		return nil, &EntityError{Entity: name, Field: missing, Reason: "missing template for base key attribute " + missing}
+		return &EntityError{Entity: info.name, Field: missing, Reason: "missing template for base key attribute " + missing}
 	}
 	info.all = append(info.all, info.pk, info.sk)
 	for _, f := range append(slices.Clone(info.pk.fields), info.sk.fields...) {
 		info.baseInputs[f.Name] = true
 	}
 	for _, ix := range t.opts.Indexes {
-		p, err := bind(ix.PartitionKey, ix.Name, true, MaxPartitionKeyBytes)
+		p, err := info.bind(templates, ix.PartitionKey, ix.Name, true, MaxPartitionKeyBytes)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		var s *keyTemplate
 		if ix.SortKey != "" {
-			if s, err = bind(ix.SortKey, ix.Name, false, MaxSortKeyBytes); err != nil {
-				return nil, err
+			if s, err = info.bind(templates, ix.SortKey, ix.Name, false, MaxSortKeyBytes); err != nil {
+				return err
 			}
 		}
 		if p == nil && s == nil {
@@ -199,7 +197,7 @@ func compileEntity(t *Table, rt reflect.Type) (*entityInfo, error) {
 			if p != nil {
 				missing = ix.SortKey
 			}
-			return nil, &EntityError{Entity: name, Field: missing, Reason: "index " + ix.Name + " needs templates for both of its key attributes; " + missing + " is missing"}
+			return &EntityError{Entity: info.name, Field: missing, Reason: "index " + ix.Name + " needs templates for both of its key attributes; " + missing + " is missing"}
 		}
 		info.indexes[ix.Name] = [2]*keyTemplate{p, s}
 		info.all = append(info.all, p)
@@ -207,17 +205,60 @@ func compileEntity(t *Table, rt reflect.Type) (*entityInfo, error) {
 			info.all = append(info.all, s)
 		}
 	}
-	info.ignored = plan.Ignore(t.libraryAttributes()...)
-	var pb, cb expr.Builder
-	info.putGuard = pb.Fix(info.typeGuard(&pb))
-	info.createGuard = cb.Fix("attribute_not_exists(" + cb.Name(t.opts.PartitionKey) + ")")
-	if err := compileFieldOptions(info, rt); err != nil {
-		return nil, err
+	return nil
+}
+
+// bind parses the template of one key attribute (nil when the entity has none)
+// and binds its placeholders to T's fields.
+func (info *entityInfo) bind(templates map[string]string, attr, index string, partition bool, maxBytes int) (*keyTemplate, error) {
+	text, ok := templates[attr]
+	if !ok {
+		return nil, nil
 	}
-	if err := compileSharding(info, entityOpts); err != nil {
-		return nil, err
+	tmpl, err := ParseTemplate(text, info.table.opts.Delimiter)
+	if err != nil {
+		return nil, &EntityError{Entity: info.name, Field: attr, Reason: "", Err: err}
 	}
-	return info, nil
+	kt := &keyTemplate{attr: attr, index: index, partition: partition, tmpl: tmpl, maxBytes: maxBytes}
+	for si := range tmpl.segs {
+		seg := &tmpl.segs[si]
+		if seg.name == "" {
+			continue
+		}
+		f, err := info.placeholderField(text, attr, seg)
+		if err != nil {
+			return nil, err
+		}
+		kt.fields = append(kt.fields, f)
+		kt.access = append(kt.access, keyAccessOf(f))
+	}
+	kt.compileDirect()
+	return kt, nil
+}
+
+// placeholderField finds the field a placeholder names and checks that its type
+// fits the placeholder's format (a plain time placeholder takes the time format).
+func (info *entityInfo) placeholderField(text, attr string, seg *segment) (*codec.Field, error) {
+	f, ok := info.plan.Field(seg.name)
+	if !ok {
+		return nil, &EntityError{Entity: info.name, Field: attr, Reason: "template " + strconv.Quote(text) + " names {" + seg.name + "}, which is not a stored attribute of " + info.name + info.suggestAttr(seg.name)}
+	}
+	base := f.Type
+	if base.Kind() == reflect.Pointer {
+		base = base.Elem()
+	}
+	kind := keyKindOf(base)
+	switch {
+	case kind == kvMissing:
+		return nil, &EntityError{Entity: info.name, Field: f.GoName, Reason: "type " + f.Type.String() + " cannot be part of a key (want a string, an integer or time.Time)"}
+	case seg.format == fmtPad && kind != kvInt && kind != kvUint:
+		return nil, &EntityError{Entity: info.name, Field: f.GoName, Reason: "{" + seg.name + ":0" + strconv.Itoa(seg.width) + "} pads integers, but the field is " + f.Type.String()}
+	case seg.format.isTime() && kind != kvTime:
+		return nil, &EntityError{Entity: info.name, Field: f.GoName, Reason: "{" + seg.name + ":" + formatName(seg.format) + "} needs a time.Time, but the field is " + f.Type.String()}
+	case seg.format == fmtPlain && kind == kvTime:
+		seg.format, seg.width = fmtTime, fmtTime.fixedWidth()
+	}
+	return f, nil
 }
 
 // compileFieldOptions reads the `singletable:"..."` tags of T's fields, through

@@ -13,6 +13,7 @@ import (
 	"github.com/singletable/singletable/internal/codec"
 )
 
+// keyTemplate is one key attribute's template bound to T's fields.
 type keyTemplate struct {
 	attr      string
 	index     string // "" for the base table

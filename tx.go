@@ -241,23 +241,19 @@ func onlyConflicts(tce *types.TransactionCanceledException) bool {
 	return n > 0
 }
 
-// txLanded reads back the items of the transaction's versioned actions and reports
-// whether every one of them carries this transaction's receipt (so it was applied
-// by an earlier attempt whose answer was lost). A transaction without versioned
-// actions cannot be told apart, and reports false.
+// txLanded reports whether an earlier attempt of the transaction, whose answer was
+// lost, was applied: transactions are atomic, so the receipt of any one action
+// (versioned writes and Creates carry one) proves it; one consistent read. A
+// transaction without receipts cannot be told apart, and reports false.
 func (t *Table) txLanded(ctx context.Context, items []TxItem) bool {
-	versioned := 0
 	for _, it := range items {
 		if it.w == nil || it.w.receipt == nil {
 			continue
 		}
-		versioned++
 		cur, err := t.readBack(ctx, it.w.key)
-		if err != nil || !it.w.receipt.found(cur) {
-			return false
-		}
+		return err == nil && it.w.receipt.found(cur)
 	}
-	return versioned > 0
+	return false
 }
 
 // txError builds the TxError of a cancelled transaction, explaining failed version

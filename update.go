@@ -135,7 +135,8 @@ type updatePlan struct {
 	w    *writeRequest
 
 	sets, removes, adds []string
-	conds               []string // conditions on the existing item, besides its type
+	conds               []string        // conditions on the existing item, besides its type
+	stored              map[string]bool // attributes an upsert sets to the key value's inputs
 	// newValues holds the Go value each Set gives a field, for index key rendering;
 	// a nil entry means the field was emptied or removed.
 	newValues map[string]*reflect.Value
@@ -147,7 +148,7 @@ type updatePlan struct {
 // expressions, in phases: changes (validated and encoded), index keys recomputed,
 // version, upsert, receipt, guard.
 func (info *entityInfo) planUpdate(sv reflect.Value, opts []UpdateOption) (*writeRequest, error) {
-	p := &updatePlan{info: info, sv: sv, newValues: map[string]*reflect.Value{}, added: map[string]bool{}}
+	p := &updatePlan{info: info, sv: sv, newValues: map[string]*reflect.Value{}, added: map[string]bool{}, stored: map[string]bool{}}
 	for _, opt := range opts {
 		if err := opt.applyUpdate(&p.o); err != nil {
 			return nil, err
@@ -326,7 +327,8 @@ func (p *updatePlan) indexKey(index string, pair [2]*keyTemplate) error {
 		w.inputs = append(w.inputs, storedInput{field: f, index: index, av: av})
 		name, value := w.b.Name(f.Name), w.b.Value(av)
 		p.conds = append(p.conds, name+" = "+value)
-		if p.o.upsert {
+		if p.o.upsert && !p.stored[f.Name] {
+			p.stored[f.Name] = true
 			p.sets = append(p.sets, name+" = "+value) // every input of a key is stored
 		}
 	}
@@ -371,7 +373,8 @@ func (p *updatePlan) upsert() error {
 			if err != nil {
 				return fmt.Errorf("%s: %w: %w", info.attrName(f), ErrInvalidInput, err)
 			}
-			if keep {
+			if keep && !p.stored[f.Name] {
+				p.stored[f.Name] = true
 				p.sets = append(p.sets, w.b.Name(f.Name)+" = "+w.b.Value(av))
 			}
 		}

@@ -142,7 +142,8 @@ func (info *entityInfo) newVersionPlan() *versionPlan {
 }
 
 // guard is the version condition: the stored version is the one held (0: none
-// yet), or, for a clobbering write, below the field's largest.
+// yet), or, for a clobbering write, below the field's largest. Join it with
+// expr.And, which puts it in parentheses.
 func (vp *versionPlan) guard(b *expr.Builder) string {
 	if vp == nil {
 		return ""
@@ -150,9 +151,9 @@ func (vp *versionPlan) guard(b *expr.Builder) string {
 	ver := b.Name(vp.attr)
 	switch {
 	case vp.clobber:
-		return "(attribute_not_exists(" + ver + ") OR " + ver + " < " + b.Value(numberAV(vp.max)) + ")"
+		return "attribute_not_exists(" + ver + ") OR " + ver + " < " + b.Value(numberAV(vp.max))
 	case vp.expected == 0:
-		return "(attribute_not_exists(" + ver + ") OR attribute_type(" + ver + ", " + b.S("NULL") + ") OR " + ver + " = " + b.Value(numberAV(0)) + ")"
+		return "attribute_not_exists(" + ver + ") OR attribute_type(" + ver + ", " + b.S("NULL") + ") OR " + ver + " = " + b.Value(numberAV(0))
 	default:
 		return ver + " = " + b.Value(numberAV(vp.expected))
 	}

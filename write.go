@@ -116,6 +116,13 @@ func (w *writeRequest) keyStrings(t *Table) map[string]string {
 	return w.keyStr
 }
 
+// ensureKey sets the key of a write planned without it (a plain Put) from its item.
+func (w *writeRequest) ensureKey(t *Table) {
+	if w.key == nil && w.item != nil {
+		w.setKey(t, w.item)
+	}
+}
+
 // setKey sets the write's key and key strings from a whole item.
 func (w *writeRequest) setKey(t *Table, item map[string]types.AttributeValue) {
 	pk, sk := t.opts.PartitionKey, t.opts.SortKey
@@ -195,14 +202,13 @@ func (w *writeRequest) pinGuard(t *Table) string {
 	if p == nil {
 		return ""
 	}
-	pk, inc := w.b.Name(t.opts.PartitionKey), w.b.Name(t.opts.IncarnationAttribute)
 	switch {
 	case !p.exists:
-		return "attribute_not_exists(" + pk + ")"
+		return "attribute_not_exists(" + w.b.Name(t.opts.PartitionKey) + ")"
 	case p.inc == "":
-		return "attribute_exists(" + pk + ") AND attribute_not_exists(" + inc + ")"
+		return "attribute_exists(" + w.b.Name(t.opts.PartitionKey) + ") AND attribute_not_exists(" + w.b.Name(t.opts.IncarnationAttribute) + ")"
 	default:
-		return inc + " = " + w.b.S(p.inc)
+		return w.b.Name(t.opts.IncarnationAttribute) + " = " + w.b.S(p.inc)
 	}
 }
 
@@ -230,7 +236,7 @@ func (info *entityInfo) typeGuard(b *expr.Builder) string {
 // typeAndVersion is the guard of a write to an existing item of a versioned
 // entity: of this type, at the version held.
 func (info *entityInfo) typeAndVersion(b *expr.Builder, vp *versionPlan) string {
-	return b.Name(info.table.opts.TypeAttribute) + " = " + b.S(info.discriminator) + " AND " + vp.guard(b)
+	return expr.And(b.Name(info.table.opts.TypeAttribute)+" = "+b.S(info.discriminator), vp.guard(b))
 }
 
 // absentOr is the guard of a write that may create the item: none at the key, or

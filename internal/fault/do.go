@@ -96,6 +96,9 @@ func (i *Injector) forward(req *http.Request, op string, body []byte, f *Fault) 
 			i.stats.LostWrites++
 			i.mu.Unlock()
 		}
+		if f.then != nil {
+			f.then()
+		}
 		return nil, transportError(req, f.timeout)
 	}
 	if resp.Header.Get("X-Amz-Crc32") == "" {

@@ -32,6 +32,7 @@ type Fault struct {
 	fraction float64       // Unprocessed
 	delay    time.Duration // Delay
 	timeout  bool          // Reset, LoseResponse: an i/o timeout instead of a connection reset
+	then     func()        // LoseResponse: run after the request was forwarded, before the loss is reported
 }
 
 // Kind returns the family of f.
@@ -113,6 +114,18 @@ func (f Fault) WithTimeout() Fault {
 		panic("fault: WithTimeout applies to Reset and LoseResponse only, not " + string(f.kind))
 	}
 	f.timeout = true
+	return f
+}
+
+// Then returns f, a [LoseResponse], running fn after the request was
+// forwarded (so a write has landed) and before its loss is reported to the
+// SDK: fn plays another client whose write lands in between, before the
+// caller can read the item back. fn must not use the Injector's client.
+func (f Fault) Then(fn func()) Fault {
+	if f.kind != KindLoseResponse {
+		panic("fault: Then applies to LoseResponse only, not " + string(f.kind))
+	}
+	f.then = fn
 	return f
 }
 

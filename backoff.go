@@ -15,15 +15,15 @@ import (
 // A Backoff is a value; copy it freely. It is safe for concurrent use when Rand and
 // Sleep are.
 type Backoff struct {
-	Base        time.Duration                                    // first delay bound; default 25ms
-	Cap         time.Duration                                    // largest delay bound; default 2s
-	MaxAttempts int                                              // attempts in all, the first included; default 10
+	Base        time.Duration // first delay bound; default 25ms
+	Cap         time.Duration // largest delay bound; default 2s
+	MaxAttempts int           // attempts in all, the first included; default 10
 	// MaxElapsed, when set, also ends the retries of loops that honour it (Mutate)
 	// once this long has passed since their first attempt.
 	MaxElapsed time.Duration
-	Rand        func() float64                                   // uniform in [0,1); default math/rand/v2.Float64
-	Sleep       func(ctx context.Context, d time.Duration) error // default: a timer that returns ctx.Err() early
-	Now         func() time.Time                                 // the clock waits are measured by; default time.Now
+	Rand       func() float64                                   // uniform in [0,1); default math/rand/v2.Float64
+	Sleep      func(ctx context.Context, d time.Duration) error // default: a timer that returns ctx.Err() early
+	Now        func() time.Time                                 // the clock waits are measured by; default time.Now
 }
 
 func (b Backoff) withDefaults() Backoff {

@@ -529,18 +529,27 @@ func TestSafetyOtherTypeAtKeyOneError(t *testing.T) {
 	putRaw(t, tbl, foreignCust)
 
 	calls := map[string]func() error{
-		"versioned Get":       func() error { _, err := counters.Get(ctx, vCounter{ID: "f"}); return err },
-		"versioned Put":       func() error { _, err := counters.Put(ctx, vCounter{ID: "f", N: 1}); return err },
-		"versioned Create":    func() error { _, err := counters.Create(ctx, vCounter{ID: "f"}); return err },
-		"versioned Update":    func() error { _, err := counters.Update(ctx, vCounter{ID: "f", Version: 1}, Set("n", 2)); return err },
-		"versioned Delete":    func() error { return counters.Delete(ctx, vCounter{ID: "f", Version: 1}) },
-		"versioned Mutate":    func() error { _, err := counters.Mutate(ctx, vCounter{ID: "f"}, func(*vCounter) error { return nil }); return err },
-		"unversioned Get":     func() error { _, err := customers.Get(ctx, tCustomer{CustomerID: "f"}); return err },
-		"unversioned Put":     func() error { _, err := customers.Put(ctx, tCustomer{CustomerID: "f", Name: "n"}); return err },
-		"unversioned Create":  func() error { _, err := customers.Create(ctx, tCustomer{CustomerID: "f", Name: "n"}); return err },
-		"unversioned Update":  func() error { _, err := customers.Update(ctx, tCustomer{CustomerID: "f"}, Set("name", "x")); return err },
-		"unversioned Delete":  func() error { return customers.Delete(ctx, tCustomer{CustomerID: "f"}) },
-		"unversioned Upsert":  func() error { _, err := customers.Update(ctx, tCustomer{CustomerID: "f"}, Set("name", "x"), Upsert()); return err },
+		"versioned Get":    func() error { _, err := counters.Get(ctx, vCounter{ID: "f"}); return err },
+		"versioned Put":    func() error { _, err := counters.Put(ctx, vCounter{ID: "f", N: 1}); return err },
+		"versioned Create": func() error { _, err := counters.Create(ctx, vCounter{ID: "f"}); return err },
+		"versioned Update": func() error { _, err := counters.Update(ctx, vCounter{ID: "f", Version: 1}, Set("n", 2)); return err },
+		"versioned Delete": func() error { return counters.Delete(ctx, vCounter{ID: "f", Version: 1}) },
+		"versioned Mutate": func() error {
+			_, err := counters.Mutate(ctx, vCounter{ID: "f"}, func(*vCounter) error { return nil })
+			return err
+		},
+		"unversioned Get":    func() error { _, err := customers.Get(ctx, tCustomer{CustomerID: "f"}); return err },
+		"unversioned Put":    func() error { _, err := customers.Put(ctx, tCustomer{CustomerID: "f", Name: "n"}); return err },
+		"unversioned Create": func() error { _, err := customers.Create(ctx, tCustomer{CustomerID: "f", Name: "n"}); return err },
+		"unversioned Update": func() error {
+			_, err := customers.Update(ctx, tCustomer{CustomerID: "f"}, Set("name", "x"))
+			return err
+		},
+		"unversioned Delete": func() error { return customers.Delete(ctx, tCustomer{CustomerID: "f"}) },
+		"unversioned Upsert": func() error {
+			_, err := customers.Update(ctx, tCustomer{CustomerID: "f"}, Set("name", "x"), Upsert())
+			return err
+		},
 		"transaction Put":     func() error { return tbl.Transact(ctx, customers.TxPut(tCustomer{CustomerID: "f", Name: "n"})) },
 		"transaction Update":  func() error { return tbl.Transact(ctx, counters.TxUpdate(vCounter{ID: "f", Version: 1}, Set("n", 2))) },
 		"transaction Delete":  func() error { return tbl.Transact(ctx, customers.TxDelete(tCustomer{CustomerID: "f"})) },
@@ -563,8 +572,14 @@ func TestSafetyNoDoubledPrefixes(t *testing.T) {
 	orders := MustRegister[tOrder](tbl)
 	ctx := context.Background()
 	for _, err := range []error{
-		func() error { _, err := orders.Update(ctx, tOrder{CustomerID: "c", OrderID: "missing"}, Set("status", "X")); return err }(),
-		func() error { _, err := orders.Update(ctx, tOrder{CustomerID: "c", OrderID: "o"}, Set("nope", 1)); return err }(),
+		func() error {
+			_, err := orders.Update(ctx, tOrder{CustomerID: "c", OrderID: "missing"}, Set("status", "X"))
+			return err
+		}(),
+		func() error {
+			_, err := orders.Update(ctx, tOrder{CustomerID: "c", OrderID: "o"}, Set("nope", 1))
+			return err
+		}(),
 		func() error { _, err := orders.Update(ctx, tOrder{CustomerID: "c", OrderID: "o"}); return err }(),
 	} {
 		require.Error(t, err)
@@ -584,7 +599,7 @@ func countOf(s, sub string) int {
 }
 
 type evBase struct {
-	Version int64 `dynamodbav:"version" singletable:"version"`
+	Version int64  `dynamodbav:"version" singletable:"version"`
 	Updated string `dynamodbav:"updated,omitempty"`
 }
 

@@ -1,48 +1,80 @@
 # singletable: every command a newcomer needs.
 #   make examples   run every example end to end (DynamoDB Local is started for you)
-#   make test       vet, staticcheck, and every test with -race against DynamoDB Local
+#   make test       vet, staticcheck, go mod tidy -diff, and every test with -race against DynamoDB Local
+#
+# The repository holds three modules: the library (.), the test harness (dynamolocal/,
+# which alone depends on Testcontainers) and the comparative benchmarks (bench/). The
+# library's tests and examples only read DYNAMODB_ENDPOINT: these targets run them
+# under `dynamodb-local run`, which starts DynamoDB Local (Testcontainers when a
+# Docker API answers, else the jar with Java), exports its endpoint, runs the
+# command and stops it. DYNAMODB_LOCAL_VERSION=1.11.478 picks the old release,
+# DYNAMODB_LOCAL_BACKEND=jar|testcontainers a backend, DYNAMODB_ENDPOINT your own.
 GO          ?= go
-STATICCHECK := $(CURDIR)/.bin/staticcheck
+BIN         := $(CURDIR)/.bin
+STATICCHECK := $(BIN)/staticcheck
 STATICCHECK_VERSION ?= v0.8.2
+DYNAMODB_LOCAL := $(BIN)/dynamodb-local
 FUZZTIME    ?= 60s
-PKGS        := ./...
+MODULES     := . dynamolocal bench
 
-.PHONY: all test test-only vet lint staticcheck examples bench fuzz clean
+.PHONY: all test test-only lint vet staticcheck tidy-check examples bench fuzz clean dynamodb-local-bin
 
 all: test
 
 test: lint test-only
 
-test-only:
-	$(GO) test -race -count=1 -timeout 30m $(PKGS)
+# The library's tests against one DynamoDB Local started for them; the harness's
+# own tests, which start each of its backends; the benchmarks' tests (unit tests:
+# the benchmarks themselves run under `make bench`).
+test-only: dynamodb-local-bin
+	$(DYNAMODB_LOCAL) run -- $(GO) test -race -count=1 -timeout 30m ./...
+	cd dynamolocal && $(GO) test -race -count=1 -timeout 15m ./...
+	cd bench && $(GO) test -race -count=1 -timeout 15m ./...
 
-lint: vet staticcheck
+lint: tidy-check vet staticcheck
+
+# go.mod and go.sum of every module are what `go mod tidy` makes of them.
+tidy-check:
+	@for m in $(MODULES); do \
+		echo "go mod tidy -diff ($$m)"; \
+		(cd $$m && $(GO) mod tidy -diff) || exit 1; \
+	done
 
 vet:
-	$(GO) vet $(PKGS)
+	@for m in $(MODULES); do \
+		echo "go vet ./... ($$m)"; \
+		(cd $$m && $(GO) vet ./...) || exit 1; \
+	done
 
 $(STATICCHECK):
-	GOBIN=$(CURDIR)/.bin $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	GOBIN=$(BIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
 staticcheck: $(STATICCHECK)
-	$(STATICCHECK) $(PKGS)
-
-examples:
-	@for d in examples/*/; do \
-		echo "== $$d"; \
-		$(GO) run ./$$d || exit 1; \
+	@for m in $(MODULES); do \
+		echo "staticcheck ./... ($$m)"; \
+		(cd $$m && $(STATICCHECK) ./...) || exit 1; \
 	done
+
+# The harness's command, built from its module (go caches the build).
+dynamodb-local-bin:
+	$(GO) -C dynamolocal build -o $(DYNAMODB_LOCAL) ./cmd/dynamodb-local
+
+examples: dynamodb-local-bin
+	$(DYNAMODB_LOCAL) run -- sh -c 'for d in examples/*/; do \
+		echo "== $$d"; \
+		$(GO) run "./$$d" || exit 1; \
+	done'
 
 # The comparative benchmarks of bench/ (a module of its own, for guregu/dynamo) and the
 # key rendering one, printed as one Markdown table with targets; DynamoDB Local is
-# found or started for the end-to-end rows. About 2½ minutes on 2 cores. Raw output:
+# started for the end-to-end rows. About 2½ minutes on 2 cores. Raw output:
 # bench/bench.out. BENCHFLAGS adds flags, e.g. -skip-local, -count 3, -check (exit 1
 # when a target is missed). Then the pattern benchmarks the README quotes: the sharded
 # fan-out against the same queries one after another (ratios logged), the merge's cost
 # per item, and decoding a mixed item collection.
-bench:
+bench: dynamodb-local-bin
 	cd bench && $(GO) run ./cmd/benchtable -go $(GO) -label 'make bench' $(BENCHFLAGS)
-	$(GO) test -run '^$$' -bench '^(BenchmarkFanout|BenchmarkMerge|BenchmarkCollectionDecode)$$' -benchtime 20x -v . | grep -E '^(Benchmark[^ ]+[[:space:]]+[0-9]|    .*(ratio|concurrent))'
+	$(DYNAMODB_LOCAL) run -- $(GO) test -run '^$$' -bench '^(BenchmarkFanout|BenchmarkMerge|BenchmarkCollectionDecode)$$' -benchtime 20x -v . | grep -E '^(Benchmark[^ ]+[[:space:]]+[0-9]|    .*(ratio|concurrent|DynamoDB Local))'
 
 # Each fuzz target runs FUZZTIME (default 60s); seed corpora live in testdata/fuzz.
 fuzz:

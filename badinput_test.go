@@ -20,7 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/singletable/singletable/dynamolocal"
+	"github.com/singletable/singletable/internal/localtest"
 )
 
 // Bad input: every test here hands the library something wrong, or something
@@ -776,7 +776,7 @@ var (
 
 func TestBadInputReservedWordsAndSpecialNames(t *testing.T) {
 	rec := &recordingClient{Client: local.Client(t)}
-	tbl, err := NewTable(rec, dynamolocal.TableName(t), testTableOptions)
+	tbl, err := NewTable(rec, localtest.TableName(t), testTableOptions)
 	require.NoError(t, err)
 	ctx := context.Background()
 	require.NoError(t, tbl.CreateTable(ctx))

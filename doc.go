@@ -108,8 +108,11 @@
 //
 // # Testing
 //
-// Package dynamolocal starts DynamoDB Local for tests and examples: an endpoint
-// from DYNAMODB_ENDPOINT, else Testcontainers when a Docker API answers, else the
-// DynamoDB Local jar with Java. Pointing a Table at the real service needs no change
-// but the client.
+// The harness that starts DynamoDB Local for tests lives in a module of its own,
+// github.com/singletable/singletable/dynamolocal (an endpoint from DYNAMODB_ENDPOINT,
+// else Testcontainers when a Docker API answers, else the DynamoDB Local jar with
+// Java; DynamoDB Local 3.3.1 by default), so that importing this package brings
+// neither Testcontainers nor Docker's modules into a build. This module's own tests
+// only read DYNAMODB_ENDPOINT, which `make test` sets. Pointing a Table at the real
+// service needs no change but the client.
 package singletable

@@ -364,7 +364,7 @@ func ExampleEntity_ParseKey() {
 }
 
 // TestExportedNamesDocumented holds the package to its style: every exported name
-// of every package in this module (this one, dynamolocal, internal/...) has a doc
+// of every package in this module (this one, internal/...) has a doc
 // comment, starting with the name, and every package has a package comment. Main
 // packages (examples, commands) and nested modules are left out.
 func TestExportedNamesDocumented(t *testing.T) {

@@ -12,12 +12,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stretchr/testify/require"
 
-	"github.com/singletable/singletable/dynamolocal"
 	"github.com/singletable/singletable/internal/leakcheck"
+	"github.com/singletable/singletable/internal/localtest"
 )
 
 // local is the one DynamoDB Local of this test binary, started on first use.
-var local dynamolocal.Shared
+var local localtest.Shared
 
 // TestMain runs the tests, stops DynamoDB Local, then fails the run if any
 // goroutine is left behind (see internal/leakcheck).
@@ -93,7 +93,7 @@ func testTableOptions(o *TableOptions) {
 func newTestTable(t *testing.T, opts ...func(*TableOptions)) (*Table, *countingClient) {
 	t.Helper()
 	client := newCountingClient(local.Client(t))
-	tbl, err := NewTable(client, dynamolocal.TableName(t), append([]func(*TableOptions){testTableOptions}, opts...)...)
+	tbl, err := NewTable(client, localtest.TableName(t), append([]func(*TableOptions){testTableOptions}, opts...)...)
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

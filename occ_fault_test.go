@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/singletable/singletable/dynamolocal"
 	"github.com/singletable/singletable/internal/fault"
+	"github.com/singletable/singletable/internal/localtest"
 )
 
 // faultTable is newTestTable with the client going through a fault injector in front
@@ -32,7 +32,7 @@ func faultTable(t *testing.T, opts ...func(*TableOptions)) (*Table, *fault.Injec
 			})
 		})
 	})
-	tbl, err := NewTable(client, dynamolocal.TableName(t), append([]func(*TableOptions){testTableOptions, func(o *TableOptions) {
+	tbl, err := NewTable(client, localtest.TableName(t), append([]func(*TableOptions){testTableOptions, func(o *TableOptions) {
 		o.Backoff = Backoff{Base: time.Millisecond, Cap: 20 * time.Millisecond, MaxAttempts: 50}
 	}}, opts...)...)
 	require.NoError(t, err)

@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"slices"
 	"strconv"
@@ -28,8 +27,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/singletable/singletable/dynamolocal"
 	"github.com/singletable/singletable/internal/fault"
+	"github.com/singletable/singletable/internal/localtest"
 )
 
 // Reliability: what the library survives, with faults injected between the SDK
@@ -95,7 +94,7 @@ func relTable(t *testing.T, sdk func(*retry.StandardOptions), opts ...func(*Tabl
 		})
 	})
 	counting := newCountingClient(client)
-	tbl, err := NewTable(counting, dynamolocal.TableName(t), append([]func(*TableOptions){testTableOptions, func(o *TableOptions) {
+	tbl, err := NewTable(counting, localtest.TableName(t), append([]func(*TableOptions){testTableOptions, func(o *TableOptions) {
 		o.Backoff = Backoff{Base: time.Millisecond, Cap: 20 * time.Millisecond, MaxAttempts: 50}
 	}}, opts...)...)
 	require.NoError(t, err)
@@ -1012,31 +1011,12 @@ func (p *localProcess) kill() {
 	<-p.exited
 }
 
-// killableLocal starts a DynamoDB Local of its own, skipping the test (failing
-// it under CI) when java or the jar cannot be had.
+// killableLocal prepares a DynamoDB Local of its own, from the jar of the release
+// the suite runs on (localtest.Jar: DYNAMODB_LOCAL_DIR, which `make test` exports),
+// skipping the test (failing it under CI) when java or the jar cannot be had.
 func killableLocal(t *testing.T) (*localProcess, string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	fail := func(err error) {
-		t.Helper()
-		if ci, _ := strconv.ParseBool(os.Getenv("CI")); ci {
-			t.Fatalf("a DynamoDB Local to kill: %v", err)
-		}
-		t.Skipf("skipped, no DynamoDB Local to kill: %v", err)
-	}
-	java := "java"
-	if home := os.Getenv("JAVA_HOME"); home != "" {
-		java = home + "/bin/java"
-	}
-	java, err := exec.LookPath(java)
-	if err != nil {
-		fail(err)
-	}
-	dir, err := dynamolocal.FetchJar(ctx)
-	if err != nil {
-		fail(err)
-	}
+	java, dir := localtest.Jar(t, nil)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	port := l.Addr().(*net.TCPAddr).Port

@@ -18,8 +18,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/singletable/singletable/dynamolocal"
 	"github.com/singletable/singletable/internal/fault"
+	"github.com/singletable/singletable/internal/localtest"
 )
 
 // sEvent is reference 000's events pattern: EVENTS#{date}#SHARD{n}, random shards.
@@ -183,7 +183,7 @@ func TestShardedAcrossDays(t *testing.T) {
 func TestFanoutReadsAShareOfEachPartition(t *testing.T) {
 	client := newCountingClient(local.Client(t))
 	reads := &itemsRead{Client: client}
-	tbl, err := NewTable(reads, dynamolocal.TableName(t), testTableOptions)
+	tbl, err := NewTable(reads, localtest.TableName(t), testTableOptions)
 	require.NoError(t, err)
 	ctx := context.Background()
 	require.NoError(t, tbl.CreateTable(ctx))
@@ -426,7 +426,7 @@ func BenchmarkFanout(b *testing.B) {
 			inj.Add(fault.Rule{Ops: []string{"Query"}, Fault: fault.Delay(rtt)})
 		}
 		reads := &itemsRead{Client: client}
-		tbl, err := NewTable(reads, dynamolocal.TableName(b), testTableOptions)
+		tbl, err := NewTable(reads, localtest.TableName(b), testTableOptions)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -23,7 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/singletable/singletable/dynamolocal"
+	"github.com/singletable/singletable/internal/localtest"
 )
 
 // toStreamAV is fromStreamAV backwards, for building stream records in tests.
@@ -650,7 +650,7 @@ func localStreams(t *testing.T) *dynamodbstreams.Client {
 // the test ends.
 func newStreamTable(t *testing.T) *Table {
 	t.Helper()
-	tbl, err := NewTable(local.Client(t), dynamolocal.TableName(t), testTableOptions)
+	tbl, err := NewTable(local.Client(t), localtest.TableName(t), testTableOptions)
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()

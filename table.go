@@ -264,6 +264,7 @@ func NewTable(client Client, name string, opts ...func(*TableOptions)) (*Table, 
 	if err := checkDelimiter(o.Delimiter); err != nil {
 		return nil, fmt.Errorf("singletable: NewTable %q: %w", name, err)
 	}
+	client = compatClient{Client: client} // compat.go: errors of old DynamoDB Local releases name their cause
 	if o.OnOperation != nil || o.Logger != nil {
 		client = observed{Client: client, t: nil}
 	}

@@ -1,6 +1,8 @@
 module github.com/singletable/singletable/bench
 
-go 1.26.8
+// go 1.25.0: the library needs Go 1.25 (reflect.TypeAssert, sync.WaitGroup.Go),
+// and so does testcontainers-go v0.44.0, which dynamolocal brings.
+go 1.25.0
 
 require (
 	github.com/aws/aws-sdk-go-v2 v1.47.7
@@ -9,6 +11,8 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/dynamodb v1.73.1
 	github.com/guregu/dynamo/v2 v2.1.1
 	github.com/singletable/singletable v0.0.0
+	github.com/singletable/singletable/dynamolocal v0.0.0
+	go.uber.org/goleak v1.3.0
 )
 
 require (
@@ -66,7 +70,6 @@ require (
 	go.opentelemetry.io/otel v1.44.0 // indirect
 	go.opentelemetry.io/otel/metric v1.44.0 // indirect
 	go.opentelemetry.io/otel/trace v1.44.0 // indirect
-	go.uber.org/goleak v1.3.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/crypto v0.54.0 // indirect
 	golang.org/x/sync v0.7.0 // indirect
@@ -74,3 +77,5 @@ require (
 )
 
 replace github.com/singletable/singletable => ../
+
+replace github.com/singletable/singletable/dynamolocal => ../dynamolocal

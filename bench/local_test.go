@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/singletable/singletable/dynamolocal"
 	"github.com/singletable/singletable/internal/leakcheck"
 )
@@ -16,8 +18,13 @@ import (
 var local dynamolocal.Shared
 
 // TestMain runs the tests and benchmarks, stops DynamoDB Local, and fails the run if
-// a goroutine is left behind, as every test binary of the library does.
-func TestMain(m *testing.M) { os.Exit(leakcheck.After(local.Run(m))) }
+// a goroutine is left behind, as every test binary of the library does. The one
+// goroutine it ignores is Testcontainers' connection to Ryuk, which stays open when
+// Ryuk is enabled (the default with Docker).
+func TestMain(m *testing.M) {
+	os.Exit(leakcheck.After(local.Run(m),
+		goleak.IgnoreAnyFunction("github.com/testcontainers/testcontainers-go.(*Reaper).connect.func1")))
+}
 
 // BenchmarkLocal runs Get, Put and a Query of a 100-item page end to end against
 // DynamoDB Local, the library and the raw SDK with attributevalue interleaved call by

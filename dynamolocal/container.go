@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -12,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/network"
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
 	tcdynamodb "github.com/testcontainers/testcontainers-go/modules/dynamodb"
@@ -22,27 +25,45 @@ import (
 // machine without one moves on to the jar at once.
 const probeTimeout = 2 * time.Second
 
+// Labels of the containers this package starts, besides Testcontainers' own:
+// the process that started one, so that scripts/podman-setup.sh removes a
+// container only when that process is gone (its run died before Close).
+const (
+	labelPID  = "io.singletable.dynamolocal.pid"
+	labelHost = "io.singletable.dynamolocal.host"
+)
+
 // startContainer runs o.Image with Testcontainers' DynamoDB module, if a
-// Docker API answers.
+// Docker API answers, publishing its port 8000 on o.Port (0: a free port).
 func startContainer(ctx context.Context, o Options) (*Instance, error) {
 	host, err := probeDocker(ctx, o.Getenv)
 	if err != nil {
 		return nil, err
 	}
 	o.Logf("Docker API answers at %s; starting %s", host, o.Image)
+	hostname, _ := os.Hostname()
+	opts := []testcontainers.ContainerCustomizer{
+		testcontainers.WithLogger(tcLogger(o.Logf)),
+		testcontainers.WithCmdArgs("-inMemory", "-sharedDb"),
+		testcontainers.WithLabels(map[string]string{labelPID: strconv.Itoa(os.Getpid()), labelHost: hostname}),
+		// The internal check needs /bin/sh in the image; ListTables below is
+		// the real test of readiness.
+		testcontainers.WithWaitStrategyAndDeadline(o.StartTimeout,
+			wait.ForListeningPort(containerPort).SkipInternalCheck()),
+	}
+	if o.Port != 0 {
+		opts = append(opts, testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
+			hc.PortBindings = network.PortMap{
+				network.MustParsePort(containerPort): {{HostPort: strconv.Itoa(o.Port)}},
+			}
+		}))
+	}
 	var ctr *tcdynamodb.DynamoDBContainer
 	// A container engine under load fails a start now and then for reasons of
 	// its own (podman: "write child: broken pipe"); a new container usually
 	// starts. Three tries, a second apart.
 	for attempt := 1; ; attempt++ {
-		ctr, err = tcdynamodb.Run(ctx, o.Image,
-			testcontainers.WithLogger(tcLogger(o.Logf)),
-			testcontainers.WithCmdArgs("-inMemory", "-sharedDb"),
-			// The internal check needs /bin/sh in the image; ListTables below is
-			// the real test of readiness.
-			testcontainers.WithWaitStrategyAndDeadline(o.StartTimeout,
-				wait.ForListeningPort("8000/tcp").SkipInternalCheck()),
-		)
+		ctr, err = tcdynamodb.Run(ctx, o.Image, opts...)
 		if err == nil {
 			break
 		}
@@ -72,7 +93,26 @@ func startContainer(ctx context.Context, o Options) (*Instance, error) {
 		_ = inst.Close()
 		return nil, err
 	}
+	inst.version = containerVersion(ctx, ctr)
+	if inst.version != "" && inst.version != o.Version && o.Image == ImageRepository+":"+o.Version {
+		o.Logf("image %s is DynamoDB Local %s, not %s", o.Image, inst.version, o.Version)
+	}
 	return inst, nil
+}
+
+// containerPort is the port DynamoDB Local listens on in its container.
+const containerPort = "8000/tcp"
+
+// containerVersion returns the version DynamoDB Local printed at start in
+// the container's log, or "" when it printed none or the log cannot be read.
+func containerVersion(ctx context.Context, ctr *tcdynamodb.DynamoDBContainer) string {
+	rc, err := ctr.Logs(ctx)
+	if err != nil {
+		return ""
+	}
+	defer rc.Close()
+	b, _ := io.ReadAll(io.LimitReader(rc, 64<<10))
+	return printedVersion(string(b))
 }
 
 // loopback replaces the host of hostPort by 127.0.0.1 when it is

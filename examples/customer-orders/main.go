@@ -17,8 +17,8 @@
 //
 //	go run ./examples/customer-orders
 //
-// It uses the DynamoDB Local at DYNAMODB_ENDPOINT when that is set, and otherwise
-// starts one (Testcontainers, else the jar with Java) and stops it at the end. It
+// with DYNAMODB_ENDPOINT naming a DynamoDB Local: `make examples` starts one and
+// runs every example with it set; without it, the example says how to get one. It
 // creates a table of its own and deletes it when done.
 package main
 
@@ -36,7 +36,7 @@ import (
 	"time"
 
 	"github.com/singletable/singletable"
-	"github.com/singletable/singletable/dynamolocal"
+	"github.com/singletable/singletable/internal/localtest"
 )
 
 func main() {
@@ -46,14 +46,14 @@ func main() {
 	}
 }
 
-// start finds or starts DynamoDB Local, runs the example, and stops what it started.
+// start runs the example against the DynamoDB Local at DYNAMODB_ENDPOINT.
 func start() (err error) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 
-	local, err := dynamolocal.Start(ctx) // DYNAMODB_ENDPOINT if set, else Testcontainers, else the jar
+	local, err := localtest.Open(ctx, nil) // DYNAMODB_ENDPOINT; on AWS: dynamodb.NewFromConfig(cfg)
 	if err != nil {
 		return err
 	}

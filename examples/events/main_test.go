@@ -20,14 +20,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/singletable/singletable"
-	"github.com/singletable/singletable/dynamolocal"
 	"github.com/singletable/singletable/internal/leakcheck"
+	"github.com/singletable/singletable/internal/localtest"
 )
 
 // local is the DynamoDB Local of this test binary, started by the first test
 // that asks for it. Under CI=true a missing one fails the tests instead of
 // skipping them.
-var local dynamolocal.Shared
+var local localtest.Shared
 
 func TestMain(m *testing.M) { os.Exit(leakcheck.After(local.Run(m))) }
 
@@ -37,7 +37,7 @@ func TestMain(m *testing.M) { os.Exit(leakcheck.After(local.Run(m))) }
 func newStore(t *testing.T, seed uint64) (*Store, *counter) {
 	t.Helper()
 	calls := newCounter(local.Client(t))
-	s, err := NewStore(calls, dynamolocal.TableName(t), seeded(seed))
+	s, err := NewStore(calls, localtest.TableName(t), seeded(seed))
 	require.NoError(t, err)
 	require.NoError(t, s.Table.CreateTable(t.Context()))
 	t.Cleanup(func() {
@@ -98,7 +98,7 @@ func day(n int) time.Time { return day1.AddDate(0, 0, n-1) }
 func TestRun(t *testing.T) {
 	t.Parallel()
 	client := local.Client(t)
-	table := dynamolocal.TableName(t)
+	table := localtest.TableName(t)
 	var out bytes.Buffer
 	require.NoError(t, run(t.Context(), client, table, &out), out.String())
 	got := out.String()

@@ -20,15 +20,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/singletable/singletable"
-	"github.com/singletable/singletable/dynamolocal"
 	"github.com/singletable/singletable/internal/fault"
 	"github.com/singletable/singletable/internal/leakcheck"
+	"github.com/singletable/singletable/internal/localtest"
 )
 
 // local is the DynamoDB Local of this test binary, started by the first test
 // that asks for it. Under CI=true a missing one fails the tests instead of
 // skipping them.
-var local dynamolocal.Shared
+var local localtest.Shared
 
 func TestMain(m *testing.M) { os.Exit(leakcheck.After(local.Run(m))) }
 
@@ -36,7 +36,7 @@ func TestMain(m *testing.M) { os.Exit(leakcheck.After(local.Run(m))) }
 // deleted when the test ends.
 func newStoreWith(t *testing.T, client singletable.Client, opts ...func(*StoreOptions)) *Store {
 	t.Helper()
-	s, err := NewStore(client, dynamolocal.TableName(t), opts...)
+	s, err := NewStore(client, localtest.TableName(t), opts...)
 	require.NoError(t, err)
 	require.NoError(t, s.Table.CreateTable(t.Context()))
 	t.Cleanup(func() {
@@ -84,7 +84,7 @@ func nums(issues []Issue) []int64 {
 func TestRun(t *testing.T) {
 	t.Parallel()
 	client := local.Client(t)
-	table := dynamolocal.TableName(t)
+	table := localtest.TableName(t)
 	var out bytes.Buffer
 	require.NoError(t, run(t.Context(), client, table, &out), out.String())
 	got := out.String()
@@ -171,7 +171,7 @@ func TestRunUnderGSILag(t *testing.T) {
 	t.Parallel()
 	client, inj := fault.NewClient(local.Get(t))
 	inj.SetGSILag(fault.Lag{Reads: 3})
-	table := dynamolocal.TableName(t)
+	table := localtest.TableName(t)
 	var out bytes.Buffer
 	require.NoError(t, run(t.Context(), client, table, &out), out.String())
 	got := out.String()

@@ -11,8 +11,8 @@
 //
 //	go run ./examples/stream
 //
-// It uses the DynamoDB Local at DYNAMODB_ENDPOINT when that is set, and otherwise
-// starts one (Testcontainers, else the jar with Java) and stops it at the end. It
+// with DYNAMODB_ENDPOINT naming a DynamoDB Local: `make examples` starts one and
+// runs every example with it set; without it, the example says how to get one. It
 // creates a table of its own, with a stream, and deletes it when done.
 package main
 
@@ -28,12 +28,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
-
 	"github.com/singletable/singletable"
-	"github.com/singletable/singletable/dynamolocal"
+	"github.com/singletable/singletable/internal/localtest"
 )
 
 func main() {
@@ -43,30 +39,22 @@ func main() {
 	}
 }
 
-// start finds or starts DynamoDB Local, runs the example, and stops what it started.
+// start runs the example against the DynamoDB Local at DYNAMODB_ENDPOINT.
 func start() (err error) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 
-	local, err := dynamolocal.Start(ctx) // DYNAMODB_ENDPOINT if set, else Testcontainers, else the jar
+	local, err := localtest.Open(ctx, nil) // DYNAMODB_ENDPOINT; on AWS: dynamodb.NewFromConfig(cfg)
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, local.Close()) }()
 	tableName := fmt.Sprintf("singletable-stream-%08x", rand.Uint32())
-	return run(ctx, local.Client(), streamsClient(local.Endpoint()), tableName, os.Stdout)
-}
-
-// streamsClient returns a DynamoDB Streams client for the DynamoDB Local at
-// endpoint. On AWS it would be dynamodbstreams.NewFromConfig(cfg).
-func streamsClient(endpoint string) *dynamodbstreams.Client {
-	return dynamodbstreams.New(dynamodbstreams.Options{
-		Region:       "us-east-1",
-		BaseEndpoint: aws.String(endpoint),
-		Credentials:  credentials.NewStaticCredentialsProvider("dynamolocal", "dynamolocal", ""),
-	})
+	// The clients share the instance's connections, which local.Close closes.
+	// On AWS: dynamodbstreams.NewFromConfig(cfg).
+	return run(ctx, local.Client(), local.StreamsClient(), tableName, os.Stdout)
 }
 
 const (

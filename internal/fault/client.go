@@ -5,8 +5,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-
-	"github.com/singletable/singletable/dynamolocal"
 )
 
 // ClientOptions configure [NewClient]. The zero value of every field means
@@ -31,15 +29,22 @@ type ClientOptions struct {
 	DynamoDB []func(*dynamodb.Options)
 }
 
+// Local is a DynamoDB Local that hands out clients: localtest.Instance in this
+// module's tests, dynamolocal.Instance in the harness's module.
+type Local interface {
+	// Client returns a new client of the instance; optFns apply last.
+	Client(optFns ...func(*dynamodb.Options)) *dynamodb.Client
+}
+
 // NewClient returns a DynamoDB client of inst whose requests go through a
-// new Injector, and that Injector. The client is [dynamolocal.Instance.Client]
+// new Injector, and that Injector. The client is inst.Client
 // with the Injector as HTTPClient in front of the instance's, response CRC32
 // validation on (the Injector keeps X-Amz-Crc32 right when it rewrites a
 // body; this SDK only logs a mismatch, through dynamodb.Options.Logger), and
 // the SDK's standard retryer (retry.NewStandard: its retryable errors and
 // its retry quota of 500 tokens, per client) with MaxAttempts and
 // MaxBackoff applied. It makes no request.
-func NewClient(inst *dynamolocal.Instance, optFns ...func(*ClientOptions)) (*dynamodb.Client, *Injector) {
+func NewClient(inst Local, optFns ...func(*ClientOptions)) (*dynamodb.Client, *Injector) {
 	var co ClientOptions
 	for _, fn := range optFns {
 		if fn != nil {

@@ -19,11 +19,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/singletable/singletable/dynamolocal"
+	"github.com/singletable/singletable/internal/localtest"
 )
 
 // local is the one DynamoDB Local of this test binary, started on first use.
-var local dynamolocal.Shared
+var local localtest.Shared
 
 func TestMain(m *testing.M) {
 	code := local.Run(m) // runs the tests, then stops DynamoDB Local
@@ -81,7 +81,7 @@ func n(v string) types.AttributeValue { return &types.AttributeValueMemberN{Valu
 func createTable(t *testing.T, indexes bool) string {
 	t.Helper()
 	c := raw(t)
-	name := dynamolocal.TableName(t)
+	name := localtest.TableName(t)
 	str := func(n string) types.AttributeDefinition {
 		return types.AttributeDefinition{AttributeName: aws.String(n), AttributeType: types.ScalarAttributeTypeS}
 	}

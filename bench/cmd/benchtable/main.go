@@ -124,6 +124,7 @@ type runMeta struct {
 	started   time.Time
 	took      time.Duration
 	backend   string // DynamoDB Local's, as dynamolocal logged it
+	version   string // DynamoDB Local's release, as dynamolocal logged it ("" when unknown)
 }
 
 // run runs the steps, copying their output to stderr as it comes, and returns the
@@ -144,8 +145,8 @@ func run(goCmd string, steps []step) ([]byte, runMeta, error) {
 		cmd.Stderr = io.MultiWriter(&stderr, os.Stderr)
 		err := cmd.Run()
 		all.Write(stdout.Bytes())
-		if b := backendOf(stderr.String() + stdout.String()); b != "" {
-			meta.backend = b
+		if b, v := backendOf(stderr.String() + stdout.String()); b != "" {
+			meta.backend, meta.version = b, v
 		}
 		if err != nil {
 			return all.Bytes(), meta, fmt.Errorf("go %s in %s: %w", strings.Join(s.args, " "), s.dir, err)
@@ -156,16 +157,21 @@ func run(goCmd string, steps []step) ([]byte, runMeta, error) {
 	return all.Bytes(), meta, nil
 }
 
-// backendOf finds dynamolocal's "using jar backend at ..." line.
-func backendOf(log string) string {
+// backendOf finds dynamolocal's line "using jar backend at URL: DynamoDB Local
+// 3.3.1 (ready in 2.1s)" and returns the backend and the version ("" when the
+// line names none).
+func backendOf(log string) (backend, version string) {
 	for line := range strings.Lines(log) {
 		if _, rest, ok := strings.Cut(line, "dynamolocal: using "); ok {
-			if b, _, ok := strings.Cut(rest, " backend"); ok {
-				return b
+			if b, rest, ok := strings.Cut(rest, " backend"); ok {
+				if _, v, ok := strings.Cut(rest, ": DynamoDB Local "); ok && v != "" && v[0] >= '0' && v[0] <= '9' {
+					version, _, _ = strings.Cut(v, " ")
+				}
+				return b, version
 			}
 		}
 	}
-	return ""
+	return "", ""
 }
 
 func loadAverage() string {

@@ -110,3 +110,16 @@ func TestSDKRow(t *testing.T) {
 		t.Errorf("Put without lines: %v, want not run", got.met)
 	}
 }
+
+func TestBackendOf(t *testing.T) {
+	for log, want := range map[string][2]string{
+		"x\ndynamolocal: using jar backend at http://127.0.0.1:1: DynamoDB Local 3.3.1 (ready in 2s)\n":                                   {"jar", "3.3.1"},
+		"dynamolocal: using endpoint backend at http://h:8000: DynamoDB Local of unknown version (an endpoint that was not started here)": {"endpoint", ""},
+		"dynamolocal: using testcontainers backend at http://127.0.0.1:2 (ready in 3s)\n":                                                 {"testcontainers", ""},
+		"nothing here\n": {"", ""},
+	} {
+		if b, v := backendOf(log); b != want[0] || v != want[1] {
+			t.Errorf("backendOf(%q) = %q, %q; want %q, %q", log, b, v, want[0], want[1])
+		}
+	}
+}

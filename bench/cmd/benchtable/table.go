@@ -293,7 +293,11 @@ func render(rows []row, r *results, m runMeta) string {
 	}
 	cap = append(cap, machine+", "+m.goVersion)
 	if m.backend != "" {
-		cap = append(cap, "DynamoDB Local from the "+m.backend+" backend")
+		ddb := "DynamoDB Local"
+		if m.version != "" {
+			ddb += " " + m.version
+		}
+		cap = append(cap, ddb+" from the "+m.backend+" backend")
 	}
 	if len(m.loads) > 0 {
 		cap = append(cap, "1-minute load average "+strings.Join(m.loads, " → ")+" across the steps")

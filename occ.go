@@ -124,10 +124,11 @@ func (clobberOption) applyUpdate(u *updateOptions) error {
 // retried from a fresh read if another writer won, and [ErrAmbiguous] only when the
 // item was deleted (or deleted and created again) in between.
 //
-// Retries follow the table's Backoff with full jitter, delays capped at 200 ms, for
-// up to 30 s and 1,000 attempts unless a [RetryBackoff] option says otherwise (its
-// MaxElapsed and MaxAttempts bound them): enough to carry one hot item under dozens
-// of concurrent writers. Giving up returns the last [*ConflictError].
+// Retries follow the table's Backoff with full jitter, delays capped at 50 ms, for up
+// to a minute and 1,000 attempts unless the table's Backoff or a [RetryBackoff]
+// option says otherwise (MaxElapsed and MaxAttempts bound them): enough to carry
+// one hot item under dozens of concurrent writers. Giving up returns the last
+// [*ConflictError], wrapped in a message that says how long it tried.
 func (e *Entity[T]) Mutate(ctx context.Context, key T, fn func(*T) error, opts ...RetryOption) (T, error) {
 	ctx = e.observe(ctx)
 	var zero T
@@ -136,10 +137,12 @@ func (e *Entity[T]) Mutate(ctx context.Context, key T, fn func(*T) error, opts .
 	}
 	b := e.table.opts.Backoff
 	if b.MaxAttempts == 0 && b.MaxElapsed == 0 {
-		b.MaxAttempts, b.MaxElapsed = 1000, 30*time.Second
+		b.MaxAttempts, b.MaxElapsed = 1000, time.Minute
 	}
 	if b.Cap == 0 {
-		b.Cap = 200 * time.Millisecond
+		// A conflict is a hot item, not an overloaded table: writers that lost keep
+		// close behind, so that none starves behind fresh ones.
+		b.Cap = 50 * time.Millisecond
 	}
 	for _, o := range opts {
 		o(&b)

@@ -1066,6 +1066,7 @@ func TestBadInputForgedCursors(t *testing.T) {
 		{"another entity's cursor", itemPage.Cursor, "another query", nil},
 		{"an empty-looking cursor", "AAAA", "not a cursor", nil},
 		{"base64 with padding", page.Cursor + "==", "not a cursor", nil},
+		{"line breaks inserted", page.Cursor[:4] + "\r\n" + page.Cursor[4:] + "\n", "not a cursor", nil},
 		{"standard base64 alphabet", strings.NewReplacer("-", "+", "_", "/").Replace(page.Cursor) + "+/", "", nil},
 		{"a huge cursor", strings.Repeat("A", 1<<20), "", nil},
 		{"unsigned cursor on a signed table", page.Cursor, "another secret", func(c string) error {

@@ -29,14 +29,20 @@ type BatchGetResult[T any] struct {
 	Unprocessed []T
 }
 
-// keyID identifies a primary key in maps.
-func (t *Table) keyID(key map[string]types.AttributeValue) string {
+// itemKey identifies a primary key in maps: both values as they are, so that two
+// different keys never share one (a separator would not do: keys may hold any
+// byte, and ("P#1\x00x", "y") joined by NUL is ("P#1", "x\x00y") joined by NUL).
+type itemKey struct{ pk, sk string }
+
+// keyID returns the identity of the primary key in key, or the zero itemKey when
+// an attribute is missing or not a string.
+func (t *Table) keyID(key map[string]types.AttributeValue) itemKey {
 	pk, _ := key[t.opts.PartitionKey].(*types.AttributeValueMemberS)
 	sk, _ := key[t.opts.SortKey].(*types.AttributeValueMemberS)
 	if pk == nil || sk == nil {
-		return ""
+		return itemKey{}
 	}
-	return pk.Value + "\x00" + sk.Value
+	return itemKey{pk.Value, sk.Value}
 }
 
 // BatchGet reads the items at many keys (BatchGetItem, 100 keys a request). Keys
@@ -53,9 +59,9 @@ func (e *Entity[T]) BatchGet(ctx context.Context, keys []T, opts ...GetOption) (
 		opt.applyGet(&o)
 	}
 	t := e.table
-	ids := make([]string, len(keys))
-	avs := map[string]map[string]types.AttributeValue{}
-	var queue []string
+	ids := make([]itemKey, len(keys))
+	avs := map[itemKey]map[string]types.AttributeValue{}
+	var queue []itemKey
 	for i := range keys {
 		k, err := e.batchKey(keys[i])
 		if err != nil {
@@ -68,9 +74,9 @@ func (e *Entity[T]) BatchGet(ctx context.Context, keys []T, opts ...GetOption) (
 			queue = append(queue, id)
 		}
 	}
-	found := map[string]map[string]types.AttributeValue{}
-	unanswered := func() map[string]bool {
-		m := make(map[string]bool, len(queue))
+	found := map[itemKey]map[string]types.AttributeValue{}
+	unanswered := func() map[itemKey]bool {
+		m := make(map[itemKey]bool, len(queue))
 		for _, id := range queue {
 			m[id] = true
 		}
@@ -96,7 +102,7 @@ func (e *Entity[T]) BatchGet(ctx context.Context, keys []T, opts ...GetOption) (
 		for _, item := range out.Responses[t.name] {
 			found[t.keyID(item)] = item
 		}
-		var again []string
+		var again []itemKey
 		if u, ok := out.UnprocessedKeys[t.name]; ok {
 			for _, k := range u.Keys {
 				again = append(again, t.keyID(k))
@@ -197,10 +203,10 @@ func pick[T any](vs []T, idx []int) []T {
 // batchWrite sends write requests in chunks of 25, retrying unprocessed ones, and
 // returns the indexes of the requests not processed.
 func (t *Table) batchWrite(ctx context.Context, what string, reqs []types.WriteRequest) ([]int, error) {
-	byID := make(map[string]int, len(reqs))
+	byID := make(map[itemKey]int, len(reqs))
 	for i, r := range reqs {
 		k := r.DeleteRequest
-		var id string
+		var id itemKey
 		if k != nil {
 			id = t.keyID(k.Key)
 		} else {
@@ -211,7 +217,7 @@ func (t *Table) batchWrite(ctx context.Context, what string, reqs []types.WriteR
 		}
 		byID[id] = i
 	}
-	idOf := func(r types.WriteRequest) string {
+	idOf := func(r types.WriteRequest) itemKey {
 		if r.DeleteRequest != nil {
 			return t.keyID(r.DeleteRequest.Key)
 		}

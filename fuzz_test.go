@@ -218,14 +218,28 @@ func FuzzCursor(f *testing.F) {
 				}
 			}
 		}
-		// A sweep's checkpoint is a bare key: it never panics, and reads back
-		// both key attributes or is refused.
-		if key, err := q.plain.decodeScanCursor(cursor); err == nil {
-			if len(key) != 2 || key["PK"] == nil || key["SK"] == nil {
-				t.Fatalf("scan cursor %q: %v", cursor, key)
+		// A sweep's checkpoint never panics, and reads back both key attributes,
+		// non-empty, or is refused.
+		scanID := q.plain.scanCursorID()
+		for _, cur := range []string{cursor, forgeCursor(q.plain, fuzzPayload(scanCursorVersion, scanID[:], raw, mode))} {
+			if key, err := q.plain.decodeScanCursor(cur); err == nil {
+				pk, _ := key["PK"].(*types.AttributeValueMemberS)
+				sk, _ := key["SK"].(*types.AttributeValueMemberS)
+				if len(key) != 2 || pk == nil || sk == nil || pk.Value == "" || sk.Value == "" {
+					t.Fatalf("scan cursor %q: %v", cur, key)
+				}
+			} else if !errors.Is(err, ErrInvalidCursor) {
+				t.Fatalf("scan cursor %q: %v", cur, err)
 			}
-		} else if !errors.Is(err, ErrInvalidCursor) {
-			t.Fatalf("scan cursor %q: %v", cursor, err)
+		}
+		// Only the canonical encoding opens: whatever opened re-encodes to itself.
+		if cursor != "" {
+			if _, err := q.plain.openCursor(cursorVersion, cursorIDOf(bases[0].identity), cursor); err == nil {
+				raw, _ := base64.RawURLEncoding.DecodeString(cursor)
+				if base64.RawURLEncoding.EncodeToString(raw) != cursor {
+					t.Fatalf("cursor %q opened but is not canonical", cursor)
+				}
+			}
 		}
 	})
 }

@@ -3,9 +3,7 @@ package singletable
 import (
 	"container/heap"
 	"context"
-	"crypto/hmac"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -791,20 +789,19 @@ func (fq *fanoutQuery) failure() error {
 	return &se
 }
 
-// A fan-out cursor records, per partition, where the next page starts:
+// A fan-out cursor records, per partition, where the next page starts. Its
+// payload, in the envelope of sealCursor (kind fanoutCursorVersion):
 //
-//	version(2) | sha256(identity)[:8] | boundary | per partition: state(1) [| per key attribute: uvarint(len) value] | mac(16)
+//	boundary | per partition: state(1) [| per key attribute: uvarint(len) value]
 //
 // boundary is 0, or 1 | uvarint(stream) | uvarint(len) sort key: the merge position
 // of the last item returned. state 0: not read yet; 1: after the key that follows;
 // 2: read to the end; 3 and 4: as 0 and 1 for a partition that failed, whose items
 // before the boundary are still to be returned.
-const fanoutCursorVersion = 2
 
 func (t *Table) encodeFanoutCursor(fq *fanoutQuery) (string, error) {
 	attrs := t.cursorAttrs(fq.index)
-	payload := []byte{fanoutCursorVersion}
-	payload = append(payload, fq.identity[:cursorIDLen]...)
+	payload := beginCursor(fanoutCursorVersion, cursorID(fq.identity[:cursorIDLen]))
 	if b := fq.boundary; b != nil {
 		payload = append(payload, 1)
 		payload = binary.AppendUvarint(payload, uint64(b.stream))
@@ -829,35 +826,19 @@ func (t *Table) encodeFanoutCursor(fq *fanoutQuery) (string, error) {
 			continue
 		}
 		payload = append(payload, 1+exempt)
-		for _, a := range attrs {
-			v, ok := pos[a].(*types.AttributeValueMemberS)
-			if !ok {
-				return "", fmt.Errorf("singletable: cursor: key attribute %q is missing or not a string", a)
-			}
-			payload = binary.AppendUvarint(payload, uint64(len(v.Value)))
-			payload = append(payload, v.Value...)
+		var err error
+		if payload, err = appendKeyValues(payload, attrs, pos); err != nil {
+			return "", fmt.Errorf("singletable: cursor: %w", err)
 		}
 	}
-	payload = append(payload, t.cursorMAC(payload)...)
-	return base64.RawURLEncoding.EncodeToString(payload), nil
+	return t.sealCursor(payload), nil
 }
 
 func (t *Table) decodeFanoutCursor(cursor string, fq *fanoutQuery) error {
-	raw, err := base64.RawURLEncoding.DecodeString(cursor)
-	if err != nil || len(raw) < 1+cursorIDLen+cursorMACLen {
-		return fmt.Errorf("%w: not a cursor", ErrInvalidCursor)
+	rest, err := t.openCursor(fanoutCursorVersion, cursorID(fq.identity[:cursorIDLen]), cursor)
+	if err != nil {
+		return err
 	}
-	payload, mac := raw[:len(raw)-cursorMACLen], raw[len(raw)-cursorMACLen:]
-	if !hmac.Equal(mac, t.cursorMAC(payload)) {
-		return fmt.Errorf("%w: altered, or signed with another secret", ErrInvalidCursor)
-	}
-	if payload[0] != fanoutCursorVersion {
-		return fmt.Errorf("%w: not a fan-out cursor", ErrInvalidCursor)
-	}
-	if !hmac.Equal(payload[1:1+cursorIDLen], fq.identity[:cursorIDLen]) {
-		return fmt.Errorf("%w: it belongs to another query", ErrInvalidCursor)
-	}
-	rest := payload[1+cursorIDLen:]
 	if len(rest) == 0 {
 		return fmt.Errorf("%w: truncated", ErrInvalidCursor)
 	}
@@ -895,15 +876,11 @@ func (t *Table) decodeFanoutCursor(cursor string, fq *fanoutQuery) error {
 		case 2:
 			s.done, s.fetched = true, true
 		case 1:
-			start := make(map[string]types.AttributeValue, len(attrs))
-			for _, a := range attrs {
-				n, w := binary.Uvarint(rest)
-				if w <= 0 || n == 0 || n > uint64(len(rest)-w) {
-					return fmt.Errorf("%w: truncated", ErrInvalidCursor)
-				}
-				start[a] = &types.AttributeValueMemberS{Value: string(rest[w : w+int(n)])}
-				rest = rest[w+int(n):]
+			start, after, ok := readKeyValues(rest, attrs)
+			if !ok {
+				return fmt.Errorf("%w: truncated", ErrInvalidCursor)
 			}
+			rest = after
 			if start[fq.index.PartitionKey].(*types.AttributeValueMemberS).Value != s.pq.partition {
 				return fmt.Errorf("%w: it points into another partition", ErrInvalidCursor)
 			}

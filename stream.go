@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -329,7 +330,8 @@ func newConsumer(t *Table, client StreamClient, handle func(context.Context, Str
 	c := &consumer{t: t, client: client, handle: handle, o: o, arn: o.StreamARN}
 	if c.o.Key == nil {
 		pk, sk := t.opts.PartitionKey, t.opts.SortKey
-		c.o.Key = func(r StreamRecord) string { return r.Key[pk] + "\x00" + r.Key[sk] }
+		// Length-prefixed, so that two different keys never share a rail.
+		c.o.Key = func(r StreamRecord) string { p := r.Key[pk]; return strconv.Itoa(len(p)) + ":" + p + r.Key[sk] }
 	}
 	return c, nil
 }

@@ -34,6 +34,10 @@ type encState struct {
 	// caller checks it after each fast field.
 	err error
 
+	// depth is the level of the map being filled: 1 for the item, one more inside each map or list. A map
+	// or list is refused when it would be level MaxDepth+1.
+	depth int
+
 	// First slabs for the kinds an item holds few of, in the state's own allocation (the result keeps the
 	// state alive, a few hundred bytes).
 	bArr    [2]types.AttributeValueMemberBOOL
@@ -44,7 +48,7 @@ type encState struct {
 }
 
 func newEncState(hints *slabHints) *encState {
-	e := &encState{hints: hints}
+	e := &encState{hints: hints, depth: 1}
 	e.b = e.bArr[:0]
 	e.null = e.nullArr[:0]
 	e.l = e.lArr[:0]
@@ -379,6 +383,9 @@ func marshalerEncoder(t reflect.Type, enc encodeFunc) encodeFunc {
 				return nil, err
 			}
 			if av != nil {
+				if err := checkDepth(av, e.depth); err != nil {
+					return nil, err
+				}
 				return av, nil
 			}
 		}
@@ -390,8 +397,17 @@ func marshalerEncoder(t reflect.Type, enc encodeFunc) encodeFunc {
 
 func structEncoder(p *Plan) encodeFunc {
 	return func(e *encState, v reflect.Value, addr bool) (types.AttributeValue, error) {
+		if e.depth >= MaxDepth {
+			return nil, tooDeep(v)
+		}
+		e.depth++
 		m := make(map[string]types.AttributeValue, len(p.fields))
-		if err := p.encodeFields(e, v, addr, m); err != nil {
+		err := p.encodeFields(e, v, addr, m)
+		e.depth--
+		if err != nil {
+			if de, ok := asDepth(err); ok {
+				de.at(v)
+			}
 			return nil, err
 		}
 		return e.newM(m), nil
@@ -403,8 +419,12 @@ var errEmptyMapKey = errors.New("map key cannot be empty")
 // mapEncoder encodes a non-nil map with a string key type as M. attributevalue rejects an empty key.
 func mapEncoder(vc *typeCodec) encodeFunc {
 	return func(e *encState, v reflect.Value, _ bool) (types.AttributeValue, error) {
+		if e.depth >= MaxDepth {
+			return nil, tooDeep(v)
+		}
 		out := make(map[string]types.AttributeValue, v.Len())
 		if v.Len() > 0 {
+			e.depth++ // an error ends the encoding: its returns leave depth as it is
 			// Scratch copies of each key and value, so that the iteration allocates nothing per entry. A
 			// map value is not addressable for attributevalue, hence addr false.
 			key := reflect.New(v.Type().Key()).Elem()
@@ -419,12 +439,17 @@ func mapEncoder(vc *typeCodec) encodeFunc {
 				val.SetIterValue(it)
 				av, err := vc.enc(e, val, false)
 				if err != nil {
+					if de, ok := asDepth(err); ok {
+						de.step(keyStep(k))
+						de.at(v)
+					}
 					return nil, err
 				}
 				if av != nil {
 					out[k] = av
 				}
 			}
+			e.depth--
 		}
 		return e.newM(out), nil
 	}
@@ -433,6 +458,9 @@ func mapEncoder(vc *typeCodec) encodeFunc {
 // stringMapEncoder is mapEncoder for exactly map[string]string.
 func stringMapEncoder(eo options) encodeFunc {
 	return func(e *encState, v reflect.Value, _ bool) (types.AttributeValue, error) {
+		if e.depth >= MaxDepth {
+			return nil, tooDeep(v)
+		}
 		src := v.Interface().(map[string]string) // a map is pointer-shaped: no allocation
 		out := make(map[string]types.AttributeValue, len(src))
 		for k, s := range src {
@@ -464,6 +492,9 @@ func listEncoder(ec *typeCodec, isArray bool) encodeFunc {
 	if stringElems(ec) {
 		omit, null := ec.opts.omitEmpty, ec.opts.nullEmpty
 		return func(e *encState, v reflect.Value, _ bool) (types.AttributeValue, error) {
+			if e.depth >= MaxDepth {
+				return nil, tooDeep(v)
+			}
 			n := v.Len()
 			l := e.list(n)
 			for i := 0; i < n; i++ {
@@ -482,18 +513,27 @@ func listEncoder(ec *typeCodec, isArray bool) encodeFunc {
 		}
 	}
 	return func(e *encState, v reflect.Value, addr bool) (types.AttributeValue, error) {
+		if e.depth >= MaxDepth {
+			return nil, tooDeep(v)
+		}
+		e.depth++
 		n := v.Len()
 		l := e.list(n)
 		elemAddr := addr || !isArray // slice elements are always addressable
 		for i := 0; i < n; i++ {
 			av, err := ec.enc(e, v.Index(i), elemAddr)
-			if err != nil {
+			if err != nil { // an error ends the encoding: depth is left as it is
+				if de, ok := asDepth(err); ok {
+					de.step(indexStep(i))
+					de.at(v)
+				}
 				return nil, err
 			}
 			if av != nil {
 				l = append(l, av)
 			}
 		}
+		e.depth--
 		return e.newL(l), nil
 	}
 }

@@ -37,8 +37,13 @@ func (fb *fallback) wrapperType() reflect.Type {
 }
 
 // encode encodes v as attributevalue would a struct field holding it; addr says whether that struct is
-// addressable (which decides whether pointer-receiver Marshalers are called).
-func (fb *fallback) encode(_ *encState, v reflect.Value, addr bool) (types.AttributeValue, error) {
+// addressable (which decides whether pointer-receiver Marshalers are called). attributevalue has no
+// depth limit, so v is walked first (a value that contains itself would overflow the stack) and the
+// result checked after (a Marshaler inside may return anything).
+func (fb *fallback) encode(e *encState, v reflect.Value, addr bool) (types.AttributeValue, error) {
+	if err := walkDepth(v, e.depth+1, 0); err != nil {
+		return nil, err
+	}
 	w := reflect.New(fb.wrapperType())
 	w.Elem().Field(0).Set(v)
 	in := w.Interface()
@@ -47,6 +52,9 @@ func (fb *fallback) encode(_ *encState, v reflect.Value, addr bool) (types.Attri
 	}
 	m, err := attributevalue.MarshalMap(in)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkDepth(m["X"], e.depth); err != nil {
 		return nil, err
 	}
 	return m["X"], nil // nil when omitted

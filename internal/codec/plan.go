@@ -224,6 +224,9 @@ func (p *Plan) EncodeInto(v reflect.Value, dst map[string]types.AttributeValue) 
 	e := newEncState(&p.hints)
 	err := p.encodeFields(e, v, v.CanAddr(), dst)
 	p.hints.observe(&e.used)
+	if de, ok := asDepth(err); ok {
+		return de.finish(p.name)
+	}
 	return err
 }
 
@@ -254,6 +257,10 @@ func (p *Plan) encodeFields(e *encState, v reflect.Value, addr bool, dst map[str
 		}
 		av, err := f.codec.enc(e, fv, fAddr)
 		if err != nil {
+			if de, ok := asDepth(err); ok {
+				de.step(fieldStep(f.GoName))
+				return de
+			}
 			return &FieldError{Type: p.name, Field: f.GoName, Err: err}
 		}
 		if av != nil {
@@ -456,6 +463,10 @@ func (f *Field) Encode(fv reflect.Value) (av types.AttributeValue, ok bool, err 
 	e := newEncState(nil)
 	av, err = f.codec.enc(e, fv, fv.CanAddr())
 	if err != nil {
+		if de, ok := asDepth(err); ok {
+			de.step(fieldStep(f.GoName))
+			return nil, false, de.finish(f.plan.name)
+		}
 		return nil, false, &FieldError{Type: f.plan.name, Field: f.GoName, Err: err}
 	}
 	return av, av != nil, nil

@@ -529,3 +529,23 @@ func (t *Table) keepTree(items []map[string]types.AttributeValue, pq *preparedQu
 	}
 	return kept
 }
+
+func derefType(t reflect.Type) reflect.Type {
+	if t.Kind() == reflect.Pointer {
+		return t.Elem()
+	}
+	return t
+}
+
+// asEntity accepts a T or *T as a sort key condition value.
+func (e *Entity[T]) asEntity(v any) (reflect.Value, bool) {
+	switch x := v.(type) {
+	case T:
+		return reflect.ValueOf(&x).Elem(), true
+	case *T:
+		if x != nil {
+			return reflect.ValueOf(x).Elem(), true
+		}
+	}
+	return reflect.Value{}, false
+}

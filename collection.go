@@ -55,10 +55,15 @@ const (
 	UnknownCollect
 )
 
-// OnUnknown sets what a collection query does with items of unknown type. Entity
-// queries are not affected: they skip every item of another type.
-func OnUnknown(m UnknownTypes) QueryOption {
-	return queryFunc(func(o *queryOptions) error {
+// collectionFunc is an option of collection queries alone.
+type collectionFunc func(*queryOptions) error
+
+func (f collectionFunc) applyCollection(o *queryOptions) error { return f(o) }
+
+// OnUnknown sets what a collection query does with items of unknown type. It does
+// not apply to entity queries, which skip every item of another type.
+func OnUnknown(m UnknownTypes) CollectionOption {
+	return collectionFunc(func(o *queryOptions) error {
 		if m > UnknownCollect {
 			return fmt.Errorf("OnUnknown(%d): %w", m, ErrInvalidInput)
 		}
@@ -78,7 +83,7 @@ type RawItem map[string]types.AttributeValue
 // Sort key conditions take strings, or values of key's entity type. Unlike
 // [Entity.Query] there is no default sort key condition: the whole partition is
 // read. [Limit] counts items of every type. Cost: 0.5 RCU per 4 KB read.
-func (t *Table) Query(ctx context.Context, key any, opts ...QueryOption) (Page[any], error) {
+func (t *Table) Query(ctx context.Context, key any, opts ...CollectionOption) (Page[any], error) {
 	pq, o, err := t.prepareCollection(key, opts)
 	if err != nil {
 		return Page[any]{}, err
@@ -103,7 +108,7 @@ func (t *Table) Query(ctx context.Context, key any, opts ...QueryOption) (Page[a
 // All iterates over every item of a collection query, page after page, as
 // [Table.Query] decodes them. It stops at the first error, which it yields with a
 // nil value.
-func (t *Table) All(ctx context.Context, key any, opts ...QueryOption) iter.Seq2[any, error] {
+func (t *Table) All(ctx context.Context, key any, opts ...CollectionOption) iter.Seq2[any, error] {
 	return func(yield func(any, error) bool) {
 		pq, o, err := t.prepareCollection(key, opts)
 		if err != nil {
@@ -133,14 +138,15 @@ func (t *Table) All(ctx context.Context, key any, opts ...QueryOption) iter.Seq2
 }
 
 // prepareCollection resolves key and builds a query of every type in its partition.
-func (t *Table) prepareCollection(key any, opts []QueryOption) (*preparedQuery, *queryOptions, error) {
+func (t *Table) prepareCollection(key any, opts []CollectionOption) (*preparedQuery, *queryOptions, error) {
 	o := &queryOptions{collection: true}
-	for _, opt := range opts {
-		if err := opt.applyQuery(o); err != nil {
-			return nil, nil, fmt.Errorf("singletable: Query collection: %w", err)
-		}
+	if err := applyOptions(o, "Query", "collection", opts, CollectionOption.applyCollection); err != nil {
+		return nil, nil, err
 	}
 	if s, ok := key.(string); ok {
+		if o.partition != nil && *o.partition != s {
+			return nil, nil, fmt.Errorf("singletable: Query collection: Partition(%q) and the partition %q given as the key: give one: %w", *o.partition, s, ErrInvalidInput)
+		}
 		o.partition = &s
 		pq, err := t.prepareQuery(nil, reflect.Value{}, o, nil)
 		return pq, o, err
@@ -332,7 +338,7 @@ type CollectionPage[C any] struct {
 // Query reads one page of the collection at key (one Query call) into a C; key and
 // options are as for [Table.Query]. A one-item field (T or *T) that meets a second
 // item of its type is an error.
-func (c *Collection[C]) Query(ctx context.Context, key any, opts ...QueryOption) (CollectionPage[C], error) {
+func (c *Collection[C]) Query(ctx context.Context, key any, opts ...CollectionOption) (CollectionPage[C], error) {
 	var res CollectionPage[C]
 	pq, o, err := c.table.prepareCollection(key, opts)
 	if err != nil {
@@ -352,7 +358,7 @@ func (c *Collection[C]) Query(ctx context.Context, key any, opts ...QueryOption)
 
 // Load reads every page of the collection at key into one C: a whole aggregate in
 // as few requests as its size allows. Options are as for [Collection.Query].
-func (c *Collection[C]) Load(ctx context.Context, key any, opts ...QueryOption) (C, error) {
+func (c *Collection[C]) Load(ctx context.Context, key any, opts ...CollectionOption) (C, error) {
 	var v C
 	pq, o, err := c.table.prepareCollection(key, opts)
 	if err != nil {

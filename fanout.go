@@ -28,13 +28,17 @@ import (
 // resumed by one cursor. Write sharding itself (shard plans, choosing and finding
 // an item's shard) lives in shard.go.
 
-// Options of QueryShards.
+// shardFunc is an option of fan-out queries alone.
+type shardFunc func(*queryOptions) error
+
+func (f shardFunc) applyShardQuery(o *queryOptions) error { return f(o) }
 
 // Days makes [Entity.QueryShards] read the partitions of every UTC day from from to to
 // (both included), setting the time field whose stored attribute is attr to each
 // day in turn: for partition keys bucketed by day, such as "EVENTS#{day:date}#SHARD{shard}".
-func Days(attr string, from, to time.Time) QueryOption {
-	return queryFunc(func(o *queryOptions) error {
+// attr must name a time placeholder of the partition key template.
+func Days(attr string, from, to time.Time) ShardQueryOption {
+	return shardFunc(func(o *queryOptions) error {
 		f, t := from.UTC().Truncate(24*time.Hour), to.UTC().Truncate(24*time.Hour)
 		if t.Before(f) || t.Sub(f) > 366*24*time.Hour {
 			return fmt.Errorf("Days(%s, %s): want from <= to, at most a year apart: %w", f.Format(dateLayout), t.Format(dateLayout), ErrInvalidInput)
@@ -45,10 +49,10 @@ func Days(attr string, from, to time.Time) QueryOption {
 }
 
 // Parallel bounds how many partitions [Entity.QueryShards] reads at once; default 16.
-func Parallel(n int) QueryOption {
-	return queryFunc(func(o *queryOptions) error {
+func Parallel(n int) ShardQueryOption {
+	return shardFunc(func(o *queryOptions) error {
 		if n < 1 {
-			return fmt.Errorf("Parallel(%d): %w", n, ErrInvalidInput)
+			return fmt.Errorf("Parallel(%d): want at least 1: %w", n, ErrInvalidInput)
 		}
 		o.parallel = n
 		return nil
@@ -58,8 +62,8 @@ func Parallel(n int) QueryOption {
 // AllowPartial lets [Entity.QueryShards] return what the partitions that answered
 // hold when others fail, with a [*ShardError] naming the failed ones; the cursor
 // resumes those where they stood. Without it any failure fails the query.
-func AllowPartial() QueryOption {
-	return queryFunc(func(o *queryOptions) error { o.partial = true; return nil })
+func AllowPartial() ShardQueryOption {
+	return shardFunc(func(o *queryOptions) error { o.partial = true; return nil })
 }
 
 // ShardError reports partitions of a fan-out query that failed.
@@ -189,7 +193,7 @@ func (h *mergeHeap) head(i int) string {
 // partition is read a page at a time. With [Filter], items filtered out count
 // against the shares, as DynamoDB's Limit counts them. key is not modified; its
 // shard (and day) fields are ignored.
-func (e *Entity[T]) QueryShards(ctx context.Context, key T, opts ...QueryOption) (Page[T], error) {
+func (e *Entity[T]) QueryShards(ctx context.Context, key T, opts ...ShardQueryOption) (Page[T], error) {
 	ctx = e.observe(ctx)
 	fq, err := e.prepareFanout(key, opts)
 	if err != nil {
@@ -203,7 +207,7 @@ func (e *Entity[T]) QueryShards(ctx context.Context, key T, opts ...QueryOption)
 // everything, it asks each partition for whole pages of [Limit] items (not a
 // share of one) and keeps what a partition returned from page to page: every item
 // is read once.
-func (e *Entity[T]) AllShards(ctx context.Context, key T, opts ...QueryOption) iter.Seq2[T, error] {
+func (e *Entity[T]) AllShards(ctx context.Context, key T, opts ...ShardQueryOption) iter.Seq2[T, error] {
 	ctx = e.observe(ctx)
 	return func(yield func(T, error) bool) {
 		var zero T
@@ -256,44 +260,24 @@ type fanoutQuery struct {
 	identity [32]byte
 }
 
-func (e *Entity[T]) prepareFanout(key T, opts []QueryOption) (*fanoutQuery, error) {
+func (e *Entity[T]) prepareFanout(key T, opts []ShardQueryOption) (*fanoutQuery, error) {
 	info := e.info
 	var o queryOptions
-	for _, opt := range opts {
-		if err := opt.applyQuery(&o); err != nil {
-			return nil, fmt.Errorf("singletable: QueryShards %s: %w", info.name, err)
-		}
+	if err := applyOptions(&o, "QueryShards", info.name, opts, ShardQueryOption.applyShardQuery); err != nil {
+		return nil, err
 	}
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("singletable: QueryShards %s: "+format, append([]any{info.name}, args...)...)
 	}
 	if info.shard == nil {
-		return nil, fail("the entity is not sharded: %w", ErrInvalidInput)
+		return nil, fail("the entity is not sharded (no `singletable:\"shards=N\"`); use Query: %w", ErrInvalidInput)
 	}
 	if o.partition != nil {
-		return nil, fail("Partition does not apply to a fan-out query: %w", ErrInvalidInput)
+		return nil, fail("Partition(%q) does not apply to QueryShards, which renders every shard's partition itself: %w", *o.partition, ErrInvalidInput)
 	}
-	pkT := info.pk
-	if o.index != "" {
-		pair, ok := info.indexes[o.index]
-		if !ok {
-			return nil, fail("no key templates for index %s: %w", o.index, ErrInvalidInput)
-		}
-		pkT = pair[0]
-	}
-	hasShard := false
-	var dayField *codec.Field
-	for _, f := range pkT.fields {
-		hasShard = hasShard || f == info.shard.field
-		if o.dayAttr != "" && f.Name == o.dayAttr {
-			dayField = f
-		}
-	}
-	if !hasShard {
-		return nil, fail("the partition key template %q has no shard placeholder: %w", pkT.tmpl.String(), ErrInvalidInput)
-	}
-	if o.dayAttr != "" && (dayField == nil || keyKindOf(derefType(dayField.Type)) != kvTime) {
-		return nil, fail("Days(%q): not a time placeholder of %q: %w", o.dayAttr, pkT.tmpl.String(), ErrInvalidInput)
+	dayField, err := e.fanoutDayField(&o)
+	if err != nil {
+		return nil, fail("%w", err)
 	}
 	cursor := o.cursor
 	o.cursor = ""
@@ -301,6 +285,52 @@ func (e *Entity[T]) prepareFanout(key T, opts []QueryOption) (*fanoutQuery, erro
 	if o.parallel > 0 {
 		fq.parallel = o.parallel
 	}
+	if err := e.fanoutStreams(fq, key, &o, dayField); err != nil {
+		return nil, err
+	}
+	if cursor != "" {
+		if err := e.table.decodeFanoutCursor(cursor, fq); err != nil {
+			return nil, fail("%w", err)
+		}
+	}
+	return fq, nil
+}
+
+// fanoutDayField checks that the queried partition key template holds the shard
+// and returns the field that [Days] sets (nil without Days).
+func (e *Entity[T]) fanoutDayField(o *queryOptions) (*codec.Field, error) {
+	info := e.info
+	_, pkT, _, err := e.table.queryTemplates(info, o.index)
+	if err != nil {
+		return nil, err
+	}
+	hasShard := false
+	var dayField *codec.Field
+	names := make([]string, 0, len(pkT.fields))
+	for _, f := range pkT.fields {
+		hasShard = hasShard || f == info.shard.field
+		if f.Name == o.dayAttr {
+			dayField = f
+		}
+		names = append(names, f.Name)
+	}
+	if !hasShard {
+		return nil, fmt.Errorf("the partition key template %q has no {%s} placeholder: %w", pkT.tmpl.String(), info.shard.field.Name, ErrInvalidInput)
+	}
+	switch {
+	case o.dayAttr == "":
+		return nil, nil
+	case dayField == nil:
+		return nil, fmt.Errorf("Days(%q): %s's partition key %s %q has no such placeholder%s: %w", o.dayAttr, info.name, pkT.attr, pkT.tmpl.String(), didYouMean(o.dayAttr, names), ErrInvalidInput)
+	case keyKindOf(derefType(dayField.Type)) != kvTime:
+		return nil, fmt.Errorf("Days(%q): %s is a %s, not a time: %w", o.dayAttr, fieldLabel(info.name, dayField), dayField.Type, ErrInvalidInput)
+	}
+	return dayField, nil
+}
+
+// fanoutStreams prepares one stream per partition: every shard of every day.
+func (e *Entity[T]) fanoutStreams(fq *fanoutQuery, key T, o *queryOptions, dayField *codec.Field) error {
+	info := e.info
 	days := []time.Time{{}}
 	if dayField != nil {
 		days = nil
@@ -317,10 +347,10 @@ func (e *Entity[T]) prepareFanout(key T, opts []QueryOption) (*fanoutQuery, erro
 			if dayField != nil {
 				setTime(sv, dayField, d)
 			}
-			oc := o
+			oc := *o
 			pq, err := e.table.prepareQuery(info, sv, &oc, e.asEntity)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			h.Write(pq.identity)
 			h.Write([]byte{0})
@@ -329,12 +359,7 @@ func (e *Entity[T]) prepareFanout(key T, opts []QueryOption) (*fanoutQuery, erro
 	}
 	fq.index = fq.streams[0].pq.index
 	copy(fq.identity[:], h.Sum(nil))
-	if cursor != "" {
-		if err := e.table.decodeFanoutCursor(cursor, fq); err != nil {
-			return nil, fail("%w", err)
-		}
-	}
-	return fq, nil
+	return nil
 }
 
 func setTime(sv reflect.Value, f *codec.Field, d time.Time) {

@@ -371,16 +371,42 @@ func setTime(sv reflect.Value, f *codec.Field, d time.Time) {
 	fv.Set(reflect.ValueOf(d))
 }
 
-// fanoutPage merges one page from the streams.
+// fanoutPage merges one page from the streams, in three phases: fill the streams
+// that have nothing buffered, merge item by item (reading on where a stream runs
+// dry), then seal the cursor.
 func (e *Entity[T]) fanoutPage(ctx context.Context, fq *fanoutQuery) (Page[T], error) {
-	t := e.table
 	// Fill every live stream that has nothing buffered, concurrently, with its
 	// share of the page.
 	e.refill(ctx, fq, fq.limit, func(s *shardStream) bool { return len(s.buf) == 0 })
 	if err := fq.failure(); err != nil && !fq.partial {
 		return Page[T]{}, err
 	}
+	page, err := e.merge(ctx, fq)
+	if err != nil {
+		return Page[T]{}, err
+	}
+	more := false
+	for _, s := range fq.streams {
+		more = more || len(s.buf) > 0 || !s.done || s.failed != nil
+		page.Capacity += s.units
+		s.units = 0
+	}
+	if more {
+		c, err := e.table.encodeFanoutCursor(fq)
+		if err != nil {
+			return Page[T]{}, err
+		}
+		page.Cursor = c
+	}
+	if err := fq.failure(); err != nil {
+		return page, err
+	}
+	return page, nil
+}
 
+// merge takes items from the streams' heads in merge order until the page is full
+// or every stream is spent.
+func (e *Entity[T]) merge(ctx context.Context, fq *fanoutQuery) (Page[T], error) {
 	h := &mergeHeap{streams: fq.streams, attr: fq.index.SortKey, desc: fq.desc}
 	if h.attr == "" {
 		h.attr = fq.index.PartitionKey
@@ -392,27 +418,12 @@ func (e *Entity[T]) fanoutPage(ctx context.Context, fq *fanoutQuery) (Page[T], e
 	}
 	heap.Init(h)
 	var page Page[T]
-	attrs := t.cursorAttrs(fq.index)
+	attrs := e.table.cursorAttrs(fq.index)
 	for h.Len() > 0 && (fq.limit == 0 || len(page.Items) < fq.limit) {
 		i := h.idx[0]
 		s := fq.streams[i]
-		sk := h.head(i)
-		item := s.buf[0]
-		s.buf = s.buf[1:]
-		s.pos = keyOf(item, attrs)
-		page.Scanned++
-		if s.exempt && fq.boundary != nil && fq.boundary.after(sk, i, fq.desc) {
-			s.exempt = false // caught up with the pass
-		}
-		if fq.boundary != nil && !s.exempt && !fq.boundary.after(sk, i, fq.desc) {
-			// written since the previous page, before its end: not in this pass
-		} else if e.info.isType(item) {
-			fq.boundary = &mergePos{sk: sk, stream: i}
-			v, err := e.decode(ctx, item)
-			if err != nil {
-				return Page[T]{}, fmt.Errorf("singletable: QueryShards %s: %w", e.info.name, err)
-			}
-			page.Items = append(page.Items, v)
+		if err := e.take(ctx, fq, &page, s, i, h.head(i), attrs); err != nil {
+			return Page[T]{}, err
 		}
 		if len(s.buf) == 0 && !s.done && s.failed == nil && (fq.limit == 0 || len(page.Items) < fq.limit) {
 			// Its next item may come before every other head: read on, and top up
@@ -430,23 +441,33 @@ func (e *Entity[T]) fanoutPage(ctx context.Context, fq *fanoutQuery) (Page[T], e
 			heap.Pop(h)
 		}
 	}
-	more := false
-	for _, s := range fq.streams {
-		more = more || len(s.buf) > 0 || !s.done || s.failed != nil
-		page.Capacity += s.units
-		s.units = 0
-	}
-	if more {
-		c, err := t.encodeFanoutCursor(fq)
-		if err != nil {
-			return Page[T]{}, err
-		}
-		page.Cursor = c
-	}
-	if err := fq.failure(); err != nil {
-		return page, err
-	}
 	return page, nil
+}
+
+// take consumes the head item of stream s (number i, sort key sk), adding it to
+// the page unless it is of another type or comes at or before the boundary of the
+// previous page (written since).
+func (e *Entity[T]) take(ctx context.Context, fq *fanoutQuery, page *Page[T], s *shardStream, i int, sk string, attrs []string) error {
+	item := s.buf[0]
+	s.buf = s.buf[1:]
+	s.pos = keyOf(item, attrs)
+	page.Scanned++
+	if s.exempt && fq.boundary != nil && fq.boundary.after(sk, i, fq.desc) {
+		s.exempt = false // caught up with the pass
+	}
+	if fq.boundary != nil && !s.exempt && !fq.boundary.after(sk, i, fq.desc) {
+		return nil // written since the previous page, before its end: not in this pass
+	}
+	if !e.info.isType(item) {
+		return nil
+	}
+	fq.boundary = &mergePos{sk: sk, stream: i}
+	v, err := e.decode(ctx, item)
+	if err != nil {
+		return fmt.Errorf("singletable: QueryShards %s: %w", e.info.name, err)
+	}
+	page.Items = append(page.Items, v)
+	return nil
 }
 
 // share is how many items to ask each of k partitions for when n more items are

@@ -324,18 +324,18 @@ func (k skCondition) text(s string, op skOp) (string, error) {
 // type, naming what the sort key's placeholders take.
 func (k skCondition) valueTypeError(v any, op skOp) error {
 	if k.tmpl == nil || k.info == nil {
-		return fmt.Errorf("singletable: Query %s: %s: a %T cannot be a sort key value here: want the rendered key as a string: %w", k.what, skFuncNames[op], v, ErrInvalidInput)
+		return fmt.Errorf("singletable: Query %s: %s(%s): a value of type %T cannot be a sort key here: give the rendered key as a string: %w", k.what, skFuncNames[op], quoteValue(v), v, ErrInvalidInput)
 	}
 	inputs := make([]string, 0, len(k.tmpl.fields))
 	for _, f := range k.tmpl.fields {
-		inputs = append(inputs, fieldLabel(k.info.name, f)+" is a "+f.Type.String())
+		inputs = append(inputs, fieldLabel(k.info.name, f)+", a "+f.Type.String())
 	}
-	want := "the template has no placeholders"
+	want := "it has no placeholders"
 	if len(inputs) > 0 {
-		want = strings.Join(inputs, ", ")
+		want = strings.Join(inputs, "; ")
 	}
-	return fmt.Errorf("singletable: Query %s: %s(%s): a %T is not a sort key value of %s: want the rendered key as a string, or a %s whose inputs of %s %q are set (%s); SK[%s]() takes only %ss: %w",
-		k.what, skFuncNames[op], quoteValue(v), v, k.info.name, k.info.name, k.tmpl.attr, k.tmpl.tmpl.String(), want, k.info.name, k.info.name, ErrInvalidInput)
+	return fmt.Errorf("singletable: Query %s: %s(%s): a value of type %T is not a sort key of %s: give the rendered key as a string, or a %s with the inputs of %s %q set: %s: %w",
+		k.what, skFuncNames[op], quoteValue(v), v, k.info.name, k.info.name, k.tmpl.attr, k.tmpl.tmpl.String(), want, ErrInvalidInput)
 }
 
 // quoteValue formats a refused value for a message: a number, string or bool as

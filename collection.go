@@ -80,9 +80,12 @@ type RawItem map[string]types.AttributeValue
 // and Order (not pointers), in sort key order, for a type switch. key chooses the
 // partition: a rendered partition key value (a string), or a value of a registered
 // entity (T or *T) whose partition key template for the queried index renders it.
-// Sort key conditions take strings, or values of key's entity type. Unlike
-// [Entity.Query] there is no default sort key condition: the whole partition is
-// read. [Limit] counts items of every type. Cost: 0.5 RCU per 4 KB read.
+// Sort key conditions take strings, or values of key's entity type. Without one,
+// an entity value narrows the sort key as in [Entity.Query], except that a value
+// with every sort key input set reads its item and the items under it, as [SKTree]
+// does (an order and its line items, not order o10); a value that sets only the
+// partition's inputs, or a string, reads the whole partition. [Limit] counts items
+// of every type. Cost: 0.5 RCU per 4 KB read. key is not modified.
 func (t *Table) Query(ctx context.Context, key any, opts ...CollectionOption) (Page[any], error) {
 	pq, o, err := t.prepareCollection(key, opts)
 	if err != nil {

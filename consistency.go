@@ -125,10 +125,13 @@ func permanentError(err error) bool {
 // indexLookup returns a read of the items of index whose keys v renders (partition, and sort key
 // when the index has one) and reports whether the one at v's primary key is there.
 func (e *Entity[T]) indexLookup(index string, v T) (func(context.Context) (*T, error), error) {
-	pair, ok := e.info.indexes[index]
-	if !ok {
-		return nil, fmt.Errorf("singletable: wait %s: no key templates for index %q: %w", e.info.name, index, ErrInvalidInput)
+	if index == "" {
+		return nil, fmt.Errorf("singletable: wait %s: no index named: the base table is read consistently, with Get(ctx, k, Consistent()): %w", e.info.name, ErrInvalidInput)
 	}
+	if _, _, _, err := e.table.queryTemplates(e.info, index); err != nil {
+		return nil, fmt.Errorf("singletable: wait %s: %w", e.info.name, err)
+	}
+	pair := e.info.indexes[index]
 	sv := reflect.ValueOf(&v).Elem()
 	_, want, err := e.info.primaryKey(sv)
 	if err != nil {

@@ -192,7 +192,8 @@ func (h *mergeHeap) head(i int) string {
 // read but not returned are read again by the next page. Without [Limit], each
 // partition is read a page at a time. With [Filter], items filtered out count
 // against the shares, as DynamoDB's Limit counts them. key is not modified; its
-// shard (and day) fields are ignored.
+// shard (and day) fields are ignored, and its other fields narrow the sort key as
+// in [Entity.Query].
 func (e *Entity[T]) QueryShards(ctx context.Context, key T, opts ...ShardQueryOption) (Page[T], error) {
 	ctx = e.observe(ctx)
 	fq, err := e.prepareFanout(key, opts)
@@ -302,7 +303,7 @@ func (e *Entity[T]) fanoutDayField(o *queryOptions) (*codec.Field, error) {
 	info := e.info
 	_, pkT, _, err := e.table.queryTemplates(info, o.index)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("On(%q): %w", o.index, err)
 	}
 	hasShard := false
 	var dayField *codec.Field

@@ -170,11 +170,24 @@ type preparedQuery struct {
 	treeRoot  string // with SKTree: items must have this sort key or continue it after the delimiter
 }
 
-// Query reads one page of the entity's items in one partition (Query): the base
-// table's, or with [On] an index's. The partition key is rendered from key, which
-// needs only the inputs of that key set (or see [Partition]). Items of other entity
-// types in the partition are skipped, never decoded. Cost: 0.5 RCU per 4 KB read
-// (1 with [Consistent], base table only). key is not modified.
+// Query reads one page of the entity's items in one partition (one Query call):
+// the base table's, or with [On] an index's. The partition key is rendered from
+// key, which needs only the inputs of that key set (or see [Partition]). Items of
+// other entity types in the partition are skipped, never decoded. Cost: 0.5 RCU per
+// 4 KB read (1 with [Consistent], base table only). key is not modified.
+//
+// Without a sort key condition, key also narrows the sort key. When it sets the
+// leading inputs of the queried sort key template, at least one of them not an
+// input of the partition key, the query reads the sort keys that begin with the
+// template rendered up to the first unset input, with the literal text that follows
+// the last set one: with SK "ORDER#{orderId}#ITEM#{line:04}",
+// LineItem{CustomerID: "c1", OrderID: "o1"} reads begins_with(SK, "ORDER#o1#ITEM#"),
+// o1's items and never o10's. With every input set, it reads the one sort key
+// (SK = "ORDER#o1#ITEM#0002"). An unset input is an empty string, a zero time, a
+// nil pointer or, here, a zero number; inputs after the first unset one are not
+// used. When key narrows nothing, the query keeps to the template's literal prefix
+// ("ORDER#"). A sort key condition ([SKEqual], [SKBetween], [SK]...) replaces all
+// of this.
 func (e *Entity[T]) Query(ctx context.Context, key T, opts ...QueryOption) (Page[T], error) {
 	ctx = e.observe(ctx)
 	pq, err := e.prepareQuery(reflect.ValueOf(&key).Elem(), opts)
@@ -237,7 +250,7 @@ func (t *Table) prepareQuery(info *entityInfo, sv reflect.Value, o *queryOptions
 	}
 	ix, pkT, skT, err := t.queryTemplates(info, o.index)
 	if err != nil {
-		return nil, fail("%w", err)
+		return nil, fail("On(%q): %w", o.index, err)
 	}
 	if o.consistent && o.index != "" {
 		return nil, fail("index %s does not support consistent reads (Consistent): %w", o.index, ErrInvalidInput)
@@ -289,7 +302,7 @@ func (t *Table) queryTemplates(info *entityInfo, index string) (Index, *keyTempl
 		for _, x := range t.opts.Indexes {
 			names = append(names, x.Name)
 		}
-		return Index{}, nil, nil, fmt.Errorf("On(%q): table %s has no such index%s (its indexes: %s): %w", index, t.name, didYouMean(index, names), listOrNone(names), ErrInvalidInput)
+		return Index{}, nil, nil, fmt.Errorf("table %s has no index %q%s (its indexes: %s): %w", t.name, index, didYouMean(index, names), listOrNone(names), ErrInvalidInput)
 	}
 	switch {
 	case info == nil:
@@ -305,7 +318,7 @@ func (t *Table) queryTemplates(info *entityInfo, index string) (Index, *keyTempl
 				names = append(names, x.Name)
 			}
 		}
-		return Index{}, nil, nil, fmt.Errorf("On(%q): %s has no key templates for index %s (it has templates for: %s): %w", index, info.name, index, listOrNone(names), ErrInvalidInput)
+		return Index{}, nil, nil, fmt.Errorf("%s has no key templates for index %s (it has templates for: %s): %w", info.name, index, listOrNone(names), ErrInvalidInput)
 	}
 	return ix, pair[0], pair[1], nil
 }

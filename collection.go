@@ -304,7 +304,7 @@ func NewCollection[C any](t *Table) (*Collection[C], error) {
 		}
 		info, ok := t.entities[tag]
 		if !ok {
-			return nil, fail("no entity of type " + strconv.Quote(tag) + " is registered on table " + t.name)
+			return nil, fail("no entity of type " + strconv.Quote(tag) + " is registered on table " + t.name + didYouMean(tag, sortedKeys(t.entities)))
 		}
 		if _, dup := c.fields[tag]; dup {
 			return nil, fail("type " + strconv.Quote(tag) + " has two fields")

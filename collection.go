@@ -55,10 +55,15 @@ const (
 	UnknownCollect
 )
 
-// OnUnknown sets what a collection query does with items of unknown type. Entity
-// queries are not affected: they skip every item of another type.
-func OnUnknown(m UnknownTypes) QueryOption {
-	return queryFunc(func(o *queryOptions) error {
+// collectionFunc is an option of collection queries alone.
+type collectionFunc func(*queryOptions) error
+
+func (f collectionFunc) applyCollection(o *queryOptions) error { return f(o) }
+
+// OnUnknown sets what a collection query does with items of unknown type. It does
+// not apply to entity queries, which skip every item of another type.
+func OnUnknown(m UnknownTypes) CollectionOption {
+	return collectionFunc(func(o *queryOptions) error {
 		if m > UnknownCollect {
 			return fmt.Errorf("OnUnknown(%d): %w", m, ErrInvalidInput)
 		}
@@ -75,10 +80,13 @@ type RawItem map[string]types.AttributeValue
 // and Order (not pointers), in sort key order, for a type switch. key chooses the
 // partition: a rendered partition key value (a string), or a value of a registered
 // entity (T or *T) whose partition key template for the queried index renders it.
-// Sort key conditions take strings, or values of key's entity type. Unlike
-// [Entity.Query] there is no default sort key condition: the whole partition is
-// read. [Limit] counts items of every type. Cost: 0.5 RCU per 4 KB read.
-func (t *Table) Query(ctx context.Context, key any, opts ...QueryOption) (Page[any], error) {
+// Sort key conditions take strings, or values of key's entity type. Without one,
+// an entity value narrows the sort key as in [Entity.Query], except that a value
+// with every sort key input set reads its item and the items under it, as [SKTree]
+// does (an order and its line items, not order o10); a value that sets only the
+// partition's inputs, or a string, reads the whole partition. [Limit] counts items
+// of every type. Cost: 0.5 RCU per 4 KB read. key is not modified.
+func (t *Table) Query(ctx context.Context, key any, opts ...CollectionOption) (Page[any], error) {
 	pq, o, err := t.prepareCollection(key, opts)
 	if err != nil {
 		return Page[any]{}, err
@@ -103,7 +111,7 @@ func (t *Table) Query(ctx context.Context, key any, opts ...QueryOption) (Page[a
 // All iterates over every item of a collection query, page after page, as
 // [Table.Query] decodes them. It stops at the first error, which it yields with a
 // nil value.
-func (t *Table) All(ctx context.Context, key any, opts ...QueryOption) iter.Seq2[any, error] {
+func (t *Table) All(ctx context.Context, key any, opts ...CollectionOption) iter.Seq2[any, error] {
 	return func(yield func(any, error) bool) {
 		pq, o, err := t.prepareCollection(key, opts)
 		if err != nil {
@@ -133,14 +141,15 @@ func (t *Table) All(ctx context.Context, key any, opts ...QueryOption) iter.Seq2
 }
 
 // prepareCollection resolves key and builds a query of every type in its partition.
-func (t *Table) prepareCollection(key any, opts []QueryOption) (*preparedQuery, *queryOptions, error) {
+func (t *Table) prepareCollection(key any, opts []CollectionOption) (*preparedQuery, *queryOptions, error) {
 	o := &queryOptions{collection: true}
-	for _, opt := range opts {
-		if err := opt.applyQuery(o); err != nil {
-			return nil, nil, fmt.Errorf("singletable: Query collection: %w", err)
-		}
+	if err := applyOptions(o, "Query", "collection", opts, CollectionOption.applyCollection); err != nil {
+		return nil, nil, err
 	}
 	if s, ok := key.(string); ok {
+		if o.partition != nil && *o.partition != s {
+			return nil, nil, fmt.Errorf("singletable: Query collection: Partition(%q) and the partition %q given as the key: give one: %w", *o.partition, s, ErrInvalidInput)
+		}
 		o.partition = &s
 		pq, err := t.prepareQuery(nil, reflect.Value{}, o, nil)
 		return pq, o, err
@@ -295,7 +304,7 @@ func NewCollection[C any](t *Table) (*Collection[C], error) {
 		}
 		info, ok := t.entities[tag]
 		if !ok {
-			return nil, fail("no entity of type " + strconv.Quote(tag) + " is registered on table " + t.name)
+			return nil, fail("no entity of type " + strconv.Quote(tag) + " is registered on table " + t.name + didYouMean(tag, sortedKeys(t.entities)))
 		}
 		if _, dup := c.fields[tag]; dup {
 			return nil, fail("type " + strconv.Quote(tag) + " has two fields")
@@ -332,7 +341,7 @@ type CollectionPage[C any] struct {
 // Query reads one page of the collection at key (one Query call) into a C; key and
 // options are as for [Table.Query]. A one-item field (T or *T) that meets a second
 // item of its type is an error.
-func (c *Collection[C]) Query(ctx context.Context, key any, opts ...QueryOption) (CollectionPage[C], error) {
+func (c *Collection[C]) Query(ctx context.Context, key any, opts ...CollectionOption) (CollectionPage[C], error) {
 	var res CollectionPage[C]
 	pq, o, err := c.table.prepareCollection(key, opts)
 	if err != nil {
@@ -352,7 +361,7 @@ func (c *Collection[C]) Query(ctx context.Context, key any, opts ...QueryOption)
 
 // Load reads every page of the collection at key into one C: a whole aggregate in
 // as few requests as its size allows. Options are as for [Collection.Query].
-func (c *Collection[C]) Load(ctx context.Context, key any, opts ...QueryOption) (C, error) {
+func (c *Collection[C]) Load(ctx context.Context, key any, opts ...CollectionOption) (C, error) {
 	var v C
 	pq, o, err := c.table.prepareCollection(key, opts)
 	if err != nil {

@@ -48,12 +48,18 @@ type WaitStats struct {
 }
 
 // RetryOption configures the retry loops of [WaitFor], the Entity wait helpers and
-// [Entity.Mutate].
-type RetryOption func(*Backoff)
+// [Entity.Mutate]. [RetryBackoff] makes one.
+type RetryOption interface {
+	applyRetry(*Backoff)
+}
+
+type retryBackoff Backoff
+
+func (r retryBackoff) applyRetry(b *Backoff) { *b = Backoff(r) }
 
 // RetryBackoff sets the schedule of a retry loop; its MaxAttempts bounds the
 // attempts. The default is the table's Backoff, and [Backoff]'s defaults for [WaitFor].
-func RetryBackoff(b Backoff) RetryOption { return func(o *Backoff) { *o = b } }
+func RetryBackoff(b Backoff) RetryOption { return retryBackoff(b) }
 
 // WaitFor calls read until until accepts its result, sleeping between attempts by
 // the backoff schedule (exponential with full jitter). It returns the accepted
@@ -67,12 +73,15 @@ func RetryBackoff(b Backoff) RetryOption { return func(o *Backoff) { *o = b } }
 // which no retry can fix and which are returned at once.
 func WaitFor[R any](ctx context.Context, read func(context.Context) (R, error), until func(R) bool, opts ...RetryOption) (R, WaitStats, error) {
 	var b Backoff
-	for _, o := range opts {
-		o(&b)
+	var last R
+	for i, o := range opts {
+		if o == nil {
+			return last, WaitStats{}, fmt.Errorf("singletable: wait: option %d is nil: %w", i+1, ErrInvalidInput)
+		}
+		o.applyRetry(&b)
 	}
 	b = b.withDefaults()
 	start := b.Now()
-	var last R
 	var lastErr error
 	for attempt := 1; ; attempt++ {
 		r, err := read(ctx)
@@ -116,10 +125,13 @@ func permanentError(err error) bool {
 // indexLookup returns a read of the items of index whose keys v renders (partition, and sort key
 // when the index has one) and reports whether the one at v's primary key is there.
 func (e *Entity[T]) indexLookup(index string, v T) (func(context.Context) (*T, error), error) {
-	pair, ok := e.info.indexes[index]
-	if !ok {
-		return nil, fmt.Errorf("singletable: wait %s: no key templates for index %q: %w", e.info.name, index, ErrInvalidInput)
+	if index == "" {
+		return nil, fmt.Errorf("singletable: wait %s: no index named: the base table is read consistently, with Get(ctx, k, Consistent()): %w", e.info.name, ErrInvalidInput)
 	}
+	if _, _, _, err := e.table.queryTemplates(e.info, index); err != nil {
+		return nil, fmt.Errorf("singletable: wait %s: %w", e.info.name, err)
+	}
+	pair := e.info.indexes[index]
 	sv := reflect.ValueOf(&v).Elem()
 	_, want, err := e.info.primaryKey(sv)
 	if err != nil {

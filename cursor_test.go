@@ -66,7 +66,7 @@ func cursorKinds(t *testing.T) []cursorKind {
 		{
 			name: "fan-out", good: fanout,
 			open: func(c string) error {
-				_, err := q.events.prepareFanout(sEvent{Day: day0}, []QueryOption{After(c)})
+				_, err := q.events.prepareFanout(sEvent{Day: day0}, []ShardQueryOption{After(c)})
 				return err
 			},
 			foreign: map[string]string{"another day's": otherFanout, "a query's": query, "a sweep's": scan},

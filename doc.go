@@ -2,6 +2,34 @@
 // single-table design, where many entity types live side by side and their keys
 // are built from templates.
 //
+// # Where things live
+//
+// One file per concept, its test beside it:
+//
+//	table.go        Table, TableOptions and the WithX table options, Client, NewTable, CreateTable
+//	observe.go      Operation; the observer and logger, one SDK middleware on every call
+//	keys.go         key templates: parse, render, extract (Template)
+//	tags.go         struct tag parsing
+//	entity.go       Entity[T]: the typed surface (Get, Put, Create, Delete), registration
+//	update.go       Update and its options (Set, Remove, Add, Upsert)
+//	occ.go          versions, receipts and lost responses; Mutate; ConflictError
+//	batch.go        BatchGet, BatchPut, BatchDelete with unprocessed-item retry
+//	tx.go           transactions (Table.Transact, TxItem)
+//	query.go        query options by call kind; Entity.Query and All; preparing and paging a query
+//	sortkey.go      sort key conditions (SKEqual..., SK[T]) and the narrowing by a partial key
+//	cursor.go       cursors: seal, open, check against their query
+//	collection.go   item collections: Table.Query/All, Collection[C], OnUnknown
+//	shard.go        write sharding: shard plans, choosing and locating an item's shard
+//	fanout.go       fan-out reads: QueryShards/AllShards, the merge, the fan-out cursor
+//	consistency.go  index waits (WaitIndexed, WaitFor), RetryOption
+//	backoff.go      Backoff: exponential with full jitter
+//	migrate.go      schema versions, migration on read, write-back, Sweep
+//	stream.go       ConsumeStream: a table's stream in order per item
+//	railroad.go     Railroad: per-key ordered execution
+//	describe.go     Table.Describe: the design document and key map
+//	errors.go       sentinels and typed errors
+//	suggest.go      names in messages: "attr (Type.Field)", "did you mean"
+//
 // Describe each entity once, in struct tags:
 //
 //	type Order struct {
@@ -102,9 +130,21 @@
 //
 // # Observability
 //
-// [TableOptions.OnOperation] is called after every DynamoDB call with its API,
-// entity, latency, SDK attempts, consumed capacity and error; [TableOptions.Logger]
-// logs the same through log/slog.
+// [WithObserver] ([TableOptions.Observer]) is called after every DynamoDB call the
+// table makes, table management included, with its API, entity, latency, SDK
+// attempts, consumed capacity and error; [WithLogger] logs the same through
+// log/slog. Both ride on one SDK middleware that each call adds through its
+// optFns, so a [Client] wrapper must pass optFns on.
+//
+// # Options
+//
+// Every option is a value of an option type named for the calls it applies to:
+// [TableOption] for [NewTable], [QueryOption] for every query, [ShardQueryOption]
+// and [CollectionOption] for fan-out and collection queries (which also take every
+// QueryOption), [GetOption], [WriteOption], [UpdateOption], [RetryOption]. An
+// option that does not apply to a call does not compile there; the few that the
+// types cannot rule out (such as [Partition] in a fan-out query) are refused with
+// [ErrInvalidInput] before anything is sent. None is ever ignored.
 //
 // # Testing
 //

@@ -40,7 +40,7 @@ func newFuzzQueries(tb testing.TB) *fuzzQueries {
 	q := &fuzzQueries{}
 	var err error
 	for _, p := range []**Table{&q.plain, &q.signed} {
-		opts := []func(*TableOptions){testTableOptions}
+		opts := []TableOption{testTableOptions}
 		if p == &q.signed {
 			opts = append(opts, WithCursorSecret([]byte("s3cret")))
 		}
@@ -83,7 +83,7 @@ func (q *fuzzQueries) cases() []cursorCase {
 			return q.customers.prepareQuery(reflectValue(&k), []QueryOption{On("GSI3"), After(c)})
 		}},
 		{"collection", q.plain, func(c string) (*preparedQuery, error) {
-			pq, _, err := q.plain.prepareCollection("CUST#c1", []QueryOption{After(c)})
+			pq, _, err := q.plain.prepareCollection("CUST#c1", []CollectionOption{After(c)})
 			return pq, err
 		}},
 		{"signed", q.signed, entity(q.signedOrders)},
@@ -202,7 +202,7 @@ func FuzzCursor(f *testing.F) {
 		}
 		// Fan-out cursors hold one start per shard.
 		for _, cur := range []string{cursor, forgeCursor(q.plain, fuzzPayload(fanoutCursorVersion, fanBase.identity[:cursorIDLen], raw, mode))} {
-			fq, err := q.events.prepareFanout(eventKey, []QueryOption{After(cur)})
+			fq, err := q.events.prepareFanout(eventKey, []ShardQueryOption{After(cur)})
 			if err != nil {
 				if !errors.Is(err, ErrInvalidCursor) {
 					t.Fatalf("fan-out: cursor %q: error %v is not ErrInvalidCursor", cur, err)

@@ -80,20 +80,21 @@ func (c *countingClient) TransactWriteItems(ctx context.Context, in *dynamodb.Tr
 }
 
 // testTableOptions is the table layout most tests use: PK/SK and three GSIs.
-func testTableOptions(o *TableOptions) {
+var testTableOptions TableOption = tableOptionFunc(func(o *TableOptions) error {
 	o.Indexes = []Index{
 		{Name: "GSI1", PartitionKey: "GSI1PK", SortKey: "GSI1SK"},
 		{Name: "GSI2", PartitionKey: "GSI2PK", SortKey: "GSI2SK"},
 		{Name: "GSI3", PartitionKey: "GSI3PK"},
 	}
-}
+	return nil
+})
 
 // newTestTable creates a table unique to the test on DynamoDB Local, deleted when
 // the test ends, and returns it with the counting client it calls through.
-func newTestTable(t *testing.T, opts ...func(*TableOptions)) (*Table, *countingClient) {
+func newTestTable(t *testing.T, opts ...TableOption) (*Table, *countingClient) {
 	t.Helper()
 	client := newCountingClient(local.Client(t))
-	tbl, err := NewTable(client, localtest.TableName(t), append([]func(*TableOptions){testTableOptions}, opts...)...)
+	tbl, err := NewTable(client, localtest.TableName(t), append([]TableOption{testTableOptions}, opts...)...)
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -109,9 +110,9 @@ func newTestTable(t *testing.T, opts ...func(*TableOptions)) (*Table, *countingC
 }
 
 // offlineTable is a table for tests that send nothing (registration, rendering).
-func offlineTable(t *testing.T, opts ...func(*TableOptions)) *Table {
+func offlineTable(t *testing.T, opts ...TableOption) *Table {
 	t.Helper()
-	tbl, err := NewTable(dynamodb.New(dynamodb.Options{Region: "us-east-1"}), "offline", append([]func(*TableOptions){testTableOptions}, opts...)...)
+	tbl, err := NewTable(dynamodb.New(dynamodb.Options{Region: "us-east-1"}), "offline", append([]TableOption{testTableOptions}, opts...)...)
 	require.NoError(t, err)
 	return tbl
 }

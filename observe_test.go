@@ -7,6 +7,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -23,7 +26,11 @@ func TestObserverAndLogger(t *testing.T) {
 	_, orders, _ := registerAll(t, tbl)
 	ctx := context.Background()
 	mu.Lock()
-	ops = nil // CreateTable and DescribeTable are not reported
+	require.NotEmpty(t, ops)
+	assert.Equal(t, "CreateTable", ops[0].Name, "table management is observed too")
+	assert.Empty(t, ops[0].Entity)
+	assert.Equal(t, "DescribeTable", ops[len(ops)-1].Name, "and the wait for the table")
+	ops = nil
 	mu.Unlock()
 	_, err := orders.Put(ctx, order("c1", 1))
 	require.NoError(t, err)
@@ -46,4 +53,65 @@ func TestObserverAndLogger(t *testing.T) {
 	assert.Positive(t, ops[0].Capacity, "write capacity is asked for and reported")
 	assert.Contains(t, logs.String(), "op=PutItem")
 	assert.Contains(t, logs.String(), "entity=tOrder")
+}
+
+// TestObserverSeesEveryCall: a failed call, a call of the table's own and a call
+// no wrapper method was written for are all reported; the caller's input is not
+// modified to ask for the consumed capacity.
+func TestObserverSeesEveryCall(t *testing.T) {
+	var mu sync.Mutex
+	var ops []Operation
+	observe := WithObserver(func(op Operation) {
+		mu.Lock()
+		defer mu.Unlock()
+		ops = append(ops, op)
+	})
+	tbl, client := newTestTable(t, observe)
+	orders := MustRegister[tOrder](tbl)
+	assert.Same(t, client, tbl.Client(), "Client returns the client given to NewTable")
+	ctx := context.Background()
+
+	// A table that does not exist: the call fails and is reported with its error.
+	missing, err := NewTable(client, tbl.Name()+"-missing", testTableOptions, observe)
+	require.NoError(t, err)
+	missingOrders := MustRegister[tOrder](missing)
+	mu.Lock()
+	ops = nil
+	mu.Unlock()
+	_, err = missingOrders.Get(ctx, tOrder{CustomerID: "c1", OrderID: "o1"})
+	require.Error(t, err)
+	_, err = orders.Put(ctx, order("c1", 1))
+	require.NoError(t, err)
+	require.NoError(t, tbl.DeleteTable(ctx))
+
+	mu.Lock()
+	defer mu.Unlock()
+	require.GreaterOrEqual(t, len(ops), 4)
+	assert.Equal(t, "GetItem", ops[0].Name)
+	assert.Equal(t, "tOrder", ops[0].Entity)
+	var nf *types.ResourceNotFoundException
+	assert.ErrorAs(t, ops[0].Err, &nf, "the error as the SDK returns it")
+	assert.Equal(t, "PutItem", ops[1].Name)
+	assert.Equal(t, "DeleteTable", ops[2].Name)
+	assert.Empty(t, ops[2].Entity)
+	assert.Equal(t, "DescribeTable", ops[3].Name)
+}
+
+func TestAskCapacityCopies(t *testing.T) {
+	in := &dynamodb.QueryInput{TableName: aws.String("t")}
+	got := askCapacity(in)
+	assert.Empty(t, in.ReturnConsumedCapacity, "the caller's input is not modified")
+	require.IsType(t, in, got)
+	assert.Equal(t, types.ReturnConsumedCapacityTotal, got.(*dynamodb.QueryInput).ReturnConsumedCapacity)
+	assert.Equal(t, "t", *got.(*dynamodb.QueryInput).TableName)
+
+	asked := &dynamodb.GetItemInput{ReturnConsumedCapacity: types.ReturnConsumedCapacityIndexes}
+	assert.Same(t, asked, askCapacity(asked), "an input that asks already is left as it is")
+	desc := &dynamodb.DescribeTableInput{}
+	assert.Same(t, desc, askCapacity(desc), "an input without the field is left as it is")
+
+	assert.Equal(t, 3.0, consumed(&dynamodb.BatchGetItemOutput{ConsumedCapacity: []types.ConsumedCapacity{{CapacityUnits: aws.Float64(1)}, {CapacityUnits: aws.Float64(2)}}}))
+	assert.Equal(t, 1.5, consumed(&dynamodb.PutItemOutput{ConsumedCapacity: &types.ConsumedCapacity{CapacityUnits: aws.Float64(1.5)}}))
+	assert.Zero(t, consumed(&dynamodb.DescribeTableOutput{}))
+	assert.Zero(t, consumed(nil))
 }

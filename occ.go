@@ -145,7 +145,7 @@ func (e *Entity[T]) Mutate(ctx context.Context, key T, fn func(*T) error, opts .
 		b.Cap = 50 * time.Millisecond
 	}
 	for _, o := range opts {
-		o(&b)
+		o.applyRetry(&b)
 	}
 	b = b.withDefaults()
 	ksv := reflect.ValueOf(&key).Elem()

@@ -19,7 +19,7 @@ import (
 // faultTable is newTestTable with the client going through a fault injector in front
 // of DynamoDB Local, under the SDK's standard retryer (3 attempts, 2 ms backoff, no
 // retry quota so that a storm of faults does not turn into quota errors).
-func faultTable(t *testing.T, opts ...func(*TableOptions)) (*Table, *fault.Injector) {
+func faultTable(t *testing.T, opts ...TableOption) (*Table, *fault.Injector) {
 	t.Helper()
 	inst := local.Get(t)
 	client, inj := fault.NewClient(inst, func(o *fault.ClientOptions) {
@@ -32,9 +32,8 @@ func faultTable(t *testing.T, opts ...func(*TableOptions)) (*Table, *fault.Injec
 			})
 		})
 	})
-	tbl, err := NewTable(client, localtest.TableName(t), append([]func(*TableOptions){testTableOptions, func(o *TableOptions) {
-		o.Backoff = Backoff{Base: time.Millisecond, Cap: 20 * time.Millisecond, MaxAttempts: 50}
-	}}, opts...)...)
+	tbl, err := NewTable(client, localtest.TableName(t), append([]TableOption{testTableOptions,
+		WithBackoff(Backoff{Base: time.Millisecond, Cap: 20 * time.Millisecond, MaxAttempts: 50})}, opts...)...)
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -91,7 +90,7 @@ func TestLostResponsesOnVersionedWrites(t *testing.T) {
 // slowing them), the version can move more than the default four receipts between
 // a writer's read and its read-back, so this table keeps sixteen.
 func TestLostResponsesUnderContention(t *testing.T) {
-	tbl, inj := faultTable(t, func(o *TableOptions) { o.Receipts = 16 })
+	tbl, inj := faultTable(t, WithReceipts(16))
 	counters := MustRegister[vCounter](tbl)
 	ctx := context.Background()
 	// The item exists before the race: creators racing with lost answers cannot

@@ -18,14 +18,65 @@ import (
 	"github.com/singletable/singletable/internal/expr"
 )
 
-// QueryOption configures [Entity.Query] and [Entity.All].
+// Query options come in three kinds, one per kind of call, so that an option that
+// does not apply to a call does not compile there:
+//
+//   - [QueryOption]: every query. [On], [Limit], [Descending], [After], [Filter],
+//     [Partition], [ReturnCapacity], [Consistent] and the sort key conditions.
+//   - [ShardQueryOption]: fan-out queries ([Entity.QueryShards], [Entity.AllShards]):
+//     every QueryOption, and [Days], [Parallel] and [AllowPartial].
+//   - [CollectionOption]: collection queries ([Table.Query], [Table.All],
+//     [Collection.Query], [Collection.Load]): every QueryOption, and [OnUnknown].
+//
+// The one QueryOption that does not apply to every call is [Partition]: a fan-out
+// query renders each partition itself, so it refuses Partition with
+// [ErrInvalidInput] before sending anything.
+
+// QueryOption configures a query of any kind: [Entity.Query] and [Entity.All] take
+// only QueryOptions; fan-out and collection queries take them too.
 type QueryOption interface {
+	ShardQueryOption
+	CollectionOption
 	applyQuery(*queryOptions) error
 }
 
+// ShardQueryOption configures [Entity.QueryShards] and [Entity.AllShards]: any
+// [QueryOption], or [Days], [Parallel] or [AllowPartial].
+type ShardQueryOption interface {
+	applyShardQuery(*queryOptions) error
+}
+
+// CollectionOption configures [Table.Query], [Table.All], [Collection.Query] and
+// [Collection.Load]: any [QueryOption], or [OnUnknown].
+type CollectionOption interface {
+	applyCollection(*queryOptions) error
+}
+
+// queryFunc is an option for every kind of query.
 type queryFunc func(*queryOptions) error
 
-func (f queryFunc) applyQuery(o *queryOptions) error { return f(o) }
+func (f queryFunc) applyQuery(o *queryOptions) error      { return f(o) }
+func (f queryFunc) applyShardQuery(o *queryOptions) error { return f(o) }
+func (f queryFunc) applyCollection(o *queryOptions) error { return f(o) }
+
+// Consistent (entity.go) is a [ReadOption], and so a QueryOption: it applies to
+// every kind of query.
+func (c consistentOption) applyShardQuery(o *queryOptions) error { return c.applyQuery(o) }
+func (c consistentOption) applyCollection(o *queryOptions) error { return c.applyQuery(o) }
+
+// applyOptions applies opts with apply, naming the call ("Query") and what it reads
+// (an entity, or "collection") in errors; a nil option is refused, not skipped.
+func applyOptions[O any](o *queryOptions, call, what string, opts []O, apply func(O, *queryOptions) error) error {
+	for i, opt := range opts {
+		if any(opt) == nil {
+			return fmt.Errorf("singletable: %s %s: option %d is nil: %w", call, what, i+1, ErrInvalidInput)
+		}
+		if err := apply(opt, o); err != nil {
+			return fmt.Errorf("singletable: %s %s: %w", call, what, err)
+		}
+	}
+	return nil
+}
 
 type queryOptions struct {
 	index      string
@@ -44,27 +95,6 @@ type queryOptions struct {
 	dayFrom, dayTo time.Time
 	parallel       int
 	partial        bool
-}
-
-// skOp is a sort key comparison.
-type skOp uint8
-
-const (
-	skEqual skOp = iota + 1
-	skLess
-	skLessEqual
-	skGreater
-	skGreaterEqual
-	skBetween
-	skBeginsWith
-	skTree
-)
-
-var skOpNames = [...]string{"", "=", "<", "<=", ">", ">=", "BETWEEN", "begins_with", "tree"}
-
-type skCond struct {
-	op     skOp
-	values [2]any
 }
 
 // On queries the named global secondary index instead of the base table. Index
@@ -118,59 +148,6 @@ func ReturnCapacity() QueryOption {
 	return queryFunc(func(o *queryOptions) error { o.capacity = true; return nil })
 }
 
-func sortKey(op skOp, values ...any) QueryOption {
-	return queryFunc(func(o *queryOptions) error {
-		if o.sk != nil {
-			return fmt.Errorf("more than one sort key condition: %w", ErrInvalidInput)
-		}
-		c := &skCond{op: op}
-		copy(c.values[:], values)
-		o.sk = c
-		return nil
-	})
-}
-
-// Sort key conditions. Each value is either a string, used as the rendered sort key
-// text, or a value of the entity type (T or *T), rendered through the sort key
-// template of the index queried. Rendering stops at the first unset input (an
-// empty string, a zero time, a nil pointer or, here only, a zero number: give a
-// string to match a zero), and a partly filled value stands for every key that
-// begins with its prefix (see [Template.Prefix]): SKBeginsWith matches them all,
-// SKLessThan and SKGreaterThanEqual bound below the group, SKLessThanEqual and
-// SKGreaterThan bound above it.
-//
-// Without a sort key condition a query is limited to keys that begin with the
-// literal prefix of the entity's sort key template (if it has one).
-
-// SKEqual matches the sort key equal to v (which must be complete).
-func SKEqual(v any) QueryOption { return sortKey(skEqual, v) }
-
-// SKLessThan matches sort keys below v.
-func SKLessThan(v any) QueryOption { return sortKey(skLess, v) }
-
-// SKLessThanEqual matches sort keys up to and including v.
-func SKLessThanEqual(v any) QueryOption { return sortKey(skLessEqual, v) }
-
-// SKGreaterThan matches sort keys above v.
-func SKGreaterThan(v any) QueryOption { return sortKey(skGreater, v) }
-
-// SKGreaterThanEqual matches sort keys from v on.
-func SKGreaterThanEqual(v any) QueryOption { return sortKey(skGreaterEqual, v) }
-
-// SKBetween matches sort keys from lo up to and including hi.
-func SKBetween(lo, hi any) QueryOption { return sortKey(skBetween, lo, hi) }
-
-// SKBeginsWith matches sort keys that begin with v. Beware that "ORDER#o1" begins
-// "ORDER#o10" too; to read an item and the items under it, use [SKTree].
-func SKBeginsWith(v any) QueryOption { return sortKey(skBeginsWith, v) }
-
-// SKTree matches the sort key v (which must be complete) and every sort key that
-// continues it after the delimiter: given "ORDER#o1", the order's own item and its
-// "ORDER#o1#ITEM#..." rows, but not "ORDER#o10". DynamoDB reads the range from v to
-// v, delimiter, U+10FFFF; the rare key in that range that merely extends v's last
-// value (such as "ORDER#o1!") is dropped before decoding.
-func SKTree(v any) QueryOption { return sortKey(skTree, v) }
-
 // Page is one page of a query.
 type Page[T any] struct {
 	// Items are the page's items of this entity type, in sort key order.
@@ -193,11 +170,24 @@ type preparedQuery struct {
 	treeRoot  string // with SKTree: items must have this sort key or continue it after the delimiter
 }
 
-// Query reads one page of the entity's items in one partition (Query): the base
-// table's, or with [On] an index's. The partition key is rendered from key, which
-// needs only the inputs of that key set (or see [Partition]). Items of other entity
-// types in the partition are skipped, never decoded. Cost: 0.5 RCU per 4 KB read
-// (1 with [Consistent], base table only). key is not modified.
+// Query reads one page of the entity's items in one partition (one Query call):
+// the base table's, or with [On] an index's. The partition key is rendered from
+// key, which needs only the inputs of that key set (or see [Partition]). Items of
+// other entity types in the partition are skipped, never decoded. Cost: 0.5 RCU per
+// 4 KB read (1 with [Consistent], base table only). key is not modified.
+//
+// Without a sort key condition, key also narrows the sort key. When it sets the
+// leading inputs of the queried sort key template, at least one of them not an
+// input of the partition key, the query reads the sort keys that begin with the
+// template rendered up to the first unset input, with the literal text that follows
+// the last set one: with SK "ORDER#{orderId}#ITEM#{line:04}",
+// LineItem{CustomerID: "c1", OrderID: "o1"} reads begins_with(SK, "ORDER#o1#ITEM#"),
+// o1's items and never o10's. With every input set, it reads the one sort key
+// (SK = "ORDER#o1#ITEM#0002"). An unset input is an empty string, a zero time, a
+// nil pointer or, here, a zero number; inputs after the first unset one are not
+// used. When key narrows nothing, the query keeps to the template's literal prefix
+// ("ORDER#"). A sort key condition ([SKEqual], [SKBetween], [SK]...) replaces all
+// of this.
 func (e *Entity[T]) Query(ctx context.Context, key T, opts ...QueryOption) (Page[T], error) {
 	ctx = e.observe(ctx)
 	pq, err := e.prepareQuery(reflect.ValueOf(&key).Elem(), opts)
@@ -240,17 +230,16 @@ func (e *Entity[T]) All(ctx context.Context, key T, opts ...QueryOption) iter.Se
 
 func (e *Entity[T]) prepareQuery(sv reflect.Value, opts []QueryOption) (*preparedQuery, error) {
 	var o queryOptions
-	for _, opt := range opts {
-		if err := opt.applyQuery(&o); err != nil {
-			return nil, fmt.Errorf("singletable: Query %s: %w", e.info.name, err)
-		}
+	if err := applyOptions(&o, "Query", e.info.name, opts, QueryOption.applyQuery); err != nil {
+		return nil, err
 	}
 	return e.table.prepareQuery(e.info, sv, &o, e.asEntity)
 }
 
-// prepareQuery validates a query and builds its input. info is the entity whose key
-// templates render the partition and sort key values; it is nil for a collection
-// query given a rendered partition value.
+// prepareQuery validates a query and builds its input, in phases: the index and
+// templates, the partition value, the key condition, the input, the cursor. info
+// is the entity whose key templates render the partition and sort key values; it
+// is nil for a collection query given a rendered partition value.
 func (t *Table) prepareQuery(info *entityInfo, sv reflect.Value, o *queryOptions, asEntity func(any) (reflect.Value, bool)) (*preparedQuery, error) {
 	what := "collection"
 	if info != nil {
@@ -259,42 +248,19 @@ func (t *Table) prepareQuery(info *entityInfo, sv reflect.Value, o *queryOptions
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("singletable: Query %s: "+format, append([]any{what}, args...)...)
 	}
-	ix, ok := t.index(o.index)
-	if !ok {
-		return nil, fail("table %s has no index %q: %w", t.name, o.index, ErrInvalidInput)
-	}
-	var pkT, skT *keyTemplate
-	switch {
-	case info == nil:
-	case o.index == "":
-		pkT, skT = info.pk, info.sk
-	default:
-		pair, ok := info.indexes[o.index]
-		if !ok {
-			return nil, fail("%s has no key templates for index %s: %w", info.name, o.index, ErrInvalidInput)
-		}
-		pkT, skT = pair[0], pair[1]
+	ix, pkT, skT, err := t.queryTemplates(info, o.index)
+	if err != nil {
+		return nil, fail("On(%q): %w", o.index, err)
 	}
 	if o.consistent && o.index != "" {
-		return nil, fail("index %s does not support consistent reads: %w", o.index, ErrInvalidInput)
+		return nil, fail("index %s does not support consistent reads (Consistent): %w", o.index, ErrInvalidInput)
 	}
-	var pv string
-	switch {
-	case o.partition != nil:
-		pv = *o.partition
-		if pv == "" || len(pv) > MaxPartitionKeyBytes || !utf8.ValidString(pv) {
-			return nil, fail("partition value must be 1-%d bytes of UTF-8: %w", MaxPartitionKeyBytes, ErrInvalidKey)
-		}
-	case pkT == nil:
-		return nil, fail("no partition value: %w", ErrInvalidInput)
-	default:
-		if err := info.checkShard(sv); err != nil && o.index == "" {
-			return nil, fail("%w (query every shard with QueryShards)", err)
-		}
-		var err error
-		if pv, _, err = pkT.render(info, sv, false); err != nil {
-			return nil, err
-		}
+	if ix.SortKey == "" && o.sk != nil {
+		return nil, fail("index %s has no sort key, so %s does not apply: %w", o.index, skFuncNames[o.sk.op], ErrInvalidInput)
+	}
+	pv, err := t.queryPartition(info, sv, o, pkT)
+	if err != nil {
+		return nil, err
 	}
 	pq := &preparedQuery{index: ix, partition: pv}
 	var b expr.Builder
@@ -303,27 +269,117 @@ func (t *Table) prepareQuery(info *entityInfo, sv reflect.Value, o *queryOptions
 	if info != nil && !o.collection {
 		kind = info.discriminator
 	}
-	identity := []byte(t.name + "\x00" + o.index + "\x00" + kind + "\x00" + pv + "\x00" + strconv.FormatBool(o.desc))
-
+	pq.identity = []byte(t.name + "\x00" + o.index + "\x00" + kind + "\x00" + pv + "\x00" + strconv.FormatBool(o.desc))
 	if ix.SortKey != "" {
-		sk := skCondition{what: what, attr: ix.SortKey, tmpl: skT, info: info, asEntity: asEntity, defaultPrefix: !o.collection, delim: t.opts.Delimiter}
-		cond, ident, err := sk.build(&b, o.sk)
+		sk := skCondition{what: what, attr: ix.SortKey, tmpl: skT, pk: pkT, info: info, asEntity: asEntity, collection: o.collection, delim: t.opts.Delimiter}
+		cond, err := pq.sortKeyCondition(&b, sk, sv, o.sk)
 		if err != nil {
 			return nil, err
-		}
-		if o.sk != nil && o.sk.op == skTree {
-			pq.treeRoot = ident[2:]
 		}
 		if cond != "" {
 			keyCond += " AND " + cond
 		}
-		identity = append(identity, ident...)
-	} else if o.sk != nil {
-		return nil, fail("index %s has no sort key: %w", o.index, ErrInvalidInput)
 	}
+	if err := t.queryInput(pq, &b, keyCond, o); err != nil {
+		return nil, fail("%w", err)
+	}
+	if o.cursor != "" {
+		start, err := t.decodeCursor(o.cursor, pq)
+		if err != nil {
+			return nil, fail("%w", err)
+		}
+		pq.in.ExclusiveStartKey = start
+	}
+	return pq, nil
+}
+
+// queryTemplates returns the queried index (the base table for "") and, for an
+// entity, its partition and sort key templates there (the sort key's may be nil).
+func (t *Table) queryTemplates(info *entityInfo, index string) (Index, *keyTemplate, *keyTemplate, error) {
+	ix, ok := t.index(index)
+	if !ok {
+		names := make([]string, 0, len(t.opts.Indexes))
+		for _, x := range t.opts.Indexes {
+			names = append(names, x.Name)
+		}
+		return Index{}, nil, nil, fmt.Errorf("table %s has no index %q%s (its indexes: %s): %w", t.name, index, didYouMean(index, names), listOrNone(names), ErrInvalidInput)
+	}
+	switch {
+	case info == nil:
+		return ix, nil, nil, nil
+	case index == "":
+		return ix, info.pk, info.sk, nil
+	}
+	pair, ok := info.indexes[index]
+	if !ok {
+		names := make([]string, 0, len(info.indexes))
+		for _, x := range t.opts.Indexes {
+			if _, ok := info.indexes[x.Name]; ok {
+				names = append(names, x.Name)
+			}
+		}
+		return Index{}, nil, nil, fmt.Errorf("%s has no key templates for index %s (it has templates for: %s): %w", info.name, index, listOrNone(names), ErrInvalidInput)
+	}
+	return ix, pair[0], pair[1], nil
+}
+
+func listOrNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+// queryPartition is the partition key value of a query: given with [Partition], or
+// rendered from the key value.
+func (t *Table) queryPartition(info *entityInfo, sv reflect.Value, o *queryOptions, pkT *keyTemplate) (string, error) {
+	what := "collection"
+	if info != nil {
+		what = info.name
+	}
+	switch {
+	case o.partition != nil:
+		pv := *o.partition
+		if pv == "" || len(pv) > MaxPartitionKeyBytes || !utf8.ValidString(pv) {
+			return "", fmt.Errorf("singletable: Query %s: Partition(%q): the value must be 1-%d bytes of UTF-8: %w", what, pv, MaxPartitionKeyBytes, ErrInvalidKey)
+		}
+		return pv, nil
+	case pkT == nil:
+		return "", fmt.Errorf("singletable: Query %s: no partition value: %w", what, ErrInvalidInput)
+	}
+	if err := info.checkShard(sv); err != nil && o.index == "" {
+		return "", fmt.Errorf("singletable: Query %s: %w (query every shard with QueryShards)", what, err)
+	}
+	pv, _, err := pkT.render(info, sv, false)
+	return pv, err
+}
+
+// sortKeyCondition builds the sort key condition: c, or without one the condition
+// the key value sv narrows to (see [skCondition.narrowed]). It adds the
+// condition's identity to the query's and notes an SKTree's root.
+func (pq *preparedQuery) sortKeyCondition(b *expr.Builder, sk skCondition, sv reflect.Value, c *skCond) (string, error) {
+	if c == nil {
+		var err error
+		if c, err = sk.narrowed(sv); err != nil {
+			return "", err
+		}
+	}
+	cond, ident, err := sk.build(b, c)
+	if err != nil {
+		return "", err
+	}
+	if c != nil && c.op == skTree {
+		pq.treeRoot = ident[2:]
+	}
+	pq.identity = append(pq.identity, ident...)
+	return cond, nil
+}
+
+// queryInput fills the QueryInput of a prepared query.
+func (t *Table) queryInput(pq *preparedQuery, b *expr.Builder, keyCond string, o *queryOptions) error {
 	filter, err := b.Condition(o.filter)
 	if err != nil {
-		return nil, fail("filter: %w: %w", ErrInvalidInput, err)
+		return fmt.Errorf("Filter: %w: %w", ErrInvalidInput, err)
 	}
 	pq.in = dynamodb.QueryInput{
 		TableName:                 t.namePtr(),
@@ -345,116 +401,7 @@ func (t *Table) prepareQuery(info *entityInfo, sv reflect.Value, o *queryOptions
 	if o.capacity {
 		pq.in.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
 	}
-	pq.identity = identity
-	if o.cursor != "" {
-		start, err := t.decodeCursor(o.cursor, pq)
-		if err != nil {
-			return nil, fail("%w", err)
-		}
-		pq.in.ExclusiveStartKey = start
-	}
-	return pq, nil
-}
-
-// maxRune sorts after every UTF-8 text that does not itself begin with it; appended
-// to a prefix it bounds the group of keys beginning with that prefix from above.
-const maxRune = "\U0010FFFF"
-
-// skCondition renders sort key conditions for one query.
-type skCondition struct {
-	what          string       // entity name, for messages
-	attr          string       // sort key attribute of the queried index
-	tmpl          *keyTemplate // its template for the entity; nil when there is none
-	info          *entityInfo
-	asEntity      func(any) (reflect.Value, bool)
-	defaultPrefix bool // without a condition, keep to the template's literal prefix
-	delim         byte
-}
-
-// build renders the condition, or the entity's static prefix when there is none and
-// defaultPrefix is set. It returns the condition text and its identity for cursors.
-func (k skCondition) build(b *expr.Builder, c *skCond) (string, string, error) {
-	if c == nil {
-		if !k.defaultPrefix || k.tmpl == nil {
-			return "", "", nil
-		}
-		p := k.tmpl.tmpl.StaticPrefix()
-		if p == "" {
-			return "", "", nil
-		}
-		return "begins_with(" + b.Name(k.attr) + ", " + b.S(p) + ")", "\x00^" + p, nil
-	}
-	name := b.Name(k.attr)
-	var lo, hi string
-	var err error
-	switch c.op {
-	case skBetween:
-		if lo, err = k.render(c.values[0], c.op, false); err != nil {
-			return "", "", err
-		}
-		if hi, err = k.render(c.values[1], c.op, true); err != nil {
-			return "", "", err
-		}
-		if lo > hi {
-			return "", "", fmt.Errorf("singletable: Query %s: SKBetween bounds %q > %q: %w", k.what, lo, hi, ErrInvalidInput)
-		}
-		return name + " BETWEEN " + b.S(lo) + " AND " + b.S(hi), "\x00B" + lo + "\x00" + hi, nil
-	case skBeginsWith:
-		if lo, err = k.render(c.values[0], c.op, false); err != nil {
-			return "", "", err
-		}
-		return "begins_with(" + name + ", " + b.S(lo) + ")", "\x00^" + lo, nil
-	case skTree:
-		if lo, err = k.render(c.values[0], c.op, false); err != nil {
-			return "", "", err
-		}
-		hi = lo + string(k.delim) + maxRune
-		return name + " BETWEEN " + b.S(lo) + " AND " + b.S(hi), "\x00T" + lo, nil
-	default:
-		upper := c.op == skLessEqual || c.op == skGreater
-		if lo, err = k.render(c.values[0], c.op, upper); err != nil {
-			return "", "", err
-		}
-		op := skOpNames[c.op]
-		return name + " " + op + " " + b.S(lo), "\x00" + op + lo, nil
-	}
-}
-
-// render turns one condition value into sort key text; upper says whether a partial
-// value bounds its group from above.
-func (k skCondition) render(v any, op skOp, upper bool) (string, error) {
-	if s, ok := v.(string); ok {
-		if s == "" || len(s) > MaxSortKeyBytes || !utf8.ValidString(s) {
-			return "", fmt.Errorf("singletable: Query %s: sort key value must be 1-%d bytes of UTF-8: %w", k.what, MaxSortKeyBytes, ErrInvalidKey)
-		}
-		return s, nil
-	}
-	var sv reflect.Value
-	ok := false
-	if k.asEntity != nil && k.tmpl != nil {
-		sv, ok = k.asEntity(v)
-	}
-	if !ok {
-		return "", fmt.Errorf("singletable: Query %s: sort key value of type %T: want a string or a %s: %w", k.what, v, k.what, ErrInvalidInput)
-	}
-	skT := k.tmpl
-	s, complete, err := skT.renderWith(k.info, func(i int) keyValue {
-		v := keyValueOfField(skT.fields[i], sv)
-		if (v.kind == kvInt && v.i == 0) || (v.kind == kvUint && v.u == 0) {
-			return keyValue{} // in a partly filled value, a zero number is unset
-		}
-		return v
-	}, true)
-	if err != nil {
-		return "", err
-	}
-	if !complete && (op == skEqual || op == skTree) {
-		return "", fmt.Errorf("singletable: Query %s: %s needs every input of %s, got only the prefix %q: %w", k.what, map[skOp]string{skEqual: "SKEqual", skTree: "SKTree"}[op], skT.attr, s, ErrInvalidKey)
-	}
-	if !complete && upper {
-		s += maxRune
-	}
-	return s, nil
+	return nil
 }
 
 // pageResult carries what the typed page does not show: the raw last key.
@@ -528,4 +475,24 @@ func (t *Table) keepTree(items []map[string]types.AttributeValue, pq *preparedQu
 		}
 	}
 	return kept
+}
+
+func derefType(t reflect.Type) reflect.Type {
+	if t.Kind() == reflect.Pointer {
+		return t.Elem()
+	}
+	return t
+}
+
+// asEntity accepts a T or *T as a sort key condition value.
+func (e *Entity[T]) asEntity(v any) (reflect.Value, bool) {
+	switch x := v.(type) {
+	case T:
+		return reflect.ValueOf(&x).Elem(), true
+	case *T:
+		if x != nil {
+			return reflect.ValueOf(x).Elem(), true
+		}
+	}
+	return reflect.Value{}, false
 }

@@ -304,44 +304,16 @@ func walkFieldOptions(info *entityInfo, rt reflect.Type, at []int, depth int) er
 
 // attrName names a field for messages in both vocabularies: "createdAt
 // (Order.CreatedAt)".
-func (info *entityInfo) attrName(f *codec.Field) string {
-	return f.Name + " (" + info.name + "." + f.GoName + ")"
-}
+func (info *entityInfo) attrName(f *codec.Field) string { return fieldLabel(info.name, f) }
 
 // keyKindOf says how a field type renders into a key, or kvMissing if it cannot.
 
-// suggestAttr returns `; did you mean "x"?` naming the stored attribute of the
+// suggestAttr returns ` (did you mean "x"?)` naming the stored attribute of the
 // entity closest to name, or "" when none is close.
 func (info *entityInfo) suggestAttr(name string) string {
-	best, bestD := "", len(name)/2+2
+	names := make([]string, 0, len(info.plan.Fields()))
 	for _, f := range info.plan.Fields() {
-		if d := editDistance(strings.ToLower(name), strings.ToLower(f.Name)); d < bestD {
-			best, bestD = f.Name, d
-		}
+		names = append(names, f.Name)
 	}
-	if best == "" {
-		return ""
-	}
-	return "; did you mean " + strconv.Quote(best) + "?"
-}
-
-// editDistance is the Levenshtein distance between a and b, by bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return didYouMean(name, names)
 }

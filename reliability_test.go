@@ -75,7 +75,7 @@ const relSDKAttempts = 3 // the SDK's attempts per call in these tests
 // called through a countingClient (calls the library made) with an
 // attemptCounter under the SDK (HTTP attempts). The SDK retries as
 // faultTable's does unless sdk says otherwise.
-func relTable(t *testing.T, sdk func(*retry.StandardOptions), opts ...func(*TableOptions)) (*Table, *fault.Injector, *countingClient) {
+func relTable(t *testing.T, sdk func(*retry.StandardOptions), opts ...TableOption) (*Table, *fault.Injector, *countingClient) {
 	t.Helper()
 	inst := local.Get(t)
 	client, inj := fault.NewClient(inst, func(o *fault.ClientOptions) {
@@ -94,9 +94,8 @@ func relTable(t *testing.T, sdk func(*retry.StandardOptions), opts ...func(*Tabl
 		})
 	})
 	counting := newCountingClient(client)
-	tbl, err := NewTable(counting, localtest.TableName(t), append([]func(*TableOptions){testTableOptions, func(o *TableOptions) {
-		o.Backoff = Backoff{Base: time.Millisecond, Cap: 20 * time.Millisecond, MaxAttempts: 50}
-	}}, opts...)...)
+	tbl, err := NewTable(counting, localtest.TableName(t), append([]TableOption{testTableOptions,
+		WithBackoff(Backoff{Base: time.Millisecond, Cap: 20 * time.Millisecond, MaxAttempts: 50})}, opts...)...)
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -526,9 +525,7 @@ func TestCancelReturnsWithin50ms(t *testing.T) {
 		so.MaxAttempts = 100
 		so.Backoff = retry.BackoffDelayerFunc(func(int, error) (time.Duration, error) { return long, nil })
 		so.MaxBackoff = long
-	}, func(o *TableOptions) {
-		o.Backoff = Backoff{Base: long, Cap: long, MaxAttempts: 100, Rand: func() float64 { return 0.999 }}
-	})
+	}, WithBackoff(Backoff{Base: long, Cap: long, MaxAttempts: 100, Rand: func() float64 { return 0.999 }}))
 	items := MustRegister[relItem](tbl)
 	counters := MustRegister[vCounter](tbl)
 	events := MustRegister[sEvent](tbl)

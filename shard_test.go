@@ -78,7 +78,7 @@ func TestShardedEventsSpreadAndMerge(t *testing.T) {
 
 	// Every event is back, merged in sort key order, in both directions.
 	for _, desc := range []bool{false, true} {
-		opts := []QueryOption{}
+		opts := []ShardQueryOption{}
 		if desc {
 			opts = append(opts, Descending())
 		}
@@ -106,7 +106,7 @@ func TestShardedEventsSpreadAndMerge(t *testing.T) {
 		cursor := ""
 		pages := 0
 		for {
-			opts := []QueryOption{Limit(997), After(cursor)}
+			opts := []ShardQueryOption{Limit(997), After(cursor)}
 			if desc {
 				opts = append(opts, Descending())
 			}

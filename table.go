@@ -18,8 +18,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-// Client is the part of the DynamoDB API the package calls. *dynamodb.Client
-// satisfies it; tests wrap it to count calls or inject faults.
+// Client is the part of the DynamoDB API the package calls, and nothing more.
+// *dynamodb.Client satisfies it; tests wrap it to count calls or inject faults. A
+// wrapper must pass each call's optFns on to the client it wraps: the table's
+// observer ([WithObserver], [WithLogger]) rides on them as SDK middleware.
 type Client interface {
 	GetItem(ctx context.Context, in *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
 	PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
@@ -30,7 +32,6 @@ type Client interface {
 	BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error)
 	BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error)
 	TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, optFns ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error)
-	TransactGetItems(ctx context.Context, in *dynamodb.TransactGetItemsInput, optFns ...func(*dynamodb.Options)) (*dynamodb.TransactGetItemsOutput, error)
 	CreateTable(ctx context.Context, in *dynamodb.CreateTableInput, optFns ...func(*dynamodb.Options)) (*dynamodb.CreateTableOutput, error)
 	DeleteTable(ctx context.Context, in *dynamodb.DeleteTableInput, optFns ...func(*dynamodb.Options)) (*dynamodb.DeleteTableOutput, error)
 	DescribeTable(ctx context.Context, in *dynamodb.DescribeTableInput, optFns ...func(*dynamodb.Options)) (*dynamodb.DescribeTableOutput, error)
@@ -69,13 +70,15 @@ type TableOptions struct {
 	// ReceiptAttribute is the name prefix of the attributes that hold the receipts
 	// of versioned writes (see [ErrAmbiguous]); default "_wr", giving "_wr0", "_wr1"...
 	ReceiptAttribute string
-	// OnOperation, when set, is called after every DynamoDB call the table makes:
-	// the API, the entity it was for, latency, SDK attempts, consumed capacity and
-	// error. It must be safe for concurrent use and quick. Setting it (or Logger)
-	// makes every call ask for its consumed capacity.
-	OnOperation func(Operation)
+	// Observer, when set, is called after every DynamoDB call the table makes,
+	// table management included: the API, the entity it was for, latency, SDK
+	// attempts, consumed capacity and error. It must be safe for concurrent use
+	// and quick. Setting it (or Logger) makes every call that can ask for its
+	// consumed capacity ask for it. It sees the calls that reach the SDK, through
+	// the optFns each call passes (see [Client]).
+	Observer func(Operation)
 	// Logger, when set, logs every DynamoDB call at Debug level, and failed calls
-	// at Warn, with the same fields as OnOperation.
+	// at Warn, with the same fields as Observer.
 	Logger *slog.Logger
 	// SchemaAttribute holds each item's schema version, for entities registered
 	// with [Migrations]; default "_schema".
@@ -93,59 +96,108 @@ type TableOptions struct {
 	IncarnationAttribute string
 }
 
+// TableOption configures [NewTable]: WithIndex, WithKeys, WithTypeAttribute,
+// WithDelimiter, WithCursorSecret, WithBackoff, WithObserver, WithLogger,
+// WithReceipts, WithReceiptAttribute, WithSchemaAttribute and WithRandom. Each
+// sets the [TableOptions] field of the same name.
+type TableOption interface {
+	applyTable(*TableOptions) error
+}
+
+type tableOptionFunc func(*TableOptions) error
+
+func (f tableOptionFunc) applyTable(o *TableOptions) error { return f(o) }
+
 // WithIndex adds a global secondary index; sortKey may be "".
-func WithIndex(name, partitionKey, sortKey string) func(*TableOptions) {
-	return func(o *TableOptions) {
+func WithIndex(name, partitionKey, sortKey string) TableOption {
+	return tableOptionFunc(func(o *TableOptions) error {
 		o.Indexes = append(o.Indexes, Index{Name: name, PartitionKey: partitionKey, SortKey: sortKey})
-	}
+		return nil
+	})
 }
 
 // WithKeys names the base table's key attributes (default "PK" and "SK").
-func WithKeys(partitionKey, sortKey string) func(*TableOptions) {
-	return func(o *TableOptions) { o.PartitionKey, o.SortKey = partitionKey, sortKey }
+func WithKeys(partitionKey, sortKey string) TableOption {
+	return tableOptionFunc(func(o *TableOptions) error {
+		o.PartitionKey, o.SortKey = partitionKey, sortKey
+		return nil
+	})
 }
 
 // WithTypeAttribute names the attribute that holds the entity type (default "Type").
-func WithTypeAttribute(name string) func(*TableOptions) {
-	return func(o *TableOptions) { o.TypeAttribute = name }
+func WithTypeAttribute(name string) TableOption {
+	return tableOptionFunc(func(o *TableOptions) error { o.TypeAttribute = name; return nil })
 }
 
 // WithDelimiter sets the key part delimiter (default '#').
-func WithDelimiter(d byte) func(*TableOptions) {
-	return func(o *TableOptions) { o.Delimiter = d }
+func WithDelimiter(d byte) TableOption {
+	return tableOptionFunc(func(o *TableOptions) error { o.Delimiter = d; return nil })
 }
 
-// WithCursorSecret signs cursors with HMAC-SHA256 under secret; see [TableOptions.CursorSecret].
-func WithCursorSecret(secret []byte) func(*TableOptions) {
-	return func(o *TableOptions) { o.CursorSecret = append([]byte(nil), secret...) }
+// WithCursorSecret signs cursors with HMAC-SHA256 under secret; see
+// [TableOptions.CursorSecret]. secret is copied.
+func WithCursorSecret(secret []byte) TableOption {
+	secret = append([]byte(nil), secret...)
+	return tableOptionFunc(func(o *TableOptions) error {
+		o.CursorSecret = append([]byte(nil), secret...)
+		return nil
+	})
 }
 
-// WithRandom sets the random source that draws shards; it must be safe for
-// concurrent use. See [TableOptions.Random].
-func WithRandom(random func() uint64) func(*TableOptions) {
-	return func(o *TableOptions) { o.Random = random }
+// WithBackoff sets the retry schedule for unprocessed batch items, waits, Mutate
+// and resent versioned writes; see [TableOptions.Backoff].
+func WithBackoff(b Backoff) TableOption {
+	return tableOptionFunc(func(o *TableOptions) error { o.Backoff = b; return nil })
 }
 
-// WithObserver calls f after every DynamoDB call; see [TableOptions.OnOperation].
-func WithObserver(f func(Operation)) func(*TableOptions) {
-	return func(o *TableOptions) { o.OnOperation = f }
+// WithObserver calls f after every DynamoDB call the table makes; see
+// [TableOptions.Observer].
+func WithObserver(f func(Operation)) TableOption {
+	return tableOptionFunc(func(o *TableOptions) error { o.Observer = f; return nil })
 }
 
 // WithLogger logs every DynamoDB call to l; see [TableOptions.Logger].
-func WithLogger(l *slog.Logger) func(*TableOptions) {
-	return func(o *TableOptions) { o.Logger = l }
+func WithLogger(l *slog.Logger) TableOption {
+	return tableOptionFunc(func(o *TableOptions) error { o.Logger = l; return nil })
 }
 
-// WithBackoff sets the retry schedule for unprocessed batch items.
-func WithBackoff(b Backoff) func(*TableOptions) {
-	return func(o *TableOptions) { o.Backoff = b }
+// WithReceipts sets how many receipt slots a versioned item keeps (at least 1);
+// see [TableOptions.Receipts].
+func WithReceipts(n int) TableOption {
+	return tableOptionFunc(func(o *TableOptions) error {
+		if n < 1 {
+			return fmt.Errorf("WithReceipts(%d): want at least 1: %w", n, ErrInvalidInput)
+		}
+		o.Receipts = n
+		return nil
+	})
+}
+
+// WithReceiptAttribute sets the name prefix of the receipt attributes; see
+// [TableOptions.ReceiptAttribute].
+func WithReceiptAttribute(prefix string) TableOption {
+	return tableOptionFunc(func(o *TableOptions) error { o.ReceiptAttribute = prefix; return nil })
+}
+
+// WithSchemaAttribute names the attribute that holds each item's schema version;
+// see [TableOptions.SchemaAttribute].
+func WithSchemaAttribute(name string) TableOption {
+	return tableOptionFunc(func(o *TableOptions) error { o.SchemaAttribute = name; return nil })
+}
+
+// WithRandom sets the random source that draws the shards of randomly sharded
+// writes, for output that repeats from run to run; it must be safe for concurrent
+// use. See [TableOptions.Random].
+func WithRandom(random func() uint64) TableOption {
+	return tableOptionFunc(func(o *TableOptions) error { o.Random = random; return nil })
 }
 
 // Table is one DynamoDB table shared by many entity types. Create it with
 // [NewTable], then [Register] each entity type. A Table is safe for concurrent use;
 // registration is expected at start-up but is safe at any time.
 type Table struct {
-	client Client
+	client Client // what the library calls: user, with the observer's optFns when observing
+	user   Client // the client given to NewTable
 	name   string
 	nameP  *string // a copy of name for request inputs, which nothing modifies
 	opts   TableOptions
@@ -223,11 +275,49 @@ type keyRole struct {
 }
 
 // NewTable describes a table. It calls nothing; use [Table.CreateTable] to create it.
-func NewTable(client Client, name string, opts ...func(*TableOptions)) (*Table, error) {
-	o := TableOptions{}
-	for _, f := range opts {
-		f(&o)
+// Options apply in order; an option's error, or options that describe an invalid
+// table, fail it with [ErrInvalidInput].
+func NewTable(client Client, name string, opts ...TableOption) (*Table, error) {
+	if client == nil {
+		return nil, fmt.Errorf("singletable: NewTable %q: nil client: %w", name, ErrInvalidInput)
 	}
+	if err := checkTableName(name); err != nil {
+		return nil, err
+	}
+	var o TableOptions
+	for i, opt := range opts {
+		if opt == nil {
+			return nil, fmt.Errorf("singletable: NewTable %q: option %d is nil: %w", name, i+1, ErrInvalidInput)
+		}
+		if err := opt.applyTable(&o); err != nil {
+			return nil, fmt.Errorf("singletable: NewTable %q: %w", name, err)
+		}
+	}
+	o.fillDefaults()
+	if err := checkDelimiter(o.Delimiter); err != nil {
+		return nil, fmt.Errorf("singletable: NewTable %q: %w", name, err)
+	}
+	t := &Table{
+		client:   compatClient{Client: client}, // compat.go: errors of old DynamoDB Local releases name their cause
+		user:     client,
+		name:     name,
+		nameP:    aws.String(name),
+		opts:     o,
+		keys:     map[string]keyRole{},
+		entities: map[string]*entityInfo{},
+		byGoType: map[reflect.Type]*entityInfo{},
+	}
+	if t.observing() {
+		t.client = withOptFns{c: t.client, optFns: []func(*dynamodb.Options){t.observeCall}}
+	}
+	if err := t.addKeys(); err != nil {
+		return nil, fmt.Errorf("singletable: NewTable %q: %w", name, err)
+	}
+	return t, nil
+}
+
+// fillDefaults sets the documented default of every zero field.
+func (o *TableOptions) fillDefaults() {
 	if o.PartitionKey == "" {
 		o.PartitionKey = "PK"
 	}
@@ -255,75 +345,58 @@ func NewTable(client Client, name string, opts ...func(*TableOptions)) (*Table, 
 	if o.IncarnationAttribute == "" {
 		o.IncarnationAttribute = "_inc"
 	}
-	if client == nil {
-		return nil, fmt.Errorf("singletable: NewTable %q: nil client: %w", name, ErrInvalidInput)
-	}
-	if err := checkTableName(name); err != nil {
-		return nil, err
-	}
-	if err := checkDelimiter(o.Delimiter); err != nil {
-		return nil, fmt.Errorf("singletable: NewTable %q: %w", name, err)
-	}
-	client = compatClient{Client: client} // compat.go: errors of old DynamoDB Local releases name their cause
-	if o.OnOperation != nil || o.Logger != nil {
-		client = observed{Client: client, t: nil}
-	}
-	t := &Table{
-		client:   client,
-		name:     name,
-		nameP:    aws.String(name),
-		opts:     o,
-		keys:     map[string]keyRole{},
-		entities: map[string]*entityInfo{},
-		byGoType: map[reflect.Type]*entityInfo{},
-	}
-	if ob, ok := t.client.(observed); ok {
-		ob.t = t
-		t.client = ob
-	}
-	addKey := func(attr string, role keyRole) error {
-		if attr == "" {
-			return fmt.Errorf("singletable: NewTable %q: index %q has no partition key: %w", name, role.index, ErrInvalidInput)
-		}
-		if attr == o.TypeAttribute {
-			return fmt.Errorf("singletable: NewTable %q: key attribute %q is also the type attribute: %w", name, attr, ErrInvalidInput)
-		}
-		if prev, dup := t.keys[attr]; dup && (prev.partition != role.partition) {
-			return fmt.Errorf("singletable: NewTable %q: attribute %q is a partition key in one index and a sort key in another: %w", name, attr, ErrInvalidInput)
-		}
-		if _, dup := t.keys[attr]; !dup {
-			t.keys[attr] = role
-		}
-		return nil
-	}
+}
+
+// addKeys records the key attributes of the base table and every index, refusing
+// a layout DynamoDB or the library cannot work with.
+func (t *Table) addKeys() error {
+	o := &t.opts
 	if o.PartitionKey == o.SortKey {
-		return nil, fmt.Errorf("singletable: NewTable %q: partition and sort key are both %q: %w", name, o.PartitionKey, ErrInvalidInput)
+		return fmt.Errorf("partition and sort key are both %q: %w", o.PartitionKey, ErrInvalidInput)
 	}
-	if err := addKey(o.PartitionKey, keyRole{partition: true}); err != nil {
-		return nil, err
+	if err := t.addKey(o.PartitionKey, keyRole{partition: true}); err != nil {
+		return err
 	}
-	if err := addKey(o.SortKey, keyRole{}); err != nil {
-		return nil, err
+	if err := t.addKey(o.SortKey, keyRole{}); err != nil {
+		return err
 	}
 	seen := map[string]bool{}
 	for _, ix := range o.Indexes {
 		if ix.Name == "" || seen[ix.Name] {
-			return nil, fmt.Errorf("singletable: NewTable %q: index name %q is empty or repeated: %w", name, ix.Name, ErrInvalidInput)
+			return fmt.Errorf("index name %q is empty or repeated: %w", ix.Name, ErrInvalidInput)
 		}
 		seen[ix.Name] = true
 		if ix.PartitionKey == o.PartitionKey && ix.SortKey == o.SortKey {
-			return nil, fmt.Errorf("singletable: NewTable %q: index %q repeats the base table's keys: %w", name, ix.Name, ErrInvalidInput)
+			return fmt.Errorf("index %q repeats the base table's keys: %w", ix.Name, ErrInvalidInput)
 		}
-		if err := addKey(ix.PartitionKey, keyRole{index: ix.Name, partition: true}); err != nil {
-			return nil, err
+		if err := t.addKey(ix.PartitionKey, keyRole{index: ix.Name, partition: true}); err != nil {
+			return err
 		}
 		if ix.SortKey != "" {
-			if err := addKey(ix.SortKey, keyRole{index: ix.Name}); err != nil {
-				return nil, err
+			if err := t.addKey(ix.SortKey, keyRole{index: ix.Name}); err != nil {
+				return err
 			}
 		}
 	}
-	return t, nil
+	return nil
+}
+
+// addKey records one key attribute in its role.
+func (t *Table) addKey(attr string, role keyRole) error {
+	if attr == "" {
+		return fmt.Errorf("index %q has no partition key: %w", role.index, ErrInvalidInput)
+	}
+	if attr == t.opts.TypeAttribute {
+		return fmt.Errorf("key attribute %q is also the type attribute: %w", attr, ErrInvalidInput)
+	}
+	prev, dup := t.keys[attr]
+	if dup && prev.partition != role.partition {
+		return fmt.Errorf("attribute %q is a partition key in one index and a sort key in another: %w", attr, ErrInvalidInput)
+	}
+	if !dup {
+		t.keys[attr] = role
+	}
+	return nil
 }
 
 func checkTableName(name string) error {
@@ -342,9 +415,9 @@ func checkTableName(name string) error {
 // Name returns the table name.
 func (t *Table) Name() string { return t.name }
 
-// Client returns the client the table calls: the one given to [NewTable], wrapped,
-// when OnOperation or Logger is set, to report every call.
-func (t *Table) Client() Client { return t.client }
+// Client returns the client given to [NewTable], as it was given: calls made
+// through it directly are not the table's, and are not observed.
+func (t *Table) Client() Client { return t.user }
 
 // Options returns a copy of the table's options, defaults filled in.
 func (t *Table) Options() TableOptions {

@@ -194,13 +194,13 @@ func TestMergedOrderEqualsSortedList(t *testing.T) {
 	tests := []struct {
 		name        string
 		newestFirst bool
-		opts        []singletable.QueryOption
+		opts        []singletable.ShardQueryOption
 	}{
 		{"oldest first", false, nil},
-		{"newest first", true, []singletable.QueryOption{singletable.Descending()}},
-		{"oldest first, 64 a page", false, []singletable.QueryOption{singletable.Limit(64)}},
-		{"newest first, 64 a page", true, []singletable.QueryOption{singletable.Descending(), singletable.Limit(64)}},
-		{"newest first, 2 partitions at a time", true, []singletable.QueryOption{singletable.Descending(), singletable.Parallel(2)}},
+		{"newest first", true, []singletable.ShardQueryOption{singletable.Descending()}},
+		{"oldest first, 64 a page", false, []singletable.ShardQueryOption{singletable.Limit(64)}},
+		{"newest first, 64 a page", true, []singletable.ShardQueryOption{singletable.Descending(), singletable.Limit(64)}},
+		{"newest first, 2 partitions at a time", true, []singletable.ShardQueryOption{singletable.Descending(), singletable.Parallel(2)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -240,7 +240,7 @@ func TestPagesHaveNoGapsOrDuplicates(t *testing.T) {
 		for _, limit := range []int{13, 64, 75, 599, 600, 601, 5000} {
 			t.Run(fmt.Sprintf("newestFirst=%v limit=%d", newestFirst, limit), func(t *testing.T) {
 				t.Parallel()
-				opts := []singletable.QueryOption{singletable.Limit(limit)}
+				opts := []singletable.ShardQueryOption{singletable.Limit(limit)}
 				if newestFirst {
 					opts = append(opts, singletable.Descending())
 				}

@@ -102,7 +102,7 @@ type Store struct {
 // it must be safe for concurrent use); nil means math/rand/v2.Uint64. It sends
 // nothing; call s.Table.CreateTable to create the table.
 func NewStore(client singletable.Client, tableName string, random func() uint64) (*Store, error) {
-	table, err := singletable.NewTable(client, tableName, func(o *singletable.TableOptions) { o.Random = random })
+	table, err := singletable.NewTable(client, tableName, singletable.WithRandom(random))
 	if err != nil {
 		return nil, err
 	}

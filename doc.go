@@ -8,11 +8,20 @@
 //
 //	table.go        Table, TableOptions and the WithX table options, Client, NewTable, CreateTable
 //	observe.go      Operation; the observer and logger, one SDK middleware on every call
+//	compat.go       errors of old DynamoDB Local releases that name their cause
 //	keys.go         key templates: parse, render, extract (Template)
 //	tags.go         struct tag parsing
-//	entity.go       Entity[T]: the typed surface (Get, Put, Create, Delete), registration
-//	update.go       Update and its options (Set, Remove, Add, Upsert)
-//	occ.go          versions, receipts and lost responses; Mutate; ConflictError
+//	register.go     Register: tags parsed and checked once, key templates bound to T's fields
+//	render.go       keys rendered from a value; the whole item encoded
+//	validate.go     items checked before sending (sizes, numbers, UTF-8); attribute values compared
+//	entity.go       Entity[T]: the typed surface (Get, Put, Create, Delete, Key, ParseKey)
+//	options.go      options of point reads and writes (Consistent, If)
+//	write.go        the write plans: write kinds, Put/Create/Delete planned, conditions, the request
+//	pipeline.go     the write pipeline: send, read back, judge; failed conditions explained
+//	version.go      version plans: the rule for version 0, conditions, the next version
+//	receipt.go      receipts and incarnations: how a write whose answer was lost is judged
+//	occ.go          optimistic concurrency: Clobber, Mutate, ConflictError
+//	update.go       Update and its options (Set, Remove, Add, Upsert), planned in phases
 //	batch.go        BatchGet, BatchPut, BatchDelete with unprocessed-item retry
 //	tx.go           transactions (Table.Transact, TxItem)
 //	query.go        query options by call kind; Entity.Query and All; preparing and paging a query
@@ -23,7 +32,8 @@
 //	fanout.go       fan-out reads: QueryShards/AllShards, the merge, the fan-out cursor
 //	consistency.go  index waits (WaitIndexed, WaitFor), RetryOption
 //	backoff.go      Backoff: exponential with full jitter
-//	migrate.go      schema versions, migration on read, write-back, Sweep
+//	migrate.go      schema versions, migration on read, write-back of what a migration changed
+//	sweep.go        Sweep: migrating every item eagerly, in segments
 //	stream.go       ConsumeStream: a table's stream in order per item
 //	railroad.go     Railroad: per-key ordered execution
 //	describe.go     Table.Describe: the design document and key map

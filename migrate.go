@@ -262,16 +262,6 @@ func (mp *migrationPlan) rewroteReserved(before []string, work map[string]types.
 	return ""
 }
 
-func (t *Table) keyStrings(item map[string]types.AttributeValue) map[string]string {
-	key := map[string]string{}
-	for _, a := range []string{t.opts.PartitionKey, t.opts.SortKey} {
-		if s, ok := item[a].(*types.AttributeValueMemberS); ok {
-			key[a] = s.Value
-		}
-	}
-	return key
-}
-
 // afterMigrate writes a migrated item back as the entity's mode says: stored is the
 // item as read (in full: never from an index or a projection), work the image the
 // raw steps made of it, rv the migrated value.

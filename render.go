@@ -459,3 +459,14 @@ func (info *entityInfo) renderIndex(pair [2]*keyTemplate, render func(kt *keyTem
 }
 
 // decode decodes an item into a T, refusing items of another type, migrating (and
+
+// keyStrings returns an item's primary key as strings, for messages.
+func (t *Table) keyStrings(item map[string]types.AttributeValue) map[string]string {
+	key := map[string]string{}
+	for _, a := range []string{t.opts.PartitionKey, t.opts.SortKey} {
+		if s, ok := item[a].(*types.AttributeValueMemberS); ok {
+			key[a] = s.Value
+		}
+	}
+	return key
+}

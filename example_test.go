@@ -133,7 +133,7 @@ func ExampleRegister_errors() {
 	_, err = singletable.Register[Client](table)
 	fmt.Println(err)
 	// Output:
-	// singletable: register Typo.PK: template "CUST#{customerID}" names {customerID}, which is not a stored attribute of Typo
+	// singletable: register Typo.PK: template "CUST#{customerID}" names {customerID}, which is not a stored attribute of Typo (did you mean "customerId"?)
 	// entity Typo, field PK, matches ErrInvalidEntity: true
 	// singletable: register HalfIndex.GSI1SK: index GSI1 needs templates for both of its key attributes; GSI1SK is missing
 	// singletable: register BadOption.Version: unknown singletable tag option "versoin" (want "version" or "shard")

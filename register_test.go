@@ -118,8 +118,8 @@ func TestRegisterErrors(t *testing.T) {
 			_, err := Register[rDup2](t)
 			return err
 		}), "rDup2.Type", "already used by rDup1"},
-		{"field named like a key", reg(func(t *Table) error { _, err := Register[rClashKey](t); return err }), "rClashKey.PK", "is a key, type or receipt attribute"},
-		{"field named like the type", reg(func(t *Table) error { _, err := Register[rClashType](t); return err }), "rClashType.Kind", "is a key, type or receipt attribute"},
+		{"field named like a key", reg(func(t *Table) error { _, err := Register[rClashKey](t); return err }), "rClashKey.PK", "is a key, type, schema, receipt or incarnation attribute"},
+		{"field named like the type", reg(func(t *Table) error { _, err := Register[rClashType](t); return err }), "rClashType.Kind", "is a key, type, schema, receipt or incarnation attribute"},
 		{"unsupported type", reg(func(t *Table) error { _, err := Register[rUnsupported](t); return err }), "rUnsupported.Events", "chan"},
 		{"unknown dynamodbav option", reg(func(t *Table) error { _, err := Register[rBadOption](t); return err }), "rBadOption.Name", "omitemtpy"},
 		{"unknown singletable option", reg(func(t *Table) error { _, err := Register[rBadOwnTag](t); return err }), "rBadOwnTag.Name", "verison"},

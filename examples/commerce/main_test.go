@@ -725,6 +725,6 @@ func TestChangeOrderStatusNeedsTheVersion(t *testing.T) {
 	unread := sampleOrderByID(t, "o4")
 	unread.Version = 0 // built, not read
 	_, err := s.ChangeOrderStatus(t.Context(), unread, StatusShipped)
-	assert.ErrorIs(t, err, singletable.ErrInvalidInput, "refused before sending: read the order first")
+	assert.ErrorIs(t, err, singletable.ErrConflict, "version 0 is an order without a version; the stored one has one")
 	assert.Equal(t, rows, rowCount(t, s))
 }

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -483,9 +485,11 @@ func TestPriorityOf(t *testing.T) {
 	}
 }
 
-// writeCounter is a client that counts, by item key, the conditional
-// PutItems that succeed: the write-backs of migrated issues, once the version
-// 1 items (unconditional PutItems) are in. It is safe for concurrent use.
+// writeCounter is a client that counts, by item key, the write-backs of
+// migrated issues that succeed: conditional UpdateItems that set the schema
+// version (a write-back changes only what the migration changed), and the
+// conditional PutItems of whole items, once the version 1 items (unconditional
+// PutItems) are in. It is safe for concurrent use.
 type writeCounter struct {
 	singletable.Client
 	mu   sync.Mutex     // protects puts
@@ -498,6 +502,22 @@ func (c *writeCounter) PutItem(ctx context.Context, in *dynamodb.PutItemInput, o
 	out, err := c.Client.PutItem(context.WithoutCancel(ctx), in, optFns...)
 	if err == nil && in.ConditionExpression != nil {
 		pk, sk := in.Item["PK"].(*types.AttributeValueMemberS), in.Item["SK"].(*types.AttributeValueMemberS)
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.puts == nil {
+			c.puts = map[string]int{}
+		}
+		c.puts[pk.Value+" "+sk.Value]++
+	}
+	return out, err
+}
+
+// UpdateItem sends in as PutItem does, counting the write-backs among updates.
+func (c *writeCounter) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	out, err := c.Client.UpdateItem(context.WithoutCancel(ctx), in, optFns...)
+	if err == nil && in.ConditionExpression != nil && slices.Contains(slices.Collect(maps.Values(in.ExpressionAttributeNames)), "_schema") &&
+		strings.Contains(aws.ToString(in.UpdateExpression), "SET") {
+		pk, sk := in.Key["PK"].(*types.AttributeValueMemberS), in.Key["SK"].(*types.AttributeValueMemberS)
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		if c.puts == nil {

@@ -17,7 +17,7 @@ DYNAMODB_LOCAL := $(BIN)/dynamodb-local
 FUZZTIME    ?= 60s
 MODULES     := . dynamolocal bench
 
-.PHONY: all test test-only lint vet staticcheck tidy-check examples bench fuzz clean dynamodb-local-bin
+.PHONY: all test test-only lint vet staticcheck tidy-check deps-check examples bench fuzz clean dynamodb-local-bin
 
 all: test
 
@@ -31,7 +31,14 @@ test-only: dynamodb-local-bin
 	cd dynamolocal && $(GO) test -race -count=1 -timeout 15m ./...
 	cd bench && $(GO) test -race -count=1 -timeout 15m ./...
 
-lint: tidy-check vet staticcheck
+lint: tidy-check deps-check vet staticcheck
+
+# The library's module graph holds no Testcontainers or Docker module: the harness
+# lives in its own module (dynamolocal/), so users' builds never see them.
+deps-check:
+	@n=$$($(GO) mod graph | grep -c -E 'testcontainers|docker'); \
+	echo "go mod graph | grep -c -E 'testcontainers|docker' (.): $$n"; \
+	[ "$$n" = 0 ]
 
 # go.mod and go.sum of every module are what `go mod tidy` makes of them.
 tidy-check:

@@ -73,7 +73,7 @@ func cursorKinds(t *testing.T) []cursorKind {
 		},
 		{
 			name: "sweep checkpoint", good: scan,
-			open: func(c string) error { _, err := q.plain.decodeScanCursor(c); return err },
+			open:    func(c string) error { _, err := q.plain.decodeScanCursor(c); return err },
 			foreign: map[string]string{"another table's": otherScan, "a query's": query, "a fan-out's": fanout, "a bare key (the format before the envelope)": legacyScan},
 		},
 	}

@@ -224,8 +224,9 @@ func textOf(parts []keyPart) string {
 	return b.String()
 }
 
-// shapeKey identifies a template's shape as sameShape compares it: literals and
-// formats in place, placeholder names ignored.
+// shapeKey identifies a template's shape: literals and formats in place,
+// placeholder names ignored. Entities whose partition key templates share a shape
+// share partitions (an item collection).
 func shapeKey(tm *Template) string {
 	var b strings.Builder
 	for _, s := range tm.segs {
@@ -528,7 +529,7 @@ func continuesTree(parent, child *Template, delim byte) bool {
 	return next.name == "" && next.literal[0] == delim
 }
 
-// sameSegment compares segments as sameShape does: placeholder names aside.
+// sameSegment compares segments as shapeKey does: placeholder names aside.
 func sameSegment(a, b segment) bool {
 	return (a.name == "") == (b.name == "") && a.literal == b.literal && a.format == b.format && a.width == b.width
 }

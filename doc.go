@@ -72,7 +72,11 @@
 // {n:08} zero-pads integers, {t:time} is a fixed-width UTC time, {t:date},
 // {t:unix} and {t:unixms} are coarser, and {t:rev} sorts newest first. A value
 // holding the delimiter ('#' by default) is rejected, so two different inputs never
-// render the same key and a key can be parsed back ([Entity.ParseKey]). An index
+// render the same key and a key can be parsed back ([Entity.ParseKey]). Two
+// entities whose primary key templates could render one key are refused by
+// [Register] (a batch write, which has no condition, would overwrite the other's
+// item): the error names both, a key both render, and a prefix to tell them apart.
+// An index
 // key with an empty input is left out of the item, which leaves the index (a sparse
 // index); an empty input to a primary key is an error. Keys over DynamoDB's limits
 // (2048 bytes for a partition key, 1024 for a sort key) and items over 400 KB are

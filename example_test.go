@@ -120,17 +120,19 @@ func ExampleRegister_errors() {
 	_, err = singletable.Register[BadOption](table)
 	fmt.Println(err)
 
-	type Customer struct {
-		_  struct{} `Type:"Customer" PK:"C#{id}" SK:"PROFILE"`
+	// A setting named "PROFILE" would be the profile's key.
+	type Profile struct {
+		_  struct{} `Type:"Profile" PK:"USER#{id}" SK:"PROFILE"`
 		ID string   `dynamodbav:"id"`
 	}
-	type Client struct {
-		_  struct{} `Type:"Client" PK:"C#{clientId}" SK:"PROFILE"`
-		ID string   `dynamodbav:"clientId"`
+	type Setting struct {
+		_      struct{} `Type:"Setting" PK:"USER#{userId}" SK:"{name}"`
+		UserID string   `dynamodbav:"userId"`
+		Name   string   `dynamodbav:"name"`
 	}
-	_, err = singletable.Register[Customer](table)
+	_, err = singletable.Register[Profile](table)
 	fmt.Println(err)
-	_, err = singletable.Register[Client](table)
+	_, err = singletable.Register[Setting](table)
 	fmt.Println(err)
 	// Output:
 	// singletable: register Typo.PK: template "CUST#{customerID}" names {customerID}, which is not a stored attribute of Typo (did you mean "customerId"?)
@@ -138,7 +140,7 @@ func ExampleRegister_errors() {
 	// singletable: register HalfIndex.GSI1SK: index GSI1 needs templates for both of its key attributes; GSI1SK is missing
 	// singletable: register BadOption.Version: unknown singletable tag option "versoin" (want "version" or "shard")
 	// <nil>
-	// singletable: register Client.SK: key templates "C#{clientId}" / "PROFILE" collide with Customer's "C#{id}" / "PROFILE": the two types could render the same key
+	// singletable: register Setting.SK: key templates "USER#{userId}" / "{name}" collide with Profile's "USER#{id}" / "PROFILE": both render PK "USER#a", SK "PROFILE", so a batch write of one would overwrite the other's item; give one of them a distinct static prefix, e.g. Setting's SK "SETTING#{name}"
 }
 
 // Describe turns the registered entities into a design document: key templates,

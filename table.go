@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -532,7 +533,8 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // register adds an entity, refusing a discriminator or Go type seen before and key
-// templates that could render the same primary key as another entity's.
+// templates that could render the same primary key as another entity's (see
+// checkDisjoint).
 func (t *Table) register(info *entityInfo) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -542,28 +544,17 @@ func (t *Table) register(info *entityInfo) error {
 	if _, dup := t.byGoType[info.goType]; dup {
 		return &EntityError{Entity: info.name, Reason: "type is already registered on table " + t.name}
 	}
+	others := make([]*entityInfo, 0, len(t.entities))
 	for _, other := range t.entities {
-		if sameShape(info.pk.tmpl, other.pk.tmpl) && sameShape(info.sk.tmpl, other.sk.tmpl) {
-			return &EntityError{Entity: info.name, Field: t.opts.SortKey, Reason: "key templates " + strconv.Quote(info.pk.tmpl.String()) + " / " + strconv.Quote(info.sk.tmpl.String()) +
-				" collide with " + other.name + "'s " + strconv.Quote(other.pk.tmpl.String()) + " / " + strconv.Quote(other.sk.tmpl.String()) + ": the two types could render the same key"}
+		others = append(others, other)
+	}
+	slices.SortFunc(others, func(a, b *entityInfo) int { return strings.Compare(a.discriminator, b.discriminator) })
+	for _, other := range others {
+		if err := t.checkDisjoint(info, other); err != nil {
+			return err
 		}
 	}
 	t.entities[info.discriminator] = info
 	t.byGoType[info.goType] = info
 	return nil
-}
-
-// sameShape reports whether two templates have the same literal text and formats
-// in the same places, so that they can render the same key.
-func sameShape(a, b *Template) bool {
-	if len(a.segs) != len(b.segs) {
-		return false
-	}
-	for i := range a.segs {
-		x, y := a.segs[i], b.segs[i]
-		if (x.name == "") != (y.name == "") || x.literal != y.literal || x.format != y.format || x.width != y.width {
-			return false
-		}
-	}
-	return true
 }

@@ -138,13 +138,20 @@ func (e *Entity[T]) indexLookup(index string, v T) (func(context.Context) (*T, e
 		return nil, err
 	}
 	opts := []QueryOption{On(index)}
-	if pair[1] != nil {
-		sk, complete, err := pair[1].render(e.info, sv, true)
+	if skT := pair[1]; skT != nil {
+		sk, complete, err := skT.render(e.info, sv, true)
 		if err != nil {
 			return nil, err
 		}
 		if !complete {
-			return nil, fmt.Errorf("singletable: wait %s: the value does not render index %s's sort key %s: %w", e.info.name, index, pair[1].attr, ErrInvalidKey)
+			unset := ""
+			for _, f := range skT.fields {
+				if keyValueOfField(f, sv).kind == kvMissing {
+					unset = ": " + fieldLabel(e.info.name, f) + " is unset"
+					break
+				}
+			}
+			return nil, fmt.Errorf("singletable: wait %s: the value does not render index %s's sort key %s %q%s: %w", e.info.name, index, skT.attr, skT.tmpl.String(), unset, ErrInvalidKey)
 		}
 		opts = append(opts, SKEqual(sk))
 	}

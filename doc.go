@@ -36,7 +36,8 @@
 //	sweep.go        Sweep: migrating every item eagerly, in segments
 //	stream.go       ConsumeStream: a table's stream in order per item
 //	railroad.go     Railroad: per-key ordered execution
-//	describe.go     Table.Describe: the design document and key map
+//	describe.go     Table.Describe: the design built from the registered entities
+//	markdown.go     a Design as Markdown and as a Mermaid key map
 //	errors.go       sentinels and typed errors
 //	suggest.go      names in messages: "attr (Type.Field)", "did you mean"
 //

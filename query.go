@@ -18,22 +18,24 @@ import (
 	"github.com/singletable/singletable/internal/expr"
 )
 
-// Query options come in three kinds, one per kind of call, so that an option that
-// does not apply to a call does not compile there:
+// QueryOption configures a query of any kind. Query options come in three kinds,
+// one per kind of call, so that an option that does not apply to a call does not
+// compile there:
 //
-//   - [QueryOption]: every query. [On], [Limit], [Descending], [After], [Filter],
-//     [Partition], [ReturnCapacity], [Consistent] and the sort key conditions.
-//   - [ShardQueryOption]: fan-out queries ([Entity.QueryShards], [Entity.AllShards]):
-//     every QueryOption, and [Days], [Parallel] and [AllowPartial].
+//   - QueryOption: every query; [Entity.Query] and [Entity.All] take only these.
+//     [On], [Limit], [Descending], [After], [Filter], [Partition],
+//     [ReturnCapacity], [Consistent] and the sort key conditions ([SKEqual]...,
+//     [SK]).
+//   - [ShardQueryOption]: fan-out queries ([Entity.QueryShards],
+//     [Entity.AllShards]): every QueryOption, and [Days], [Parallel] and
+//     [AllowPartial].
 //   - [CollectionOption]: collection queries ([Table.Query], [Table.All],
 //     [Collection.Query], [Collection.Load]): every QueryOption, and [OnUnknown].
 //
 // The one QueryOption that does not apply to every call is [Partition]: a fan-out
 // query renders each partition itself, so it refuses Partition with
-// [ErrInvalidInput] before sending anything.
-
-// QueryOption configures a query of any kind: [Entity.Query] and [Entity.All] take
-// only QueryOptions; fan-out and collection queries take them too.
+// [ErrInvalidInput] before sending anything. Options are plain values, safe to
+// share between calls and goroutines.
 type QueryOption interface {
 	ShardQueryOption
 	CollectionOption

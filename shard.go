@@ -104,7 +104,13 @@ func compileSharding(info *entityInfo, opts string) error {
 	for _, name := range by {
 		f, ok := info.plan.Field(name)
 		if !ok || !info.baseInputs[name] || f == info.shard.field {
-			return fail("shardBy " + strconv.Quote(name) + " must name an input of the primary key other than the shard")
+			var inputs []string
+			for _, in := range sortedKeys(info.baseInputs) {
+				if in != info.shard.field.Name {
+					inputs = append(inputs, in)
+				}
+			}
+			return fail("shardBy " + strconv.Quote(name) + " must name an input of the primary key other than the shard" + didYouMean(name, inputs) + " (its inputs: " + listOrNone(inputs) + ")")
 		}
 		info.shard.by = append(info.shard.by, f)
 	}

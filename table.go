@@ -99,8 +99,8 @@ type TableOptions struct {
 
 // TableOption configures [NewTable]: WithIndex, WithKeys, WithTypeAttribute,
 // WithDelimiter, WithCursorSecret, WithBackoff, WithObserver, WithLogger,
-// WithReceipts, WithReceiptAttribute, WithSchemaAttribute and WithRandom. Each
-// sets the [TableOptions] field of the same name.
+// WithReceipts, WithReceiptAttribute, WithSchemaAttribute and WithRandom, each
+// setting the [TableOptions] field it names.
 type TableOption interface {
 	applyTable(*TableOptions) error
 }

@@ -1,0 +1,248 @@
+package singletable
+
+import (
+	"cmp"
+	"strconv"
+	"strings"
+)
+
+// A Design as text: Markdown tables for a README or a design review, and the key
+// map as a Mermaid flowchart. The design itself is built in describe.go.
+
+// String returns [Design.Markdown].
+func (d Design) String() string { return d.Markdown() }
+
+// Markdown renders the design as a Markdown document: the key attributes and which
+// entities use them, each entity's options and key templates, the access patterns
+// (each with its key condition and the call that makes it), notes, and the key map
+// as a Mermaid flowchart in a fenced block, which GitHub renders as a picture.
+func (d Design) Markdown() string {
+	var b strings.Builder
+	b.WriteString("# Table " + code(d.Table) + "\n\n")
+	b.WriteString("Base table keys " + code(d.PartitionKey) + " (partition) and " + code(d.SortKey) + " (sort); entity type in " +
+		code(d.TypeAttribute) + "; key parts separated by " + code(string(d.Delimiter)) + ".\n\n")
+
+	users := map[string][]string{} // index -> entity names
+	for _, e := range d.Entities {
+		for _, k := range e.Keys {
+			users[k.Index] = append(users[k.Index], e.Name)
+		}
+	}
+	b.WriteString("| index | partition key | sort key | entities |\n|---|---|---|---|\n")
+	row(&b, "table", code(d.PartitionKey), code(d.SortKey), orDash(strings.Join(users[""], ", ")))
+	for _, ix := range d.Indexes {
+		row(&b, ix.Name, code(ix.PartitionKey), orDash(code(ix.SortKey)), orDash(strings.Join(users[ix.Name], ", ")))
+	}
+
+	b.WriteString("\n## Entities\n\n")
+	if len(d.Entities) == 0 {
+		b.WriteString("No entity is registered.\n")
+	} else {
+		b.WriteString("| entity | " + code(d.TypeAttribute) + " | version | shards | schema |\n|---|---|---|---|---|\n")
+		for _, e := range d.Entities {
+			shards := "-"
+			if e.Shards > 0 {
+				shards = strconv.Itoa(e.Shards) + " in " + code("{"+e.ShardAttribute+"}") + ", "
+				if len(e.ShardBy) == 0 {
+					shards += "random"
+				} else {
+					shards += "hash of " + codes(e.ShardBy, " + ")
+				}
+			}
+			schema := "-"
+			if e.Schema > 0 {
+				schema = "v" + strconv.Itoa(e.Schema) + ", write-back " + writeBackName(e.WriteBack)
+			}
+			row(&b, e.Name, code(e.Type), orDash(code(e.Version)), shards, schema)
+		}
+
+		b.WriteString("\n## Key templates\n\n")
+		attrs := []string{d.PartitionKey, d.SortKey}
+		for _, ix := range d.Indexes {
+			attrs = append(attrs, ix.PartitionKey)
+			if ix.SortKey != "" {
+				attrs = append(attrs, ix.SortKey)
+			}
+		}
+		b.WriteString("| entity |")
+		for _, a := range attrs {
+			b.WriteString(" " + code(a) + " |")
+		}
+		b.WriteString("\n|---|" + strings.Repeat("---|", len(attrs)) + "\n")
+		for _, e := range d.Entities {
+			cells := []string{e.Name}
+			for _, a := range attrs {
+				cells = append(cells, orDash(code(templateFor(e, a))))
+			}
+			row(&b, cells...)
+		}
+		if len(d.Indexes) > 0 {
+			b.WriteString("\nAn index key with an empty input is left out of the item, which is then not in that index (a sparse index).\n")
+		}
+	}
+
+	if len(d.Patterns) > 0 {
+		b.WriteString("\n## Access patterns\n\n| # | entities | index | pattern | key | DynamoDB | call |\n|---|---|---|---|---|---|---|\n")
+		for i, p := range d.Patterns {
+			row(&b, strconv.Itoa(i+1), strings.Join(p.Entities, ", "), cmp.Or(p.Index, "table"), cell(p.Description), code(p.KeyCondition), p.Operation, codes(strings.Split(p.Call, "; "), "<br>"))
+		}
+		b.WriteString("\nReads of the base table are strongly consistent with " + code("Consistent()") + ".")
+		if len(d.Indexes) > 0 {
+			b.WriteString(" Index reads are eventually consistent: " + code("WaitIndexed") + " and " + code("WaitMoved") + " wait until a write shows.")
+		}
+		b.WriteString("\n")
+	}
+
+	if len(d.Notes) > 0 {
+		b.WriteString("\n## Notes\n\n")
+		for _, n := range d.Notes {
+			b.WriteString("- " + n + "\n")
+		}
+	}
+
+	b.WriteString("\n## Key map\n\n```mermaid\n")
+	b.WriteString(d.Mermaid())
+	b.WriteString("```\n")
+	return b.String()
+}
+
+// Mermaid renders the key map as a Mermaid flowchart: each entity is a node with an
+// edge to the base table and to each index it is in, labelled with its key
+// templates, as in a hand-drawn single-table key map. An entity missing from an
+// index has no edge to it.
+func (d Design) Mermaid() string {
+	var b strings.Builder
+	b.WriteString("flowchart LR\n")
+	b.WriteString("  base[(" + mermaidText("table "+d.Table+"\n"+d.PartitionKey+", "+d.SortKey) + ")]\n")
+	ids := map[string]string{"": "base"}
+	for i, ix := range d.Indexes {
+		id := "ix" + strconv.Itoa(i+1)
+		ids[ix.Name] = id
+		keys := ix.PartitionKey
+		if ix.SortKey != "" {
+			keys += ", " + ix.SortKey
+		}
+		b.WriteString("  " + id + "[(" + mermaidText(ix.Name+"\n"+keys) + ")]\n")
+	}
+	for i, e := range d.Entities {
+		id := "e" + strconv.Itoa(i+1)
+		label := e.Name
+		if e.Type != e.Name {
+			label += " (" + d.TypeAttribute + " " + e.Type + ")"
+		}
+		var traits []string
+		if e.Version != "" {
+			traits = append(traits, "versioned")
+		}
+		if e.Shards > 0 {
+			traits = append(traits, strconv.Itoa(e.Shards)+" shards")
+		}
+		if e.Schema > 0 {
+			traits = append(traits, "schema v"+strconv.Itoa(e.Schema))
+		}
+		if len(traits) > 0 {
+			label += "\n" + strings.Join(traits, ", ")
+		}
+		b.WriteString("  " + id + "[" + mermaidText(label) + "]\n")
+		for _, k := range e.Keys {
+			text := k.PartitionKey + " " + k.Partition
+			if k.SortKey != "" {
+				text += "\n" + k.SortKey + " " + k.Sort
+			}
+			b.WriteString("  " + id + " -->|" + mermaidText(text) + "| " + ids[k.Index] + "\n")
+		}
+	}
+	return b.String()
+}
+
+// templateFor returns an entity's template for a key attribute, or "".
+func templateFor(e EntityDesign, attr string) string {
+	for _, k := range e.Keys {
+		switch attr {
+		case k.PartitionKey:
+			return k.Partition
+		case k.SortKey:
+			return k.Sort
+		}
+	}
+	return ""
+}
+
+func writeBackName(w WriteBack) string {
+	switch w {
+	case WriteBackSync:
+		return "sync"
+	case WriteBackAsync:
+		return "async"
+	case WriteBackOff:
+		return "off"
+	}
+	return strconv.Itoa(int(w))
+}
+
+// row writes one Markdown table row.
+func row(b *strings.Builder, cells ...string) {
+	b.WriteString("|")
+	for _, c := range cells {
+		b.WriteString(" " + c + " |")
+	}
+	b.WriteString("\n")
+}
+
+// code renders s as a Markdown code span safe inside a table cell; "" stays "".
+func code(s string) string {
+	if s == "" {
+		return ""
+	}
+	s = strings.ReplaceAll(s, "|", `\|`)
+	if strings.Contains(s, "`") {
+		return "`` " + s + " ``"
+	}
+	return "`" + s + "`"
+}
+
+// codes renders each of ss as code, joined by sep.
+func codes(ss []string, sep string) string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = code(s)
+	}
+	return strings.Join(out, sep)
+}
+
+// cell makes Markdown text safe inside a table cell.
+func cell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// mermaidText quotes a Mermaid label: characters Mermaid would read as syntax or
+// as entity codes are written as entity codes, and newlines as <br/>.
+func mermaidText(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch r {
+		case '\n':
+			b.WriteString("<br/>")
+		case '"':
+			b.WriteString("#quot;")
+		case '<':
+			b.WriteString("#lt;")
+		case '>':
+			b.WriteString("#gt;")
+		case ';':
+			b.WriteString("#59;")
+		case '`':
+			b.WriteString("#96;")
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}

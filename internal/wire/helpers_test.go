@@ -204,6 +204,8 @@ func sameValue(a, b reflect.Value) bool {
 type jsonEnc struct {
 	r     *rand.Rand
 	plain bool // no variations
+	// names escapes nothing in attribute names (escaped names are left to the SDK by design).
+	names bool
 }
 
 func (e *jsonEnc) ws(b []byte) []byte {
@@ -214,7 +216,10 @@ func (e *jsonEnc) ws(b []byte) []byte {
 }
 
 // str writes s as a JSON string, escaping what JSON requires and, at random, more.
-func (e *jsonEnc) str(b []byte, s string) []byte {
+func (e *jsonEnc) str(b []byte, s string) []byte { return e.quote(b, s, e.plain) }
+
+// quote writes s as a JSON string, escaping only what JSON requires when plain is set.
+func (e *jsonEnc) quote(b []byte, s string, plain bool) []byte {
 	b = append(b, '"')
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
@@ -233,7 +238,7 @@ func (e *jsonEnc) str(b []byte, s string) []byte {
 			default:
 				b = fmt.Appendf(b, `\u%04x`, c)
 			}
-		case !e.plain && e.r.IntN(16) == 0:
+		case !plain && e.r.IntN(16) == 0:
 			if r >= 0x10000 {
 				r1, r2 := utf16.EncodeRune(r)
 				b = fmt.Appendf(b, `\u%04X\u%04x`, r1, r2)
@@ -324,7 +329,7 @@ func (e *jsonEnc) item(b []byte, m map[string]types.AttributeValue) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = e.str(e.ws(b), k)
+		b = e.quote(e.ws(b), k, e.plain || e.names)
 		b = append(e.ws(b), ':')
 		b = e.av(b, m[k])
 	}

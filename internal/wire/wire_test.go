@@ -1,7 +1,9 @@
 package wire
 
 import (
+	"context"
 	"errors"
+	"io"
 	"reflect"
 	"strconv"
 	"testing"
@@ -12,6 +14,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
+	"github.com/aws/smithy-go/middleware"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 )
 
 type order struct {
@@ -208,3 +212,168 @@ func TestErrorsStayTheSDKs(t *testing.T) {
 	}
 }
 
+
+func TestCollectionLookup(t *testing.T) {
+	e := &jsonEnc{plain: true}
+	h := &canned{}
+	kp := planOf[kitchen](t)
+	kt, err := NewTarget(kp, kp.Ignore("PK", "SK", "Type"), "Type", "Kitchen", "", 0, nil, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ot := orderTarget(t)
+	items := []map[string]types.AttributeValue{
+		stored(t, sampleOrder(0), "Order", 0),
+		{"PK": &types.AttributeValueMemberS{Value: "p"}, "SK": &types.AttributeValueMemberS{Value: "k"}, "Type": &types.AttributeValueMemberS{Value: "Kitchen"}, "s": &types.AttributeValueMemberS{Value: "kitchen"}},
+		stored(t, sampleOrder(1), "Unknown", 0),
+		{"PK": &types.AttributeValueMemberS{Value: "p"}, "SK": &types.AttributeValueMemberS{Value: "n"}},
+	}
+	h.answer(queryBody(e, items, ""))
+	var sl anySlots
+	s := &Sink{Op: Query, TypeAttr: "Type", Slots: &sl, Lookup: func(typ string) *Target {
+		switch typ {
+		case "Order":
+			return ot
+		case "Kitchen":
+			return kt
+		}
+		return nil
+	}}
+	out, err := client(h).Query(ctx, &dynamodb.QueryInput{TableName: tableName}, s.Option())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Entry{{Target: ot, Raw: -1}, {Target: kt, Raw: -1}, {Raw: 0}, {Raw: 1}}
+	if !reflect.DeepEqual(s.Entries(), want) || len(out.Items) != 2 || len(sl.items) != 2 {
+		t.Fatalf("entries %+v, %d raw items, %d values", s.Entries(), len(out.Items), len(sl.items))
+	}
+	if o := sl.items[0].Elem().Interface().(order); !reflect.DeepEqual(o, sampleOrder(0)) {
+		t.Errorf("order %+v", o)
+	}
+	if k := sl.items[1].Elem().Interface().(kitchen); k.S != "kitchen" {
+		t.Errorf("kitchen %+v", k)
+	}
+}
+
+func TestSchema(t *testing.T) {
+	e := &jsonEnc{plain: true}
+	p := planOf[order](t)
+	for _, c := range []struct {
+		current int
+		schema  []map[string]types.AttributeValue // the _schema attribute of each item; nil: none
+		decoded []bool
+	}{
+		{2, []map[string]types.AttributeValue{{"_schema": &types.AttributeValueMemberN{Value: "2"}}, {"_schema": &types.AttributeValueMemberN{Value: "1"}}, nil, {"_schema": &types.AttributeValueMemberN{Value: "x"}}, {"_schema": &types.AttributeValueMemberS{Value: "2"}}, {"_schema": &types.AttributeValueMemberN{Value: "+2"}}}, []bool{true, false, false, false, false, true}},
+		{1, []map[string]types.AttributeValue{nil, {"_schema": &types.AttributeValueMemberN{Value: "1"}}, {"_schema": &types.AttributeValueMemberN{Value: "0"}}}, []bool{true, true, false}},
+	} {
+		tg, err := NewTarget(p, p.Ignore("PK", "SK", "Type", "_schema"), "Type", "Order", "_schema", c.current, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var items []map[string]types.AttributeValue
+		for i, sc := range c.schema {
+			it := stored(t, sampleOrder(i), "Order", 0)
+			for k, v := range sc {
+				it[k] = v
+			}
+			items = append(items, it)
+		}
+		h := &canned{}
+		h.answer(queryBody(e, items, ""))
+		var sl slots[order]
+		s := &Sink{Op: Query, Target: tg, Slots: &sl}
+		if _, err := client(h).Query(ctx, &dynamodb.QueryInput{TableName: tableName}, s.Option()); err != nil {
+			t.Fatal(err)
+		}
+		for i, en := range s.Entries() {
+			if (en.Target != nil) != c.decoded[i] {
+				t.Errorf("schema %d, item %d (%v): decoded %v, want %v", c.current, i, c.schema[i], en.Target != nil, c.decoded[i])
+			}
+		}
+	}
+}
+
+func TestNewTargetRefusesFieldsForOwnAttributes(t *testing.T) {
+	p := planOf[order](t)
+	for _, c := range [][3]string{{"status", "", ""}, {"Type", "STATUS", ""}, {"Type", "", "orderid"}} {
+		if _, err := NewTarget(p, nil, c[0], "Order", c[1], 1, []string{c[2]}, 0); err == nil {
+			t.Errorf("%q accepted", c)
+		}
+	}
+}
+
+// failing is a body that fails after some bytes.
+type failing struct{ r io.Reader }
+
+func (f *failing) Read(p []byte) (int, error) {
+	n, err := f.r.Read(p)
+	if err == io.EOF {
+		return n, errors.New("connection reset mid-body")
+	}
+	return n, err
+}
+func (f *failing) Close() error { return nil }
+
+func TestReadErrorIsTheSDKs(t *testing.T) {
+	body := queryBody(&jsonEnc{plain: true}, []map[string]types.AttributeValue{stored(t, sampleOrder(0), "Order", 0)}, "")
+	breaker := func(o *dynamodb.Options) {
+		o.APIOptions = append(o.APIOptions, func(st *middleware.Stack) error {
+			// Below every Deserialize middleware: break the body as the transport hands it up.
+			return st.Deserialize.Add(middleware.DeserializeMiddlewareFunc("break", func(ctx context.Context, in middleware.DeserializeInput, next middleware.DeserializeHandler) (middleware.DeserializeOutput, middleware.Metadata, error) {
+				out, md, err := next.HandleDeserialize(ctx, in)
+				if resp, ok := out.RawResponse.(*smithyhttp.Response); ok && err == nil {
+					resp.Body = &failing{r: io.LimitReader(resp.Body, 20)}
+				}
+				return out, md, err
+			}), middleware.After)
+		})
+	}
+	run := func(wire bool) error {
+		h := &canned{}
+		h.answer(body)
+		var sl slots[order]
+		s := &Sink{Op: Query, Target: orderTarget(t), Slots: &sl}
+		opts := []func(*dynamodb.Options){breaker, func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 }}
+		if wire {
+			opts = append(opts, s.Option())
+		}
+		_, err := client(h).Query(ctx, &dynamodb.QueryInput{TableName: tableName}, opts...)
+		return err
+	}
+	sdk, wire := run(false), run(true)
+	if sdk == nil || wire == nil || sdk.Error() != wire.Error() {
+		t.Fatalf("SDK: %v\nwire: %v", sdk, wire)
+	}
+}
+
+// TestRetryStartsAfresh: an attempt decoded on the wire and then failed above it (here by a middleware
+// that fails the first attempt after deserialization) leaves nothing in the sink for the next.
+func TestRetryStartsAfresh(t *testing.T) {
+	e := &jsonEnc{plain: true}
+	h := &canned{}
+	h.answer(queryBody(e, []map[string]types.AttributeValue{stored(t, sampleOrder(0), "Order", 0), stored(t, sampleOrder(1), "Order", 0)}, ""),
+		queryBody(e, []map[string]types.AttributeValue{stored(t, sampleOrder(2), "Order", 0)}, ""))
+	attempts := 0
+	failFirst := func(o *dynamodb.Options) {
+		o.Retryer = retry.NewStandard(func(so *retry.StandardOptions) {
+			so.Backoff = retry.BackoffDelayerFunc(func(int, error) (time.Duration, error) { return 0, nil })
+		})
+		o.APIOptions = append(o.APIOptions, func(st *middleware.Stack) error {
+			return st.Deserialize.Insert(middleware.DeserializeMiddlewareFunc("failFirst", func(ctx context.Context, in middleware.DeserializeInput, next middleware.DeserializeHandler) (middleware.DeserializeOutput, middleware.Metadata, error) {
+				out, md, err := next.HandleDeserialize(ctx, in)
+				if attempts++; attempts == 1 && err == nil {
+					return out, md, &ChecksumError{Err: errors.New("injected")} // retryable
+				}
+				return out, md, err
+			}), "OperationDeserializer", middleware.Before)
+		})
+	}
+	var sl slots[order]
+	s := &Sink{Op: Query, Target: orderTarget(t), Slots: &sl}
+	if _, err := client(h).Query(ctx, &dynamodb.QueryInput{TableName: tableName}, failFirst, s.Option()); err != nil {
+		t.Fatal(err)
+	}
+	if attempts != 2 || len(s.Entries()) != 1 || !reflect.DeepEqual(sl.items, []order{sampleOrder(2)}) {
+		t.Fatalf("%d attempts, entries %+v, values %+v", attempts, s.Entries(), sl.items)
+	}
+}

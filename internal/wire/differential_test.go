@@ -322,9 +322,9 @@ func TestDifferentialOddities(t *testing.T) {
 	x := newHarness(t)
 	base := `"PK":{"S":"p"},"SK":{"S":"s"},"Type":{"S":"Kitchen"},"s":{"S":"x"},"i":{"N":"1"}`
 	attrs := []string{
-		`"s":{"S":"dup"}`,                     // a field twice
-		`"S":{"S":"case"}`,                    // a field by another case, beside its own name
-		`"CASEFIELD":{"S":"c"}`,               // a field only by another case
+		`"s":{"S":"dup"}`,       // a field twice
+		`"S":{"S":"case"}`,      // a field by another case, beside its own name
+		`"CASEFIELD":{"S":"c"}`, // a field only by another case
 		`"casefield":{"S":"c"},"CaseField":{"S":"d"}`,
 		`"i8":{"N":"128"}`, `"u8":{"N":"-1"}`, `"f32":{"N":"1e39"}`, `"i":{"N":"1.5"}`, `"i":{"S":"1"}`, `"is":{"S":"12"}`, `"is":{"N":"12"}`,
 		`"i64":{"N":"99999999999999999999999999999999999999"}`, `"f64":{"N":"1E-130"}`, `"f64":{"N":"9.9999999999999999999999999999999999999E+125"}`,

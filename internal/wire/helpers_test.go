@@ -42,8 +42,8 @@ type canned struct {
 	crc    string // overrides the checksum header when set; "-" leaves it out
 	// badCalls is how many calls, the first, get a wrong checksum.
 	badCalls int
-	gzip   bool
-	calls  int
+	gzip     bool
+	calls    int
 }
 
 func (c *canned) answer(bodies ...[]byte) {

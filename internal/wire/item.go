@@ -320,8 +320,8 @@ type special struct {
 	keepNames []string // Sink.Keep
 	keep      []string // their values, as read
 	kept      int      // how many were read
-	typ   bool     // the type attribute was read and matches
-	schem bool     // the schema attribute was read and is current
+	typ       bool     // the type attribute was read and matches
+	schem     bool     // the schema attribute was read and is current
 }
 
 // object reads the attributes of an M (or a whole item, with sp set) into the struct at base through

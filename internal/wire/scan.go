@@ -59,7 +59,7 @@ const (
 func swarSpecial(v uint64) uint64 {
 	quote := v ^ (swarLo * '"')
 	slash := v ^ (swarLo * '\\')
-	return ((v - swarLo*0x20) & ^v | (quote - swarLo) & ^quote | (slash - swarLo) & ^slash) & swarHi
+	return ((v-swarLo*0x20) & ^v | (quote-swarLo) & ^quote | (slash-swarLo) & ^slash) & swarHi
 }
 
 // str scans a string whose opening quote is at s.i and returns the offsets of its contents (between the

@@ -153,7 +153,9 @@ func TestChecksum(t *testing.T) {
 		h := &canned{crc: "12345"}
 		h.answer(body)
 		_, _, err := run(h, func(o *dynamodb.Options) {
-			o.Retryer = retry.NewStandard(func(so *retry.StandardOptions) { so.Backoff = retry.BackoffDelayerFunc(func(int, error) (time.Duration, error) { return 0, nil }) })
+			o.Retryer = retry.NewStandard(func(so *retry.StandardOptions) {
+				so.Backoff = retry.BackoffDelayerFunc(func(int, error) (time.Duration, error) { return 0, nil })
+			})
 		})
 		var ce *ChecksumError
 		if !errors.As(err, &ce) || h.calls != 3 {
@@ -164,7 +166,9 @@ func TestChecksum(t *testing.T) {
 		h := &canned{badCalls: 1}
 		h.answer(body)
 		s, items, err := run(h, func(o *dynamodb.Options) {
-			o.Retryer = retry.NewStandard(func(so *retry.StandardOptions) { so.Backoff = retry.BackoffDelayerFunc(func(int, error) (time.Duration, error) { return 0, nil }) })
+			o.Retryer = retry.NewStandard(func(so *retry.StandardOptions) {
+				so.Backoff = retry.BackoffDelayerFunc(func(int, error) (time.Duration, error) { return 0, nil })
+			})
 		})
 		if err != nil || !s.Decoded() || len(items) != 1 || h.calls != 2 {
 			t.Fatalf("err %v, decoded %v, %d items after %d calls", err, s.Decoded(), len(items), h.calls)
@@ -211,7 +215,6 @@ func TestErrorsStayTheSDKs(t *testing.T) {
 		t.Errorf("api error %v", ae)
 	}
 }
-
 
 func TestCollectionLookup(t *testing.T) {
 	e := &jsonEnc{plain: true}

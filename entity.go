@@ -50,6 +50,7 @@ type entityInfo struct {
 	// values, built once: every such write without a condition of its own sends
 	// them as they are.
 	putGuard, createGuard *expr.Fixed
+	wire                  wireTarget // the entity as reads decode it from JSON (wire.go)
 }
 
 // keyTemplate is one key attribute's template bound to T's fields.
@@ -843,18 +844,11 @@ func (e *Entity[T]) Get(ctx context.Context, key T, opts ...GetOption) (T, error
 	if err != nil {
 		return zero, e.itemErr("Get", nil, err)
 	}
-	out, err := e.table.client.GetItem(ctx, &dynamodb.GetItemInput{
+	v, err := e.getItem(ctx, &dynamodb.GetItemInput{ // GetItem, decoded (wire.go)
 		TableName:      e.table.namePtr(),
 		Key:            k,
 		ConsistentRead: boolPtr(o.consistent),
 	})
-	if err != nil {
-		return zero, e.itemErr("Get", e.table.keyStrings(k), err)
-	}
-	if out.Item == nil {
-		return zero, e.itemErr("Get", e.table.keyStrings(k), ErrNotFound)
-	}
-	v, err := e.decode(ctx, out.Item)
 	if err != nil {
 		return zero, e.itemErr("Get", e.table.keyStrings(k), err)
 	}

@@ -87,6 +87,10 @@ type TableOptions struct {
 	// bytes; default 4. A write whose response was lost can still be recognised
 	// after this many later writes.
 	Receipts int
+	// WireDecoding, when false, makes reads decode items the SDK's way (its
+	// attribute values, then the codec); nil or true: items are decoded straight
+	// from the response's JSON where they can be. See [WithWireDecoding].
+	WireDecoding *bool
 }
 
 // WithIndex adds a global secondary index; sortKey may be "".
@@ -338,6 +342,10 @@ func (t *Table) Options() TableOptions {
 	o := t.opts
 	o.Indexes = append([]Index(nil), o.Indexes...)
 	o.CursorSecret = append([]byte(nil), o.CursorSecret...)
+	if o.WireDecoding != nil {
+		on := *o.WireDecoding
+		o.WireDecoding = &on
+	}
 	return o
 }
 

@@ -132,7 +132,9 @@ func TestWireDecodingSameResults(t *testing.T) {
 		assert.Equal(t, wantV, gotV, what)
 	}
 	same("Get customer", func(e entities) (any, error) { return e.cust.Get(ctx, tCustomer{CustomerID: "c1"}) })
-	same("Get order", func(e entities) (any, error) { return e.ord.Get(ctx, tOrder{CustomerID: "c1", OrderID: "o007"}, Consistent()) })
+	same("Get order", func(e entities) (any, error) {
+		return e.ord.Get(ctx, tOrder{CustomerID: "c1", OrderID: "o007"}, Consistent())
+	})
 	same("Get missing", func(e entities) (any, error) { return e.ord.Get(ctx, tOrder{CustomerID: "c1", OrderID: "o999"}) })
 	same("Get too large", func(e entities) (any, error) { return e.ord.Get(ctx, tOrder{CustomerID: "c1", OrderID: "o900"}) })
 	same("Get migrated", func(e entities) (any, error) { return e.mig.Get(ctx, wMigrated{CID: "c1", ID: "old"}) })
@@ -275,4 +277,3 @@ func (c dropOptions) Query(ctx context.Context, in *dynamodb.QueryInput, _ ...fu
 func (c dropOptions) BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error) {
 	return c.Client.BatchGetItem(ctx, in)
 }
-

@@ -148,6 +148,13 @@ func (s *anySlots) Reset() {
 	s.items = s.items[:0]
 }
 
+// getCall is what a GetItem on the wire path needs, in one allocation.
+type getCall[T any] struct {
+	sink wire.Sink
+	slot oneSlot[T]
+	opts [1]func(*dynamodb.Options)
+}
+
 // getItem calls GetItem and decodes the item it finds, on the wire path when it
 // can, else as decode does (migrating, and writing back, an older item). A missing
 // item is ErrNotFound. Errors are not wrapped: the caller names the key.
@@ -164,9 +171,11 @@ func (e *Entity[T]) getItem(ctx context.Context, in *dynamodb.GetItemInput) (T, 
 		}
 		return e.decode(ctx, out.Item)
 	}
-	var slot oneSlot[T]
-	s := &wire.Sink{Op: wire.GetItem, Target: tg, Slots: &slot}
-	out, err := e.table.client.GetItem(ctx, in, s.Option())
+	c := &getCall[T]{}
+	s := &c.sink
+	*s = wire.Sink{Op: wire.GetItem, Target: tg, Slots: &c.slot}
+	c.opts[0] = s.Option()
+	out, err := e.table.client.GetItem(ctx, in, c.opts[:]...)
 	if err != nil {
 		return zero, err
 	}
@@ -176,7 +185,7 @@ func (e *Entity[T]) getItem(ctx context.Context, in *dynamodb.GetItemInput) (T, 
 			return zero, ErrNotFound
 		}
 		if ents[0].Target != nil {
-			return slot.v, nil
+			return c.slot.v, nil
 		}
 	}
 	if out.Item == nil {
@@ -217,11 +226,18 @@ func (t *Table) rawInTree(pq *preparedQuery, item map[string]types.AttributeValu
 	return sk != nil && t.inTree(pq, sk.Value)
 }
 
+// queryCall is what a Query page on the wire path needs, in one allocation.
+type queryCall[T any] struct {
+	sink  wire.Sink
+	slots valueSlots[T]
+}
+
 // queryPageWire is queryPage on the wire path.
 func (e *Entity[T]) queryPageWire(ctx context.Context, pq *preparedQuery, start map[string]types.AttributeValue, tg *wire.Target) (pageResult[T], error) {
 	t := e.table
-	var sl valueSlots[T]
-	s := &wire.Sink{Op: wire.Query, Target: tg, Slots: &sl}
+	c := &queryCall[T]{}
+	s, sl := &c.sink, &c.slots
+	*s = wire.Sink{Op: wire.Query, Target: tg, Slots: sl}
 	out, meta, err := t.fetchPageWire(ctx, pq, start, e.info.name, s)
 	if err != nil {
 		return pageResult[T]{}, err

@@ -71,22 +71,30 @@ func tagOf(name []byte) avTag {
 	return tagNone
 }
 
-// decoder decodes the items of one body. Strings without escapes are cut from one string per item
-// (made on first use), so an item's strings cost one allocation together; strings with escapes are
-// allocated each.
+// decoder decodes the items of one body. Strings without escapes are cut from one string per item,
+// a copy of the item's text made on first use, so an item's strings cost one allocation together;
+// strings with escapes are allocated each. As an item's end is known only once it is decoded, the copy
+// runs as far as the previous item's length from its start (the items of a page are alike), and is
+// made again, longer, in the rare case that a string lies beyond it.
 type decoder struct {
 	scanner
-	itemStart, itemEnd int    // the current item's span in b
-	item               string // b[itemStart:itemEnd], once made
-	haveItem           bool
-	scratch            []byte // unescaping, base64
+	itemStart int    // the current item's start in b
+	item      string // b[itemStart:itemStart+len(item)]: a copy of the item's text (and perhaps more)
+	sizeHint  int    // the previous item's length
+	scratch   []byte // unescaping, base64
+	// str0 receives a map[string]string value: a field of the decoder, so that
+	// decoding into it allocates nothing.
+	str0 string
 }
 
-// begin starts an item whose JSON is b[start:end].
-func (d *decoder) begin(start, end int) {
-	d.itemStart, d.itemEnd, d.haveItem, d.item = start, end, false, ""
+// begin starts an item at b[start].
+func (d *decoder) begin(start int) {
+	d.itemStart, d.item = start, ""
 	d.i = start
 }
+
+// end records the length of the item just decoded, to size the next item's copy.
+func (d *decoder) end() { d.sizeHint = d.i - d.itemStart }
 
 // text returns the string at b[start:end] (contents between quotes).
 func (d *decoder) text(start, end int, escaped bool) (string, error) {
@@ -98,11 +106,17 @@ func (d *decoder) text(start, end int, escaped bool) (string, error) {
 		}
 		return string(d.scratch), nil
 	}
-	if start < d.itemStart || end > d.itemEnd {
+	if start < d.itemStart {
 		return "", errItem
 	}
-	if !d.haveItem {
-		d.item, d.haveItem = string(d.b[d.itemStart:d.itemEnd]), true
+	if end-d.itemStart > len(d.item) {
+		// The first item of a body: up to 4 KB (all of a GetItem's item, usually).
+		first := 0
+		if d.sizeHint == 0 {
+			first = min(len(d.b)-d.itemStart, 4096)
+		}
+		n := max(end-d.itemStart, d.sizeHint, 2*len(d.item), first)
+		d.item = string(d.b[d.itemStart:min(len(d.b), d.itemStart+n)])
 	}
 	return d.item[start-d.itemStart : end-d.itemStart], nil
 }
@@ -133,6 +147,35 @@ func (d *decoder) stringToken() (start, end int, escaped bool, err error) {
 // that the SDK reads in its own way (null, no member, an unknown or escaped member, a null member) is
 // left to it.
 func (d *decoder) avOpen() (avTag, error) {
+	// The common spellings first, as DynamoDB writes them: {"S": and the like, no spaces.
+	if b := d.b[min(d.i, len(d.b)):]; len(b) >= 6 && b[0] == '{' && b[1] == '"' {
+		var tag avTag
+		n := 0
+		switch {
+		case b[3] == '"' && b[4] == ':':
+			switch b[2] {
+			case 'S':
+				tag = tagS
+			case 'N':
+				tag = tagN
+			case 'M':
+				tag = tagM
+			case 'L':
+				tag = tagL
+			case 'B':
+				tag = tagB
+			}
+			n = 5
+		case len(b) >= 9 && b[6] == '"' && b[7] == ':' && string(b[2:6]) == "NULL":
+			tag, n = tagNULL, 8
+		case len(b) >= 9 && b[6] == '"' && b[7] == ':' && string(b[2:6]) == "BOOL":
+			tag, n = tagBOOL, 8
+		}
+		if tag != tagNone && n < len(b) && b[n] != 'n' && !isSpace(b[n]) {
+			d.i += n
+			return tag, nil
+		}
+	}
 	if !d.expect('{') {
 		return tagNone, errItem
 	}
@@ -847,11 +890,11 @@ func (d *decoder) mapValue(w *codec.Wire, p unsafe.Pointer, depth int) error {
 			return err
 		}
 		if exact != nil {
-			var s string
-			if err := d.value(elem, unsafe.Pointer(&s), depth+1); err != nil {
+			d.str0 = ""
+			if err := d.value(elem, unsafe.Pointer(&d.str0), depth+1); err != nil {
 				return err
 			}
-			exact[k] = s
+			exact[k] = d.str0
 		} else {
 			ev.SetZero()
 			if err := d.value(elem, ev.Addr().UnsafePointer(), depth+1); err != nil {

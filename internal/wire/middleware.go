@@ -32,11 +32,11 @@ const crcHeader = "X-Amz-Crc32"
 // X-Amz-Crc32; the SDK itself only logs a mismatch. s closes that reader after reading the body, and a
 // mismatch (with the header present) fails the attempt with a [*ChecksumError], which the SDK's retryer
 // retries: items from a body that failed its checksum are never decoded.
-func (s *Sink) Option() func(*dynamodb.Options) {
-	return func(o *dynamodb.Options) {
-		s.verify = !o.DisableValidateResponseChecksum
-		o.APIOptions = append(o.APIOptions, s.addTo)
-	}
+func (s *Sink) Option() func(*dynamodb.Options) { return s.option }
+
+func (s *Sink) option(o *dynamodb.Options) {
+	s.verify = !o.DisableValidateResponseChecksum
+	o.APIOptions = append(o.APIOptions, s.addTo)
 }
 
 func (s *Sink) addTo(stack *middleware.Stack) error {
@@ -71,13 +71,19 @@ func (s *Sink) HandleDeserialize(ctx context.Context, in middleware.DeserializeI
 		return out, md, &ChecksumError{Err: cerr}
 	}
 	if repl, ok := s.read(body); ok {
-		resp.Body = io.NopCloser(bytes.NewReader(repl))
+		s.rd.Reset(repl)
 		resp.ContentLength = int64(len(repl))
 	} else {
-		resp.Body = io.NopCloser(bytes.NewReader(body))
+		s.rd.Reset(body)
 	}
+	resp.Body = &s.rd
 	return out, md, nil
 }
+
+// bodyReader is the body given to the SDK's deserializer: a bytes.Reader whose Close does nothing.
+type bodyReader struct{ bytes.Reader }
+
+func (*bodyReader) Close() error { return nil }
 
 // readBody reads a response body in full, into a buffer sized by its Content-Length when it has one.
 func readBody(resp *smithyhttp.Response) ([]byte, error) {

@@ -130,7 +130,13 @@ type Sink struct {
 	raws [][2]int // items left to the SDK
 	raw  []int    // TransactGetItems: per response element, the index in raws or -1
 	name [2]int   // BatchGetItem: the table name's token
-	out  []byte
+	out  []byte   // the body given to the SDK, valid until the next attempt
+	rd   bodyReader
+
+	// First backing arrays, in the Sink's own allocation: a GetItem allocates nothing more.
+	entArr  [1]Entry
+	passArr [4][2]int
+	outArr  [160]byte
 }
 
 // Decoded reports whether the last response was read here (else the SDK read all of it).
@@ -147,6 +153,9 @@ func (s *Sink) Keys(i int) []string {
 
 func (s *Sink) reset() {
 	s.decoded = false
+	if s.entries == nil {
+		s.entries, s.pass, s.out = s.entArr[:0], s.passArr[:0], s.outArr[:0]
+	}
 	s.entries = s.entries[:0]
 	s.keys = s.keys[:0]
 	s.pass, s.raws, s.raw = s.pass[:0], s.raws[:0], s.raw[:0]
@@ -385,12 +394,24 @@ func (s *Sink) items() error {
 func (s *Sink) item() error {
 	d := &s.d
 	start := d.i
-	if err := d.skip(1); err != nil {
-		return err
+	end := -1 // known once decoded, or checked
+	// check checks the item's JSON (decoding it checks what it reads) and finds its end.
+	check := func() error {
+		if end >= 0 {
+			return nil
+		}
+		d.i = start
+		if err := d.skip(1); err != nil {
+			return errSyntax
+		}
+		end = d.i
+		return nil
 	}
-	end := d.i
 	t := s.Target
 	if t == nil && s.Lookup != nil {
+		if err := check(); err != nil {
+			return err
+		}
 		if typ, ok := d.typeOf(start, end, s.TypeAttr); ok {
 			t = s.Lookup(typ)
 		}
@@ -402,22 +423,25 @@ func (s *Sink) item() error {
 	}
 	if t != nil {
 		p := s.Slots.Next(t)
-		d.begin(start, end)
+		d.begin(start)
 		sp := special{t: t, keepNames: s.Keep, keep: s.keys[base : base+k]}
 		err := d.object(t.Plan, p, &sp, 0)
-		if err == nil && (d.i != end || !sp.typ || t.SchemaAttr != "" && !sp.schem && t.Schema != 1 || sp.kept != k) {
+		if err == nil && (end >= 0 && d.i != end || !sp.typ || t.SchemaAttr != "" && !sp.schem && t.Schema != 1 || sp.kept != k) {
 			err = errItem
 		}
 		if err == nil {
+			d.end()
 			s.entries = append(s.entries, Entry{Target: t, Raw: -1})
 			if s.Op == TransactGetItems {
 				s.raw = append(s.raw, -1)
 			}
-			d.i = end
 			return nil
 		}
 		clear(s.keys[base:])
 		s.Slots.Drop(t)
+	}
+	if err := check(); err != nil {
+		return err
 	}
 	d.i = end
 	raw := len(s.raws)
@@ -434,7 +458,7 @@ func (s *Sink) item() error {
 func (d *decoder) typeOf(start, end int, attr string) (string, bool) {
 	at := d.i
 	defer func() { d.i = at }()
-	d.begin(start, end)
+	d.begin(start)
 	if !d.expect('{') || d.ws() == '}' {
 		return "", false
 	}
@@ -468,7 +492,10 @@ func (s *Sink) body(orig []byte) []byte {
 		n += r[1] - r[0] + 12
 	}
 	n += s.name[1] - s.name[0] + 32
-	out := make([]byte, 0, n)
+	out := s.out[:0]
+	if cap(out) < n {
+		out = make([]byte, 0, n)
+	}
 	out = append(out, '{')
 	for i, p := range s.pass {
 		if i > 0 {
@@ -512,6 +539,7 @@ func (s *Sink) body(orig []byte) []byte {
 		}
 	}
 	out = append(out, '}')
+	s.out = out
 	return out
 }
 

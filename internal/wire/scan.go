@@ -3,6 +3,7 @@ package wire
 import (
 	"encoding/binary"
 	"errors"
+	"math/bits"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -69,7 +70,11 @@ func (s *scanner) str() (start, end int, escaped bool, err error) {
 	i := s.i + 1
 	start = i
 	for {
-		for i+8 <= len(b) && swarSpecial(binary.LittleEndian.Uint64(b[i:])) == 0 {
+		for i+8 <= len(b) {
+			if m := swarSpecial(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+				i += bits.TrailingZeros64(m) >> 3 // the first special byte
+				break
+			}
 			i += 8
 		}
 		if i >= len(b) {

@@ -74,7 +74,8 @@ func (e *Entity[T]) BatchGet(ctx context.Context, keys []T, opts ...GetOption) (
 			queue = append(queue, id)
 		}
 	}
-	found := map[itemKey]map[string]types.AttributeValue{}
+	found := newBatchFound[T]()
+	useWire := len(queue) == len(ids) // a key asked twice takes the attribute-value path: two independent values
 	unanswered := func() map[itemKey]bool {
 		m := make(map[itemKey]bool, len(queue))
 		for _, id := range queue {
@@ -90,17 +91,14 @@ func (e *Entity[T]) BatchGet(ctx context.Context, keys []T, opts ...GetOption) (
 		for i, id := range queue[:n] {
 			chunk[i] = avs[id]
 		}
-		out, err := t.client.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{
+		out, err := e.batchGetItem(ctx, &dynamodb.BatchGetItemInput{ // BatchGetItem, items into found (wire.go)
 			RequestItems: map[string]types.KeysAndAttributes{
 				t.name: {Keys: chunk, ConsistentRead: aws.Bool(o.consistent)},
 			},
-		})
+		}, found, useWire)
 		if err != nil {
 			loopErr = err
 			break
-		}
-		for _, item := range out.Responses[t.name] {
-			found[t.keyID(item)] = item
 		}
 		var again []itemKey
 		if u, ok := out.UnprocessedKeys[t.name]; ok {
@@ -116,12 +114,14 @@ func (e *Entity[T]) BatchGet(ctx context.Context, keys []T, opts ...GetOption) (
 	left := unanswered()
 	var decodeErr error
 	for i, id := range ids {
-		switch item, ok := found[id]; {
+		switch v, item, ok := found.get(id); {
 		case ok:
-			v, err := e.decode(ctx, item)
-			if err != nil {
-				decodeErr = errors.Join(decodeErr, fmt.Errorf("key %d: %w", i, err))
-				continue
+			if item != nil {
+				var err error
+				if v, err = e.decode(ctx, item); err != nil {
+					decodeErr = errors.Join(decodeErr, fmt.Errorf("key %d: %w", i, err))
+					continue
+				}
 			}
 			res.Items = append(res.Items, v)
 		case left[id]:

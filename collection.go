@@ -91,21 +91,11 @@ func (t *Table) Query(ctx context.Context, key any, opts ...CollectionOption) (P
 	if err != nil {
 		return Page[any]{}, err
 	}
-	out, meta, err := t.fetchPage(ctx, pq, nil, "collection")
+	vals, _, meta, err := t.collectionPage(ctx, pq, nil, o.unknown) // wire.go
 	if err != nil {
 		return Page[any]{}, err
 	}
-	page := Page[any]{Items: make([]any, 0, len(out.Items)), Cursor: meta.cursor, Scanned: meta.scanned, Capacity: meta.capacity}
-	for _, item := range out.Items {
-		v, ok, err := t.readAny(ctx, item, o.unknown, pq.index.Name == "")
-		if err != nil {
-			return Page[any]{}, err
-		}
-		if ok {
-			page.Items = append(page.Items, v)
-		}
-	}
-	return page, nil
+	return Page[any]{Items: vals, Cursor: meta.cursor, Scanned: meta.scanned, Capacity: meta.capacity}, nil
 }
 
 // All iterates over every item of a collection query, page after page, as
@@ -120,20 +110,15 @@ func (t *Table) All(ctx context.Context, key any, opts ...CollectionOption) iter
 		}
 		var start map[string]types.AttributeValue
 		for first := true; first || start != nil; first = false {
-			out, _, err := t.fetchPage(ctx, pq, start, "collection")
+			vals, out, _, err := t.collectionPage(ctx, pq, start, o.unknown) // wire.go
+			for _, v := range vals {
+				if !yield(v, nil) {
+					return
+				}
+			}
 			if err != nil {
 				yield(nil, err)
 				return
-			}
-			for _, item := range out.Items {
-				v, ok, err := t.readAny(ctx, item, o.unknown, pq.index.Name == "")
-				if err != nil {
-					yield(nil, err)
-					return
-				}
-				if ok && !yield(v, nil) {
-					return
-				}
 			}
 			start = out.LastEvaluatedKey
 		}

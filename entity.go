@@ -145,18 +145,11 @@ func (e *Entity[T]) Get(ctx context.Context, key T, opts ...GetOption) (T, error
 	if err != nil {
 		return zero, e.itemErr("Get", nil, err)
 	}
-	out, err := e.table.client.GetItem(ctx, &dynamodb.GetItemInput{
+	v, err := e.getItem(ctx, &dynamodb.GetItemInput{ // GetItem, decoded (wire.go)
 		TableName:      e.table.namePtr(),
 		Key:            k,
 		ConsistentRead: boolPtr(o.consistent),
 	})
-	if err != nil {
-		return zero, e.itemErr("Get", e.table.keyStrings(k), err)
-	}
-	if out.Item == nil {
-		return zero, e.itemErr("Get", e.table.keyStrings(k), ErrNotFound)
-	}
-	v, err := e.decode(ctx, out.Item)
 	if err != nil {
 		return zero, e.itemErr("Get", e.table.keyStrings(k), err)
 	}

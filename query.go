@@ -413,6 +413,9 @@ type pageResult[T any] struct {
 }
 
 func (e *Entity[T]) queryPage(ctx context.Context, pq *preparedQuery, start map[string]types.AttributeValue) (pageResult[T], error) {
+	if tg := e.info.wireTarget(); tg != nil {
+		return e.queryPageWire(ctx, pq, start, tg) // wire.go
+	}
 	out, meta, err := e.table.fetchPage(ctx, pq, start, e.info.name)
 	if err != nil {
 		return pageResult[T]{}, err
@@ -451,6 +454,16 @@ func (t *Table) fetchPage(ctx context.Context, pq *preparedQuery, start map[stri
 	if pq.treeRoot != "" {
 		out.Items = t.keepTree(out.Items, pq)
 	}
+	meta, err := t.pageMeta(pq, out, what)
+	if err != nil {
+		return nil, pageMeta{}, err
+	}
+	return out, meta, nil
+}
+
+// pageMeta is what a page's output says beyond its items: its cursor, the items
+// scanned and the capacity consumed.
+func (t *Table) pageMeta(pq *preparedQuery, out *dynamodb.QueryOutput, what string) (pageMeta, error) {
 	meta := pageMeta{scanned: int(out.ScannedCount)}
 	if out.ConsumedCapacity != nil && out.ConsumedCapacity.CapacityUnits != nil {
 		meta.capacity = *out.ConsumedCapacity.CapacityUnits
@@ -458,21 +471,20 @@ func (t *Table) fetchPage(ctx context.Context, pq *preparedQuery, start map[stri
 	if len(out.LastEvaluatedKey) > 0 {
 		c, err := t.encodeCursor(pq, out.LastEvaluatedKey)
 		if err != nil {
-			return nil, pageMeta{}, fmt.Errorf("singletable: Query %s: %w", what, err)
+			return pageMeta{}, fmt.Errorf("singletable: Query %s: %w", what, err)
 		}
 		meta.cursor = c
 	}
-	return out, meta, nil
+	return meta, nil
 }
 
 // keepTree drops items whose sort key extends the tree root's last value instead of
 // continuing it after the delimiter (see [SKTree]).
 func (t *Table) keepTree(items []map[string]types.AttributeValue, pq *preparedQuery) []map[string]types.AttributeValue {
-	child := pq.treeRoot + string(t.opts.Delimiter)
 	kept := items[:0]
 	for _, item := range items {
 		sk, _ := item[pq.index.SortKey].(*types.AttributeValueMemberS)
-		if sk != nil && (sk.Value == pq.treeRoot || strings.HasPrefix(sk.Value, child)) {
+		if sk != nil && t.inTree(pq, sk.Value) {
 			kept = append(kept, item)
 		}
 	}
@@ -497,4 +509,10 @@ func (e *Entity[T]) asEntity(v any) (reflect.Value, bool) {
 		}
 	}
 	return reflect.Value{}, false
+}
+
+// inTree reports whether sort key sk is the tree root of an SKTree query or
+// continues it after the delimiter.
+func (t *Table) inTree(pq *preparedQuery, sk string) bool {
+	return sk == pq.treeRoot || len(sk) > len(pq.treeRoot) && sk[len(pq.treeRoot)] == t.opts.Delimiter && strings.HasPrefix(sk, pq.treeRoot)
 }

@@ -33,6 +33,7 @@ type entityInfo struct {
 	// values, built once: every such write without a condition of its own sends
 	// them as they are.
 	putGuard, createGuard *expr.Fixed
+	wire                  wireTarget // the entity as reads decode it from JSON (wire.go)
 }
 
 var timeType = reflect.TypeFor[time.Time]()

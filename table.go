@@ -95,6 +95,10 @@ type TableOptions struct {
 	// IncarnationAttribute holds each item's incarnation id, 32 hex digits written
 	// by whichever write creates the item; default "_inc". See [ErrAmbiguous].
 	IncarnationAttribute string
+	// WireDecoding, when false, makes reads decode items the SDK's way (its
+	// attribute values, then the codec); nil or true: items are decoded straight
+	// from the response's JSON where they can be. See [WithWireDecoding].
+	WireDecoding *bool
 }
 
 // TableOption configures [NewTable]: WithIndex, WithKeys, WithTypeAttribute,
@@ -425,6 +429,10 @@ func (t *Table) Options() TableOptions {
 	o := t.opts
 	o.Indexes = append([]Index(nil), o.Indexes...)
 	o.CursorSecret = append([]byte(nil), o.CursorSecret...)
+	if o.WireDecoding != nil {
+		on := *o.WireDecoding
+		o.WireDecoding = &on
+	}
 	return o
 }
 

@@ -25,6 +25,31 @@ type cannedHTTP struct {
 	mu   sync.Mutex        // protects last
 	last map[string][]byte // the last request body per operation, when recording
 	rec  bool
+
+	// scan, when set, are the pages of a Scan, each but the last ending with a
+	// LastEvaluatedKey whose sort key is "page#<the next page>".
+	scan []cannedBody
+}
+
+// scanPage returns the page of the Scan whose request body req resumes after
+// "page#<n>" (the first without an ExclusiveStartKey).
+func (c *cannedHTTP) scanPage(req []byte) cannedBody {
+	i := bytes.Index(req, []byte("page#"))
+	if i < 0 {
+		return c.scan[0]
+	}
+	n := 0
+	for _, d := range req[i+5:] {
+		if d < '0' || d > '9' {
+			break
+		}
+		n = n*10 + int(d-'0')
+	}
+	return c.scan[min(n, len(c.scan)-1)]
+}
+
+func canned(b []byte) cannedBody {
+	return cannedBody{body: b, crc: strconv.FormatUint(uint64(crc32.ChecksumIEEE(b)), 10)}
 }
 
 type cannedBody struct {
@@ -35,7 +60,7 @@ type cannedBody struct {
 func newCannedHTTP(bodies map[string][]byte) *cannedHTTP {
 	c := &cannedHTTP{bodies: map[string]cannedBody{}, last: map[string][]byte{}}
 	for op, b := range bodies {
-		c.bodies[op] = cannedBody{body: b, crc: strconv.FormatUint(uint64(crc32.ChecksumIEEE(b)), 10)}
+		c.bodies[op] = canned(b)
 	}
 	return c
 }
@@ -47,18 +72,25 @@ func (c *cannedHTTP) Do(r *http.Request) (*http.Response, error) {
 	if len(op) > len(targetPrefix) {
 		op = op[len(targetPrefix):]
 	}
+	var req []byte
 	if r.Body != nil {
-		if c.rec {
-			b, _ := io.ReadAll(r.Body)
+		switch {
+		case c.rec:
+			req, _ = io.ReadAll(r.Body)
 			c.mu.Lock()
-			c.last[op] = b
+			c.last[op] = req
 			c.mu.Unlock()
-		} else {
+		case op == "Scan":
+			req, _ = io.ReadAll(r.Body)
+		default:
 			_, _ = io.Copy(io.Discard, r.Body)
 		}
 		_ = r.Body.Close()
 	}
 	cb, ok := c.bodies[op]
+	if op == "Scan" && c.scan != nil {
+		cb, ok = c.scanPage(req), true
+	}
 	status := http.StatusOK
 	if !ok {
 		status = http.StatusBadRequest
@@ -103,23 +135,48 @@ const queryItems = 100
 // cannedResponses are the bodies DynamoDB would send for sampleOrder: GetItem finds it,
 // PutItem succeeds, Query returns a last page of queryItems orders.
 func cannedResponses(tb testing.TB) map[string][]byte {
-	item := storedItem(tb)
-	j, err := attributevalue.MarshalMapJSON(item)
+	return map[string][]byte{
+		"GetItem": []byte(`{"Item":` + string(storedJSON(tb)) + `}`),
+		"PutItem": []byte(`{}`),
+		"Query":   itemsBody(tb, queryItems, ""),
+	}
+}
+
+// floorResponses are the bodies of the floor: GetItem finds nothing, Query returns an
+// empty page. The SDK's cost per call, sending, signing, retrying, reading a response,
+// is all that is left.
+func floorResponses() map[string][]byte {
+	return map[string][]byte{
+		"GetItem": []byte(`{}`),
+		"Query":   []byte(`{"Count":0,"Items":[],"ScannedCount":0}`),
+	}
+}
+
+// storedJSON is storedItem as DynamoDB sends it.
+func storedJSON(tb testing.TB) []byte {
+	j, err := attributevalue.MarshalMapJSON(storedItem(tb))
 	if err != nil {
 		tb.Fatal(err)
 	}
+	return j
+}
+
+// itemsBody is a Query or Scan page of n stored orders, with last as its
+// LastEvaluatedKey's sort key when it is not "".
+func itemsBody(tb testing.TB, n int, last string) []byte {
+	j := storedJSON(tb)
 	var q bytes.Buffer
-	q.WriteString(`{"Count":` + strconv.Itoa(queryItems) + `,"Items":[`)
-	for i := range queryItems {
+	q.WriteString(`{"Count":` + strconv.Itoa(n) + `,"Items":[`)
+	for i := range n {
 		if i > 0 {
 			q.WriteByte(',')
 		}
 		q.Write(j)
 	}
-	q.WriteString(`],"ScannedCount":` + strconv.Itoa(queryItems) + `}`)
-	return map[string][]byte{
-		"GetItem": []byte(`{"Item":` + string(j) + `}`),
-		"PutItem": []byte(`{}`),
-		"Query":   q.Bytes(),
+	q.WriteString(`],`)
+	if last != "" {
+		q.WriteString(`"LastEvaluatedKey":{"PK":{"S":"CUST#cust-7d3f2a"},"SK":{"S":"` + last + `"}},`)
 	}
+	q.WriteString(`"ScannedCount":` + strconv.Itoa(n) + `}`)
+	return q.Bytes()
 }

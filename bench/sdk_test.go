@@ -23,32 +23,45 @@ type fixture struct {
 	table  string
 	orders *singletable.Entity[Order]
 	order  Order
+	// sdkOrders is orders on a table that decodes the SDK's way
+	// (WithWireDecoding(false)): the library as it was before the wire path.
+	sdkOrders *singletable.Entity[Order]
+	// floor, when set, is a client whose GetItem finds nothing and whose Query
+	// returns an empty page: the SDK's own cost of a call.
+	floor singletable.Client
 }
 
 func newFixture(tb testing.TB, client singletable.Client, table string) *fixture {
 	tb.Helper()
-	t, err := singletable.NewTable(client, table)
-	if err != nil {
-		tb.Fatal(err)
+	register := func(opts ...func(*singletable.TableOptions)) *singletable.Entity[Order] {
+		t, err := singletable.NewTable(client, table, opts...)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		orders, err := singletable.Register[Order](t)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return orders
 	}
-	orders, err := singletable.Register[Order](t)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return &fixture{client: client, table: table, orders: orders, order: sampleOrder()}
+	return &fixture{client: client, table: table, orders: register(), sdkOrders: register(singletable.WithWireDecoding(false)), order: sampleOrder()}
 }
 
-// The variants of each operation, the library's last. "raw" is the SDK call alone,
+// The variants of each operation, the library's last. "floor" (through the canned
+// transport only) is the same call answered with nothing: the SDK's own cost of a
+// call. "raw" is the SDK call alone,
 // with keys and expressions written by hand; "raw+hand" adds the hand-written codec;
 // "raw+av" adds attributevalue instead, which is what a user of the bare SDK writes;
 // "+guard" is a PutItem with the condition the library adds to every Put (the item is
 // absent or of this type), which the SDK must serialise and DynamoDB evaluate against
 // the stored item; "singletable" is the library, which renders the keys, adds that
-// condition, checks the type of what it reads, and decodes it.
+// condition, checks the type of what it reads, and decodes it (on the wire path, from
+// the response's JSON); "singletable-sdk" is the library decoding the SDK's attribute
+// values instead (WithWireDecoding(false)).
 
 func (f *fixture) getVariants(ctx context.Context) []variant {
 	key := Order{CustomerID: f.order.CustomerID, OrderID: f.order.OrderID, CreatedAt: f.order.CreatedAt}
-	return []variant{
+	vs := []variant{
 		{"raw", func() (int, error) {
 			_, err := f.getItem(ctx)
 			return 1, err
@@ -69,11 +82,25 @@ func (f *fixture) getVariants(ctx context.Context) []variant {
 			var o Order
 			return 1, attributevalue.UnmarshalMap(out.Item, &o)
 		}},
+		{"singletable-sdk", func() (int, error) {
+			_, err := f.sdkOrders.Get(ctx, key)
+			return 1, err
+		}},
 		{"singletable", func() (int, error) {
 			_, err := f.orders.Get(ctx, key)
 			return 1, err
 		}},
 	}
+	if f.floor != nil {
+		vs = append([]variant{{"floor", func() (int, error) {
+			out, err := f.floor.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(f.table), Key: rawKey(&f.order)})
+			if err == nil && out.Item != nil {
+				err = fmt.Errorf("floor GetItem found an item")
+			}
+			return 1, err
+		}}}, vs...)
+	}
+	return vs
 }
 
 func (f *fixture) putVariants(ctx context.Context) []variant {
@@ -113,7 +140,7 @@ func (f *fixture) putVariants(ctx context.Context) []variant {
 
 func (f *fixture) queryVariants(ctx context.Context) []variant {
 	partition := Order{CustomerID: f.order.CustomerID}
-	return []variant{
+	vs := []variant{
 		{"raw", func() (int, error) {
 			out, err := f.query(ctx)
 			if err != nil {
@@ -143,11 +170,25 @@ func (f *fixture) queryVariants(ctx context.Context) []variant {
 			err = attributevalue.UnmarshalListOfMaps(out.Items, &items)
 			return len(items), err
 		}},
+		{"singletable-sdk", func() (int, error) {
+			page, err := f.sdkOrders.Query(ctx, partition)
+			return len(page.Items), err
+		}},
 		{"singletable", func() (int, error) {
 			page, err := f.orders.Query(ctx, partition)
 			return len(page.Items), err
 		}},
 	}
+	if f.floor != nil {
+		vs = append([]variant{{"floor", func() (int, error) {
+			out, err := f.floor.Query(ctx, f.queryInput())
+			if err == nil && len(out.Items) != 0 {
+				err = fmt.Errorf("floor Query found items")
+			}
+			return queryItems, err // per item of the page it stands for
+		}}}, vs...)
+	}
+	return vs
 }
 
 func (f *fixture) getItem(ctx context.Context) (*dynamodb.GetItemOutput, error) {
@@ -177,7 +218,12 @@ func (f *fixture) putGuarded(ctx context.Context, item map[string]types.Attribut
 }
 
 func (f *fixture) query(ctx context.Context) (*dynamodb.QueryOutput, error) {
-	return f.client.Query(ctx, &dynamodb.QueryInput{
+	return f.client.Query(ctx, f.queryInput())
+}
+
+// queryInput is the Query of the partition of f.order, written by hand.
+func (f *fixture) queryInput() *dynamodb.QueryInput {
+	return &dynamodb.QueryInput{
 		TableName:                aws.String(f.table),
 		KeyConditionExpression:   aws.String("#pk = :pk AND begins_with(#sk, :sk)"),
 		ExpressionAttributeNames: map[string]string{"#pk": tablePK, "#sk": tableSK},
@@ -185,12 +231,14 @@ func (f *fixture) query(ctx context.Context) (*dynamodb.QueryOutput, error) {
 			":pk": &types.AttributeValueMemberS{Value: rawPK(&f.order)},
 			":sk": &types.AttributeValueMemberS{Value: "ORDER#"},
 		},
-	})
+	}
 }
 
 func cannedFixture(tb testing.TB) (*fixture, *cannedHTTP) {
 	h := newCannedHTTP(cannedResponses(tb))
-	return newFixture(tb, cannedClient(h), "orders"), h
+	f := newFixture(tb, cannedClient(h), "orders")
+	f.floor = cannedClient(newCannedHTTP(floorResponses()))
+	return f, h
 }
 
 // stubClient answers GetItem, PutItem and Query with fixed outputs, without the SDK:
@@ -282,6 +330,7 @@ func TestSameWork(t *testing.T) {
 			}
 		}
 	}
+	f.floor = nil // the floor answers from another transport, with nothing
 	same("GetItem", "Key", f.getVariants(ctx))
 	same("PutItem", "Item", f.putVariants(ctx))
 	// The same condition on the guarded Puts, and the same key condition on Query,

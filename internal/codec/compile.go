@@ -59,6 +59,8 @@ type typeCodec struct {
 	// dynamic is true when the codec is attributevalue itself because the type is an interface: a
 	// container of such values falls back as a whole, which costs one round trip instead of one per element.
 	dynamic bool
+	// wire is how internal/wire decodes the type from JSON, set by finishWires.
+	wire *Wire
 }
 
 type codecKey struct {

@@ -50,6 +50,7 @@ type Field struct {
 
 	plan     *Plan
 	codec    *typeCodec
+	pos      int  // index in plan.fields
 	embedPtr bool // Index passes through an embedded pointer
 
 	// When direct is set, the field is reached from the struct at offset without a pointer (see fast.go).
@@ -76,6 +77,7 @@ func PlanFor(t reflect.Type) (*Plan, error) {
 	if _, err := c.plan(t); err != nil {
 		return nil, err
 	}
+	c.finishWires()
 	for typ, p := range c.plans {
 		plans.LoadOrStore(typ, p)
 	}
@@ -141,6 +143,7 @@ func (c *compiler) plan(t reflect.Type) (*Plan, error) {
 			UnixTime:      o.unixTime,
 			plan:          p,
 			codec:         tc,
+			pos:           len(p.fields),
 		}
 		ft := t
 		for i, x := range f.Index {

@@ -4,10 +4,11 @@
 //
 //	go run ./cmd/benchtable [-count 5] [-benchtime 1s] [-local-benchtime 3s] [-skip-local] [-check]
 //
-// It runs, in order: the key rendering benchmark of the root package; the codec and
-// canned-transport benchmarks of this module, once for allocation counts (BenchmarkCodec,
-// BenchmarkSDK) and -count times interleaved for times (BenchmarkCodecTime,
-// BenchmarkSDKTime); then BenchmarkLocal against DynamoDB Local. Each figure is the
+// It runs, in order: the key rendering benchmark of the root package; the codec,
+// canned-transport and scale benchmarks of this module, once for allocation counts
+// (BenchmarkCodec, BenchmarkSDK, BenchmarkScale) and -count times interleaved for
+// times (BenchmarkCodecTime, BenchmarkSDKTime, BenchmarkScaleTime); then BenchmarkLocal
+// against DynamoDB Local. Each figure is the
 // median of the -count runs, and each ratio or difference the median of the per-run
 // ratios or differences, taken within one benchmark line whose variants ran
 // interleaved. The raw output goes to -raw (bench.out), and -in formats such a file
@@ -105,9 +106,10 @@ func plan(benchDir string, count int, benchtime, localTime string, skipLocal boo
 	}
 	steps := []step{
 		test(root, "^BenchmarkKeyRender$", c, benchtime),
-		test(benchDir, "^Benchmark(Codec|SDK)$", "1", benchtime),
+		test(benchDir, "^Benchmark(Codec|SDK|Scale)$", "1", benchtime),
 		test(benchDir, "^BenchmarkCodecTime$", c, benchtime),
 		test(benchDir, "^BenchmarkSDKTime$", c, benchtime),
+		test(benchDir, "^BenchmarkScaleTime$", c, benchtime),
 	}
 	if !skipLocal {
 		steps = append(steps, test(benchDir, "^BenchmarkLocal$", c, localTime))

@@ -72,17 +72,145 @@ func table(r *results) []row {
 		sdkRow(r, "Query100", "raw", queryPage, "Query alone (no decoding)", false),
 		sdkRow(r, "Query100", "raw+av", queryPage, "Query + attributevalue.UnmarshalListOfMaps", false),
 		keyRow(r),
+		// Issue 20: decoding on the wire path, against the raw SDK call with
+		// attributevalue, and the floor: the same call answered with nothing.
+		wireRow(r, "Get", 1, "raw+av", "GetItem + attributevalue.UnmarshalMap", wireTarget{maxRatio: 0.75, maxAllocRatio: 0.6}),
+		wireRow(r, "Get", 1, "singletable-sdk", "the library decoding the SDK's attribute values (WithWireDecoding(false))", wireTarget{}),
+		floorRow(r, "Get", 1),
+		wireRow(r, "Query100", queryPage, "raw+av", "Query + attributevalue.UnmarshalListOfMaps", wireTarget{maxRatio: 0.35, maxAllocs: 12}),
+		wireRow(r, "Query100", queryPage, "singletable-sdk", "the library decoding the SDK's attribute values (WithWireDecoding(false))", wireTarget{}),
+		floorRow(r, "Query100", queryPage),
+	}
+	for _, n := range []int{1, 10, 100, 1000} {
+		rows = append(rows, scaleRow(r, "Query"+fmt.Sprint(n), n, fmt.Sprintf("Query, %d-item page", n)))
+	}
+	rows = append(rows, scaleRow(r, "Scan10000", 10000, "Scan, 10,000 items in pages of 1,000 (the library's wire decoder on the SDK's Scan)"))
+	rows = append(rows,
 		localRow(r, "Get", "raw+av", "raw SDK + attributevalue", true),
+		localRow(r, "Get", "singletable-sdk", "the library decoding the SDK's attribute values (as before the wire path)", true),
 		localRow(r, "Put", "raw+av+guard", "raw SDK + attributevalue, same condition", true),
 		localRow(r, "Put", "raw+av", "raw SDK + attributevalue, unconditional PutItem", false),
 		localRow(r, "Query100", "raw+av", "raw SDK + attributevalue", true),
-	}
+		localRow(r, "Query100", "singletable-sdk", "the library decoding the SDK's attribute values (as before the wire path)", true),
+	)
 	return rows
+}
+
+// wireTarget is what a wire row must meet; zero fields set no target.
+type wireTarget struct {
+	maxRatio      float64 // median call at most this times the baseline's
+	maxAllocRatio float64 // allocations at most this times the baseline's
+	maxAllocs     float64 // allocations per call, or per item
+}
+
+// wireRow compares the library, on the wire path, with a baseline through the
+// canned transport: median calls (per item for Query) from the interleaved
+// benchmark, allocations from the standard one.
+func wireRow(r *results, op string, per float64, base, label string, t wireTarget) row {
+	unit, p50 := "-ns/op", "-p50-ns/op"
+	if per > 1 {
+		unit, p50 = "-ns/item", "-p50-ns/item"
+	}
+	tb := "BenchmarkSDKTime/" + op
+	ab := "BenchmarkSDK/" + op + "/"
+	ns, ok1 := r.value(tb, "singletable"+p50)
+	bns, ok2 := r.value(tb, base+p50)
+	allocs, ok3 := r.value(ab+"singletable", "allocs/op")
+	ballocs, ok4 := r.value(ab+base, "allocs/op")
+	ratio, ok5 := r.ratio(tb, "singletable"+p50, base+p50)
+	mean, ok6 := r.ratio(tb, "singletable"+unit, base+unit)
+	text := ratioText(ratio, ok5)
+	if ok6 {
+		text += fmt.Sprintf(" (means %.2f×)", mean)
+	}
+	if ok3 && ok4 && ballocs > 0 {
+		text += fmt.Sprintf("; allocs %.2f×", allocs/ballocs)
+	}
+	out := row{
+		what:     opNames[op] + ", canned transport: the library vs " + label,
+		ours:     timeAllocs(ns, allocs/per, ok1, ok3, false),
+		baseline: timeAllocs(bns, ballocs/per, ok2, ok4, false),
+		ratio:    text,
+	}
+	var targets []string
+	var conds []bool
+	if t.maxRatio > 0 {
+		targets = append(targets, fmt.Sprintf("≤ %.2f×", t.maxRatio))
+		conds = append(conds, ratio <= t.maxRatio)
+	}
+	if t.maxAllocRatio > 0 {
+		targets = append(targets, fmt.Sprintf("allocs ≤ %.1f×", t.maxAllocRatio))
+		conds = append(conds, ballocs > 0 && allocs/ballocs <= t.maxAllocRatio)
+	}
+	if t.maxAllocs > 0 {
+		targets = append(targets, fmt.Sprintf("≤ %.0f allocs per item", t.maxAllocs))
+		conds = append(conds, allocs/per <= t.maxAllocs)
+	}
+	if len(targets) > 0 {
+		out.target = strings.Join(targets, ", ")
+		out.met = check(ok1 && ok2 && ok3 && ok4 && ok5, conds...)
+	}
+	return out
+}
+
+// floorRow is the floor of an operation: the raw SDK call answered with nothing (no
+// item, an empty page), against the call with attributevalue: what no decoder can
+// take off.
+func floorRow(r *results, op string, per float64) row {
+	p50 := "-p50-ns/op"
+	what := "GetItem floor (the canned call answered with {})"
+	if per > 1 {
+		p50 = "-p50-ns/item"
+		what = fmt.Sprintf("Query floor (an empty page), per item of a %.0f-item page", per)
+	}
+	tb := "BenchmarkSDKTime/" + op
+	ab := "BenchmarkSDK/" + op + "/"
+	ns, ok1 := r.value(tb, "floor"+p50)
+	bns, ok2 := r.value(tb, "raw+av"+p50)
+	allocs, ok3 := r.value(ab+"floor", "allocs/op")
+	ballocs, ok4 := r.value(ab+"raw+av", "allocs/op")
+	ratio, ok5 := r.ratio(tb, "floor"+p50, "raw+av"+p50)
+	text := ratioText(ratio, ok5)
+	if ok3 && ok4 && ballocs > 0 {
+		text += fmt.Sprintf("; allocs %.2f×", allocs/ballocs)
+	}
+	return row{
+		what:     what + ", canned transport, vs the call + attributevalue",
+		ours:     timeAllocs(ns, allocs/per, ok1, ok3, false),
+		baseline: timeAllocs(bns, ballocs/per, ok2, ok4, false),
+		ratio:    text,
+	}
+}
+
+// scaleRow is one point of the scale curve: the library per item against the raw
+// SDK call with attributevalue, with the hand-written decoder's figure and ratio
+// beside it.
+func scaleRow(r *results, sub string, n int, label string) row {
+	tb := "BenchmarkScaleTime/" + sub
+	ab := "BenchmarkScale/" + sub + "/"
+	per := float64(n)
+	ns, ok1 := r.value(tb, "singletable-p50-ns/item")
+	av, ok2 := r.value(tb, "raw+av-p50-ns/item")
+	hand, ok3 := r.value(tb, "raw+hand-p50-ns/item")
+	allocs, ok4 := r.value(ab+"singletable", "allocs/op")
+	avAllocs, ok5 := r.value(ab+"raw+av", "allocs/op")
+	rav, ok6 := r.ratio(tb, "singletable-p50-ns/item", "raw+av-p50-ns/item")
+	rhand, ok7 := r.ratio(tb, "singletable-p50-ns/item", "raw+hand-p50-ns/item")
+	return row{
+		what:     label + ", per item, canned transport: the library vs raw SDK + attributevalue (and vs raw SDK + hand-written decoder)",
+		ours:     timeAllocs(ns, allocs/per, ok1, ok4, false),
+		baseline: timeAllocs(av, avAllocs/per, ok2, ok5, false) + " (hand: " + timeText(hand, ok3, false) + ")",
+		ratio:    ratioText(rav, ok6) + " (hand: " + ratioText(rhand, ok7) + ")",
+	}
 }
 
 const queryPage = 100 // items per canned and local Query page
 
 var opNames = map[string]string{"Get": "Get", "Put": "Put", "Query100": "Query (100-item page), per item"}
+
+// noRegression is the end-to-end target against the library as it was: no slower,
+// within the noise of a shared machine.
+const noRegression = 1.03
 
 // codecTarget is what a codec row must meet; zero fields set no target.
 type codecTarget struct {
@@ -209,7 +337,10 @@ func localRow(r *results, op, base, label string, targeted bool) row {
 		baseline: timeText(raw, ok2, false),
 		ratio:    text,
 	}
-	if targeted {
+	if targeted && base == "singletable-sdk" {
+		out.target = fmt.Sprintf("no regression: ≤ 1.0× (≤ %.2f× within noise)", noRegression)
+		out.met = check(ok1 && ok2 && ok3, ratio <= noRegression)
+	} else if targeted {
 		out.target = "≤ 1.05×"
 		out.met = check(ok1 && ok2 && ok3, ratio <= 1.05)
 	}

@@ -1,0 +1,441 @@
+package singletable
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"slices"
+	"sync"
+	"unsafe"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/singletable/singletable/internal/wire"
+)
+
+// The wire path of reads. Get, Query and All (of an entity and of a collection) and
+// BatchGet decode the items of a successful response straight from its JSON into
+// their Go values (internal/wire, through the entity's compiled codec plan), instead
+// of letting the SDK build an attribute value tree per item that the codec then
+// walks. The SDK still sends the request, signs it, retries it, resolves the
+// endpoint, checks the response's X-Amz-Crc32 and reads errors, consumed capacity,
+// last evaluated keys and unprocessed keys: internal/wire sits in the call's
+// middleware stack just below the SDK's deserializer and hands it the rest.
+//
+// Items the wire path cannot decode exactly as the attribute-value path would are
+// left to the SDK and decoded as before, one by one: items of another type or of
+// none, items of an older schema (they are migrated, and written back, from their
+// full stored image), items with attribute values the codec only decodes through
+// attributevalue (Unmarshalers, interfaces...) or that would not decode plainly (a
+// type mismatch, a number that does not fit). Anything unexpected in a response
+// leaves all of it to the SDK. The result is the same either way; see
+// internal/wire's documentation for the rules and the tests that check them.
+//
+// Reads the library makes for its own use, where it needs the stored item as it is
+// (the read-backs of writes whose outcome is unknown, Mutate's read, migration
+// sweeps, the lookups of random shards, fan-out queries, waits for an index), use
+// the attribute-value path.
+
+// WithWireDecoding turns the wire path of reads on or off (on by default; see
+// [TableOptions.WireDecoding]). Off, every item is decoded from the SDK's attribute
+// values, as the SDK's deserializer builds them. The results are the same; the wire
+// path costs less CPU and allocates less, and fails an attempt whose body does not
+// match its X-Amz-Crc32 (the SDK retries it) where the SDK's path only logs it.
+func WithWireDecoding(on bool) TableOption {
+	return tableOptionFunc(func(o *TableOptions) error { o.WireDecoding = &on; return nil })
+}
+
+// wireOn reports whether reads take the wire path.
+func (t *Table) wireOn() bool {
+	if w := t.opts.WireDecoding; w != nil {
+		return *w
+	}
+	return defaultWireDecoding
+}
+
+// wireTarget is an entity as the wire path decodes it, made on first use (after
+// registration options such as Migrations have completed the entity).
+type wireTarget struct {
+	once sync.Once
+	t    *wire.Target // nil: the entity is decoded from attribute values only
+}
+
+// wireTarget returns the entity's wire.Target, or nil when reads of the table do not
+// take the wire path.
+func (info *entityInfo) wireTarget() *wire.Target {
+	t := info.table
+	if !t.wireOn() {
+		return nil
+	}
+	info.wire.once.Do(func() {
+		schemaAttr, schema := "", 0
+		if mp := info.migration; mp != nil {
+			schemaAttr, schema = t.opts.SchemaAttribute, mp.current
+		}
+		// NewTarget refuses only fields named like the table's own attributes,
+		// which registration refuses first.
+		info.wire.t, _ = wire.NewTarget(info.plan, info.ignored, t.opts.TypeAttribute, info.discriminator, schemaAttr, schema, t.libraryAttributes(), 0)
+	})
+	return info.wire.t
+}
+
+// valueSlots hands out the values of one response's items of one entity type, in
+// a slice the page can keep.
+type valueSlots[T any] struct{ items []T }
+
+func (s *valueSlots[T]) Hint(n int) { s.items = slices.Grow(s.items, n) }
+
+func (s *valueSlots[T]) Next(*wire.Target) unsafe.Pointer {
+	var zero T
+	s.items = append(s.items, zero)
+	return unsafe.Pointer(&s.items[len(s.items)-1])
+}
+
+func (s *valueSlots[T]) Drop(*wire.Target) {
+	var zero T
+	s.items[len(s.items)-1] = zero // what it references is garbage
+	s.items = s.items[:len(s.items)-1]
+}
+
+func (s *valueSlots[T]) Reset() {
+	clear(s.items)
+	s.items = s.items[:0]
+}
+
+// oneSlot is valueSlots for one item, without a slice.
+type oneSlot[T any] struct {
+	v    T
+	used bool
+}
+
+func (s *oneSlot[T]) Hint(int) {}
+
+func (s *oneSlot[T]) Next(*wire.Target) unsafe.Pointer {
+	if s.used { // a second item of GetItem: never; keep the first's place
+		var zero T
+		s.v = zero
+	}
+	s.used = true
+	return unsafe.Pointer(&s.v)
+}
+
+func (s *oneSlot[T]) Drop(*wire.Target) { s.Reset() }
+
+func (s *oneSlot[T]) Reset() {
+	var zero T
+	s.v, s.used = zero, false
+}
+
+// anySlots hands out values of any registered entity type, for collections.
+type anySlots struct{ items []reflect.Value }
+
+func (s *anySlots) Hint(n int) { s.items = slices.Grow(s.items, n) }
+
+func (s *anySlots) Next(t *wire.Target) unsafe.Pointer {
+	v := reflect.New(t.Plan.Type())
+	s.items = append(s.items, v)
+	return v.UnsafePointer()
+}
+
+func (s *anySlots) Drop(*wire.Target) {
+	s.items[len(s.items)-1] = reflect.Value{}
+	s.items = s.items[:len(s.items)-1]
+}
+
+func (s *anySlots) Reset() {
+	clear(s.items)
+	s.items = s.items[:0]
+}
+
+// getCall is what a GetItem on the wire path needs, in one allocation.
+type getCall[T any] struct {
+	sink wire.Sink
+	slot oneSlot[T]
+	opts [1]func(*dynamodb.Options)
+}
+
+// getItem calls GetItem and decodes the item it finds, on the wire path when it
+// can, else as decode does (migrating, and writing back, an older item). A missing
+// item is ErrNotFound. Errors are not wrapped: the caller names the key.
+func (e *Entity[T]) getItem(ctx context.Context, in *dynamodb.GetItemInput) (T, error) {
+	var zero T
+	tg := e.info.wireTarget()
+	if tg == nil {
+		out, err := e.table.client.GetItem(ctx, in)
+		if err != nil {
+			return zero, err
+		}
+		if out.Item == nil {
+			return zero, ErrNotFound
+		}
+		return e.decode(ctx, out.Item)
+	}
+	c := &getCall[T]{}
+	s := &c.sink
+	*s = wire.Sink{Op: wire.GetItem, Target: tg, Slots: &c.slot}
+	c.opts[0] = s.Option()
+	out, err := e.table.client.GetItem(ctx, in, c.opts[:]...)
+	if err != nil {
+		return zero, err
+	}
+	if s.Decoded() {
+		ents := s.Entries()
+		if len(ents) == 0 {
+			return zero, ErrNotFound
+		}
+		if ents[0].Target != nil {
+			return c.slot.v, nil
+		}
+	}
+	if out.Item == nil {
+		return zero, ErrNotFound
+	}
+	return e.decode(ctx, out.Item)
+}
+
+// fetchPageWire is fetchPage with the page's items decoded into s where they can
+// be. It does not drop the items outside an SKTree's tree: the caller does, from
+// the decoded items' kept sort keys and the others' attribute values.
+func (t *Table) fetchPageWire(ctx context.Context, pq *preparedQuery, start map[string]types.AttributeValue, what string, s *wire.Sink) (*dynamodb.QueryOutput, pageMeta, error) {
+	in := pq.in // a copy: the prepared input is never mutated
+	if start != nil {
+		in.ExclusiveStartKey = start
+	}
+	if pq.treeRoot != "" {
+		s.Keep = []string{pq.index.SortKey}
+	}
+	out, err := t.client.Query(ctx, &in, s.Option())
+	if err != nil {
+		return nil, pageMeta{}, fmt.Errorf("singletable: Query %s: %w", what, err)
+	}
+	meta, err := t.pageMeta(pq, out, what)
+	if err != nil {
+		return nil, pageMeta{}, err
+	}
+	return out, meta, nil
+}
+
+// rawInTree reports whether an item the SDK decoded is in an SKTree query's tree
+// (always, for other queries), as keepTree decides.
+func (t *Table) rawInTree(pq *preparedQuery, item map[string]types.AttributeValue) bool {
+	if pq.treeRoot == "" {
+		return true
+	}
+	sk, _ := item[pq.index.SortKey].(*types.AttributeValueMemberS)
+	return sk != nil && t.inTree(pq, sk.Value)
+}
+
+// queryCall is what a Query page on the wire path needs, in one allocation.
+type queryCall[T any] struct {
+	sink  wire.Sink
+	slots valueSlots[T]
+}
+
+// queryPageWire is queryPage on the wire path.
+func (e *Entity[T]) queryPageWire(ctx context.Context, pq *preparedQuery, start map[string]types.AttributeValue, tg *wire.Target) (pageResult[T], error) {
+	t := e.table
+	c := &queryCall[T]{}
+	s, sl := &c.sink, &c.slots
+	*s = wire.Sink{Op: wire.Query, Target: tg, Slots: sl}
+	out, meta, err := t.fetchPageWire(ctx, pq, start, e.info.name, s)
+	if err != nil {
+		return pageResult[T]{}, err
+	}
+	res := pageResult[T]{Page: Page[T]{Cursor: meta.cursor, Scanned: meta.scanned, Capacity: meta.capacity}, last: out.LastEvaluatedKey}
+	decodeRaw := func(item map[string]types.AttributeValue) error {
+		if !t.rawInTree(pq, item) || !e.info.isType(item) {
+			return nil
+		}
+		v, err := e.decode(ctx, item)
+		if err != nil {
+			return fmt.Errorf("singletable: Query %s: %w", e.info.name, err)
+		}
+		res.Items = append(res.Items, v)
+		return nil
+	}
+	if !s.Decoded() {
+		res.Items = make([]T, 0, len(out.Items))
+		for _, item := range out.Items {
+			if err := decodeRaw(item); err != nil {
+				return pageResult[T]{}, err
+			}
+		}
+		return res, nil
+	}
+	ents := s.Entries()
+	if len(sl.items) == len(ents) && pq.treeRoot == "" {
+		res.Items = sl.items // every item decoded on the wire: the page is the slots
+		if res.Items == nil {
+			res.Items = []T{}
+		}
+		return res, nil
+	}
+	res.Items = make([]T, 0, len(ents))
+	k := 0
+	for i, en := range ents {
+		if en.Target == nil {
+			if err := decodeRaw(out.Items[en.Raw]); err != nil {
+				return pageResult[T]{}, err
+			}
+			continue
+		}
+		v := sl.items[k]
+		k++
+		if pq.treeRoot == "" || t.inTree(pq, s.Keys(i)[0]) {
+			res.Items = append(res.Items, v)
+		}
+	}
+	return res, nil
+}
+
+// collectionPage reads one page of a collection query and decodes its items into
+// their entity types, as readAny does (an older item is migrated and written back;
+// unknown types as mode says). On a decoding error it returns the values decoded
+// before it, with the error.
+func (t *Table) collectionPage(ctx context.Context, pq *preparedQuery, start map[string]types.AttributeValue, mode UnknownTypes) ([]any, *dynamodb.QueryOutput, pageMeta, error) {
+	readRaw := func(vals []any, item map[string]types.AttributeValue) ([]any, error) {
+		v, ok, err := t.readAny(ctx, item, mode, pq.index.Name == "")
+		if err != nil {
+			return vals, err
+		}
+		if ok {
+			vals = append(vals, v)
+		}
+		return vals, nil
+	}
+	if !t.wireOn() {
+		out, meta, err := t.fetchPage(ctx, pq, start, "collection")
+		if err != nil {
+			return nil, nil, pageMeta{}, err
+		}
+		vals := make([]any, 0, len(out.Items))
+		for _, item := range out.Items {
+			if vals, err = readRaw(vals, item); err != nil {
+				return vals, out, meta, err
+			}
+		}
+		return vals, out, meta, nil
+	}
+	var sl anySlots
+	s := &wire.Sink{Op: wire.Query, TypeAttr: t.opts.TypeAttribute, Slots: &sl, Lookup: t.wireLookup}
+	out, meta, err := t.fetchPageWire(ctx, pq, start, "collection", s)
+	if err != nil {
+		return nil, nil, pageMeta{}, err
+	}
+	if !s.Decoded() {
+		vals := make([]any, 0, len(out.Items))
+		for _, item := range out.Items {
+			if !t.rawInTree(pq, item) {
+				continue
+			}
+			if vals, err = readRaw(vals, item); err != nil {
+				return vals, out, meta, err
+			}
+		}
+		return vals, out, meta, nil
+	}
+	ents := s.Entries()
+	vals := make([]any, 0, len(ents))
+	k := 0
+	for i, en := range ents {
+		if en.Target == nil {
+			item := out.Items[en.Raw]
+			if !t.rawInTree(pq, item) {
+				continue
+			}
+			if vals, err = readRaw(vals, item); err != nil {
+				return vals, out, meta, err
+			}
+			continue
+		}
+		v := sl.items[k]
+		k++
+		if pq.treeRoot == "" || t.inTree(pq, s.Keys(i)[0]) {
+			vals = append(vals, v.Elem().Interface())
+		}
+	}
+	return vals, out, meta, nil
+}
+
+// wireLookup returns the wire target of the entity registered under discriminator
+// typ, or nil.
+func (t *Table) wireLookup(typ string) *wire.Target {
+	t.mu.RLock()
+	info := t.entities[typ]
+	t.mu.RUnlock()
+	if info == nil {
+		return nil
+	}
+	return info.wireTarget()
+}
+
+// batchFound holds the items a BatchGet found, by key id: decoded on the wire, or
+// as the SDK decoded them.
+type batchFound[T any] struct {
+	av  map[itemKey]map[string]types.AttributeValue
+	val map[itemKey]T
+}
+
+func newBatchFound[T any]() *batchFound[T] {
+	return &batchFound[T]{av: map[itemKey]map[string]types.AttributeValue{}}
+}
+
+// get returns the item at id: its value when it was decoded on the wire, else its
+// attribute values.
+func (f *batchFound[T]) get(id itemKey) (T, map[string]types.AttributeValue, bool) {
+	if v, ok := f.val[id]; ok {
+		return v, nil, true
+	}
+	item, ok := f.av[id]
+	var zero T
+	return zero, item, ok
+}
+
+// batchGetItem calls BatchGetItem for one chunk of keys and adds the items it
+// returns to found, decoded on the wire when wire is set and they can be.
+func (e *Entity[T]) batchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, found *batchFound[T], useWire bool) (*dynamodb.BatchGetItemOutput, error) {
+	t := e.table
+	var tg *wire.Target
+	if useWire {
+		tg = e.info.wireTarget()
+	}
+	if tg == nil {
+		out, err := t.client.BatchGetItem(ctx, in)
+		if err != nil {
+			return nil, err
+		}
+		for _, item := range out.Responses[t.name] {
+			found.av[t.keyID(item)] = item
+		}
+		return out, nil
+	}
+	var sl valueSlots[T]
+	s := &wire.Sink{Op: wire.BatchGetItem, Table: t.name, Target: tg, Slots: &sl, Keep: []string{t.opts.PartitionKey, t.opts.SortKey}}
+	out, err := t.client.BatchGetItem(ctx, in, s.Option())
+	if err != nil {
+		return nil, err
+	}
+	raws := out.Responses[t.name]
+	if !s.Decoded() {
+		for _, item := range raws {
+			found.av[t.keyID(item)] = item
+		}
+		return out, nil
+	}
+	if found.val == nil {
+		found.val = make(map[itemKey]T, len(sl.items))
+	}
+	k := 0
+	for i, en := range s.Entries() {
+		if en.Target == nil {
+			item := raws[en.Raw]
+			found.av[t.keyID(item)] = item
+			continue
+		}
+		keys := s.Keys(i)
+		found.val[itemKey{keys[0], keys[1]}] = sl.items[k]
+		k++
+	}
+	return out, nil
+}

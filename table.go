@@ -456,6 +456,9 @@ func (t *Table) register(info *entityInfo) error {
 	if _, dup := t.byGoType[info.goType]; dup {
 		return &EntityError{Entity: info.name, Reason: "type is already registered on table " + t.name}
 	}
+	if err := t.checkReserved(info); err != nil {
+		return err
+	}
 	for _, other := range t.entities {
 		if sameShape(info.pk.tmpl, other.pk.tmpl) && sameShape(info.sk.tmpl, other.sk.tmpl) {
 			return &EntityError{Entity: info.name, Field: t.opts.SortKey, Reason: "key templates " + strconv.Quote(info.pk.tmpl.String()) + " / " + strconv.Quote(info.sk.tmpl.String()) +

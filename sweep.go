@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -18,32 +19,144 @@ import (
 	"github.com/singletable/singletable/internal/expr"
 )
 
-// SweepOptions configures [Entity.Sweep]. Zero fields take the defaults named.
-type SweepOptions struct {
-	// Segments is the number of parallel scan segments; default 4. DynamoDB
-	// splits a table into segments by partition: the items of one partition key
-	// are all in one segment, so a table of few partitions keeps most segments idle.
-	Segments int
-	// Rate caps the items migrated per second, across segments; 0 is no cap.
-	Rate float64
-	// PageSize is each Scan's Limit; default 100.
-	PageSize int32
-	// Checkpoints keeps each segment's position under the id
-	// "sweep/<Type>/<segment>/<segments>" ([ShardEnd] once it is done); default: a
-	// new MemoryCheckpoints (no resume across calls). Resume with the same
-	// Segments.
-	Checkpoints CheckpointStore
-	// Progress is called after each page with the totals so far, one call at a time.
-	Progress func(SweepStats)
+// SweepOption configures [Entity.Sweep].
+type SweepOption interface {
+	applySweep(*sweepOptions) error
 }
 
-// SweepStats counts a sweep's work.
+type sweepFunc func(*sweepOptions) error
+
+func (f sweepFunc) applySweep(o *sweepOptions) error { return f(o) }
+
+type sweepOptions struct {
+	total      int
+	from, to   int // the segments to sweep: from <= segment < to; to 0 means total
+	rate       float64
+	pageSize   int32
+	store      SweepStore
+	progress   func(SweepStats)
+	consistent bool
+}
+
+// Segments divides the table into total scan segments (Scan's TotalSegments);
+// default 4. DynamoDB divides a table into segments by partition key: the items
+// of one partition key are all in one segment, so a table of few partitions
+// keeps most segments idle. Every worker of a split sweep must give the same
+// total, and progress is kept per segment of a total: resume with the same.
+func Segments(total int) SweepOption {
+	return sweepFunc(func(o *sweepOptions) error {
+		if total < 1 || total > 1000000 {
+			return fmt.Errorf("Segments(%d): want 1 to 1,000,000: %w", total, ErrInvalidInput)
+		}
+		o.total = total
+		return nil
+	})
+}
+
+// SegmentRange sweeps only the segments from to to-1 of the total, so that N
+// workers can each take a share: with Segments(8), one worker takes
+// SegmentRange(0, 4) and another SegmentRange(4, 8). Default: every segment.
+// Ranges of different workers must not overlap; if they do, the conditional
+// write-backs still migrate each item once, and the progress of a segment swept
+// twice at once stops one of the two with [ErrCondition].
+func SegmentRange(from, to int) SweepOption {
+	return sweepFunc(func(o *sweepOptions) error {
+		if from < 0 || to <= from {
+			return fmt.Errorf("SegmentRange(%d, %d): want 0 <= from < to: %w", from, to, ErrInvalidInput)
+		}
+		o.from, o.to = from, to
+		return nil
+	})
+}
+
+// Segment sweeps segment i only: SegmentRange(i, i+1).
+func Segment(i int) SweepOption { return SegmentRange(i, i+1) }
+
+// SweepRate caps the items migrated per second by this call, across its
+// segments; default no cap. A fleet of N workers each with SweepRate(r) writes
+// up to N·r a second: give each its share of the rate the table can spare.
+func SweepRate(perSecond float64) SweepOption {
+	return sweepFunc(func(o *sweepOptions) error {
+		if !(perSecond > 0) {
+			return fmt.Errorf("SweepRate(%g): want a positive rate: %w", perSecond, ErrInvalidInput)
+		}
+		o.rate = perSecond
+		return nil
+	})
+}
+
+// PageSize is each Scan's Limit: 1 to 10,000; default 100. Progress is saved
+// once per page, so a stopped sweep redoes at most a page per segment.
+func PageSize(n int) SweepOption {
+	return sweepFunc(func(o *sweepOptions) error {
+		if n < 1 || n > 10000 {
+			return fmt.Errorf("PageSize(%d): want 1 to 10,000: %w", n, ErrInvalidInput)
+		}
+		o.pageSize = int32(n)
+		return nil
+	})
+}
+
+// SweepProgressIn keeps each segment's progress in store, so that a sweep
+// stopped midway (a cancelled context, a crash) resumes each of its segments
+// after its last page when it runs again, in this process or another, and a
+// segment done is not scanned again. Use a [TableStore] for a fleet. Default:
+// a new [MemoryStore], so that every call starts over.
+func SweepProgressIn(store SweepStore) SweepOption {
+	return sweepFunc(func(o *sweepOptions) error {
+		if store == nil {
+			return fmt.Errorf("SweepProgressIn(nil): %w", ErrInvalidInput)
+		}
+		o.store = store
+		return nil
+	})
+}
+
+// OnSweepProgress calls f after each page with this call's totals so far, one
+// call at a time.
+func OnSweepProgress(f func(SweepStats)) SweepOption {
+	return sweepFunc(func(o *sweepOptions) error {
+		if f == nil {
+			return fmt.Errorf("OnSweepProgress(nil): %w", ErrInvalidInput)
+		}
+		o.progress = f
+		return nil
+	})
+}
+
+// ConsistentScan makes the sweep's Scan strongly consistent, at twice the
+// read cost. A sweep does not need it: every write-back is conditional on the
+// item being as it was read, so an item read stale is not overwritten (the
+// write-back loses, and is counted Lost), and an item written after the scan
+// passed it was written at the current schema. It only matters for items
+// written, at an older schema, by something that bypasses the library, in the
+// second before the scan reads their page.
+func ConsistentScan() SweepOption {
+	return sweepFunc(func(o *sweepOptions) error {
+		o.consistent = true
+		return nil
+	})
+}
+
+// SweepStats counts a sweep's work: the totals of one call, and per segment.
 type SweepStats struct {
 	Seen     int64         // items the scans read (ScannedCount), every type and version
 	Migrated int64         // items migrated and written back
 	Lost     int64         // write-backs that lost to a newer write (nothing to do)
 	Failed   int64         // items whose migration failed (reported to Migration.OnError)
 	Elapsed  time.Duration // since the sweep started
+	// Segments are the counts of each segment this call swept, in segment
+	// order.
+	Segments []SegmentStats
+}
+
+// SegmentStats counts the work of one segment in one call of [Entity.Sweep].
+type SegmentStats struct {
+	Segment                      int
+	Seen, Migrated, Lost, Failed int64
+	// Resumed is set when the segment began from saved progress; Done when it
+	// has been scanned to its end (in this call or an earlier one).
+	Resumed, Done bool
 }
 
 // PerSecond is the migration rate so far.
@@ -54,42 +167,65 @@ func (s SweepStats) PerSecond() float64 {
 	return float64(s.Migrated) / s.Elapsed.Seconds()
 }
 
-// Sweep migrates every item of the entity older than its schema, eagerly: a
-// parallel Scan (Segments), filtered to this type at an older schema version, whose
-// items are migrated and written back conditionally as a read would, at most Rate a
-// second. Each page's position is saved in Checkpoints once its items are done, so a
-// sweep stopped by its context resumes from there when run again with the same
-// checkpoints; running it again changes nothing (the items are current). Cost: the
-// Scan reads the whole table (0.5 RCU per 4 KB); each migrated item is one write.
-func (e *Entity[T]) Sweep(ctx context.Context, opts ...func(*SweepOptions)) (SweepStats, error) {
+// Sweep migrates the items of the entity older than its schema, eagerly: a
+// parallel Scan of the chosen segments ([Segments], [SegmentRange]), filtered to
+// this type at an older schema version, whose items are migrated and written
+// back conditionally as a read would, at most [SweepRate] a second. N workers
+// (processes) can split one sweep, each taking a SegmentRange of the same
+// total. After each page the segment's progress (its scan position and counts)
+// is saved in the [SweepProgressIn] store, so a sweep stopped by its context or
+// by a crash resumes each segment from its last page when run again with the
+// same store, and a segment done is skipped; running it again changes nothing
+// (the items are current).
+//
+// The Scan is eventually consistent (see [ConsistentScan] for why that is
+// enough). Cost: the scan of a segment reads all of its items, of every type,
+// 0.5 RCU per 4 KB (the filter does not reduce it); the whole table over every
+// segment. Each migrated item is one conditional write (1 WCU per KB); each
+// page saves progress, one write to the store. An item is written back once:
+// the condition of the write-back fails for an item another worker, or a read,
+// migrated first (counted Lost).
+//
+// Sweep returns the totals of this call, with one [SegmentStats] per segment it
+// swept; on an error, the counts so far and the errors of the segments that
+// failed, joined.
+func (e *Entity[T]) Sweep(ctx context.Context, opts ...SweepOption) (SweepStats, error) {
 	ctx = e.observe(ctx)
 	mp := e.info.migration
 	if mp == nil {
 		return SweepStats{}, fmt.Errorf("singletable: Sweep %s: the entity has no migrations: %w", e.info.name, ErrInvalidInput)
 	}
-	o := SweepOptions{Segments: 4, PageSize: 100}
-	for _, f := range opts {
-		f(&o)
+	o := sweepOptions{total: 4, pageSize: 100}
+	for _, opt := range opts {
+		if opt == nil {
+			continue
+		}
+		if err := opt.applySweep(&o); err != nil {
+			return SweepStats{}, fmt.Errorf("singletable: Sweep %s: %w", e.info.name, err)
+		}
 	}
-	if o.Segments <= 0 || o.Segments > 1000000 || o.PageSize <= 0 {
-		return SweepStats{}, fmt.Errorf("singletable: Sweep %s: bad segments or page size: %w", e.info.name, ErrInvalidInput)
+	if o.to == 0 {
+		o.from, o.to = 0, o.total
 	}
-	if o.Checkpoints == nil {
-		o.Checkpoints = &MemoryCheckpoints{}
+	if o.to > o.total {
+		return SweepStats{}, fmt.Errorf("singletable: Sweep %s: SegmentRange(%d, %d) is outside Segments(%d): %w", e.info.name, o.from, o.to, o.total, ErrInvalidInput)
+	}
+	if o.store == nil {
+		o.store = &MemoryStore{}
 	}
 	s := &sweeper[T]{e: e, o: o, start: time.Now()}
-	if o.Rate > 0 {
-		s.interval = time.Duration(float64(time.Second) / o.Rate)
+	s.stats.Segments = make([]SegmentStats, o.to-o.from)
+	for i := range s.stats.Segments {
+		s.stats.Segments[i].Segment = o.from + i
+	}
+	if o.rate > 0 {
+		s.interval = time.Duration(float64(time.Second) / o.rate)
 		s.next = s.start
 	}
 	var wg sync.WaitGroup
-	errs := make([]error, o.Segments)
-	for seg := range o.Segments {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[seg] = s.segment(ctx, seg)
-		}()
+	errs := make([]error, o.to-o.from)
+	for i := range errs {
+		wg.Go(func() { errs[i] = s.segment(ctx, i) })
 	}
 	wg.Wait()
 	stats := s.snapshot()
@@ -101,29 +237,36 @@ func (e *Entity[T]) Sweep(ctx context.Context, opts ...func(*SweepOptions)) (Swe
 
 type sweeper[T any] struct {
 	e     *Entity[T]
-	o     SweepOptions
+	o     sweepOptions
 	start time.Time
 
-	mu       sync.Mutex // protects stats, next and calls of Progress
+	mu       sync.Mutex // protects stats, next and calls of progress
 	stats    SweepStats
-	interval time.Duration // between migrations, with a Rate
+	interval time.Duration // between migrations, with a rate
 	next     time.Time     // when the next migration may start
 }
 
 func (s *sweeper[T]) snapshot() SweepStats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.snapshotLocked()
+}
+
+func (s *sweeper[T]) snapshotLocked() SweepStats {
 	st := s.stats
+	st.Segments = slices.Clone(st.Segments)
 	st.Elapsed = time.Since(s.start)
 	return st
 }
 
-// count updates the totals as each item is done, so a stopped sweep reports
-// every write it made.
-func (s *sweeper[T]) count(f func(*SweepStats)) {
+// count updates the totals and segment i's counts as each item is done, so a
+// stopped sweep reports every write it made.
+func (s *sweeper[T]) count(i int, f func(seen, migrated, lost, failed *int64)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	f(&s.stats)
+	f(&s.stats.Seen, &s.stats.Migrated, &s.stats.Lost, &s.stats.Failed)
+	sg := &s.stats.Segments[i]
+	f(&sg.Seen, &sg.Migrated, &sg.Lost, &sg.Failed)
 }
 
 // pace waits for the next migration slot under the rate cap.
@@ -141,16 +284,22 @@ func (s *sweeper[T]) pace(ctx context.Context) error {
 	return sleepContext(ctx, time.Until(at))
 }
 
-func (s *sweeper[T]) segment(ctx context.Context, seg int) error {
+// segment sweeps the i-th segment of the call's range from its saved
+// progress to its end, saving progress after each page.
+func (s *sweeper[T]) segment(ctx context.Context, i int) error {
 	e := s.e
 	t := e.table
 	info := e.info
-	id := "sweep/" + info.discriminator + "/" + strconv.Itoa(seg) + "/" + strconv.Itoa(s.o.Segments)
-	cursor, err := s.o.Checkpoints.Load(ctx, id)
+	seg := s.o.from + i
+	prog, err := s.o.store.LoadSweep(ctx, info.discriminator, seg, s.o.total)
 	if err != nil {
-		return fmt.Errorf("segment %d: checkpoint: %w", seg, err)
+		return fmt.Errorf("segment %d: progress: %w", seg, err)
 	}
-	if cursor == ShardEnd {
+	s.mu.Lock()
+	s.stats.Segments[i].Resumed = prog.Pages > 0
+	s.stats.Segments[i].Done = prog.Done
+	s.mu.Unlock()
+	if prog.Done {
 		return nil
 	}
 	var b expr.Builder
@@ -162,12 +311,14 @@ func (s *sweeper[T]) segment(ctx context.Context, seg int) error {
 		ExpressionAttributeNames:  b.Names(),
 		ExpressionAttributeValues: b.Values(),
 		Segment:                   aws.Int32(int32(seg)),
-		TotalSegments:             aws.Int32(int32(s.o.Segments)),
-		Limit:                     aws.Int32(s.o.PageSize),
-		ConsistentRead:            aws.Bool(true),
+		TotalSegments:             aws.Int32(int32(s.o.total)),
+		Limit:                     aws.Int32(s.o.pageSize),
 	}
-	if cursor != "" {
-		if in.ExclusiveStartKey, err = t.decodeScanCursor(cursor); err != nil {
+	if s.o.consistent {
+		in.ConsistentRead = aws.Bool(true)
+	}
+	if prog.Cursor != "" {
+		if in.ExclusiveStartKey, err = t.decodeScanCursor(prog.Cursor); err != nil {
 			return err
 		}
 	}
@@ -176,9 +327,10 @@ func (s *sweeper[T]) segment(ctx context.Context, seg int) error {
 		if err != nil {
 			return fmt.Errorf("segment %d: %w", seg, err)
 		}
+		var migrated, lost, failed int64 // this page's
 		for _, item := range out.Items {
 			if err := s.pace(ctx); err != nil {
-				return fmt.Errorf("segment %d: %w", seg, err) // the page is not checkpointed: it is read again on resume
+				return fmt.Errorf("segment %d: %w", seg, err) // the page's progress is not saved: it is read again on resume
 			}
 			rv := reflect.New(info.goType).Elem()
 			m, err := info.decodeInto(item, rv)
@@ -191,39 +343,48 @@ func (s *sweeper[T]) segment(ctx context.Context, seg int) error {
 			}
 			if err != nil {
 				info.migration.report(err)
-				s.count(func(st *SweepStats) { st.Failed++ })
+				failed++
+				s.count(i, func(_, _, _, f *int64) { *f++ })
 				continue
 			}
 			written, err := info.migration.send(ctx, t, w)
 			switch {
 			case written:
-				s.count(func(st *SweepStats) { st.Migrated++ })
+				migrated++
+				s.count(i, func(_, m, _, _ *int64) { *m++ })
 			case err == nil:
-				s.count(func(st *SweepStats) { st.Lost++ })
+				lost++
+				s.count(i, func(_, _, l, _ *int64) { *l++ })
 			case ctx.Err() != nil:
 				return fmt.Errorf("segment %d: %w", seg, ctx.Err())
 			default:
-				s.count(func(st *SweepStats) { st.Failed++ })
+				failed++
+				s.count(i, func(_, _, _, f *int64) { *f++ })
 			}
 		}
-		next := ShardEnd
-		if len(out.LastEvaluatedKey) > 0 {
-			if next, err = t.encodeScanCursor(out.LastEvaluatedKey); err != nil {
+		prog.Pages++
+		prog.Seen += int64(out.ScannedCount)
+		prog.Migrated += migrated
+		prog.Lost += lost
+		prog.Failed += failed
+		prog.Cursor, prog.Done = "", len(out.LastEvaluatedKey) == 0
+		if !prog.Done {
+			if prog.Cursor, err = t.encodeScanCursor(out.LastEvaluatedKey); err != nil {
 				return err
 			}
 		}
-		if err := s.o.Checkpoints.Save(ctx, id, next); err != nil {
-			return fmt.Errorf("segment %d: checkpoint: %w", seg, err)
+		if err := s.o.store.SaveSweep(ctx, prog); err != nil {
+			return fmt.Errorf("segment %d: progress: %w", seg, err)
 		}
 		s.mu.Lock()
 		s.stats.Seen += int64(out.ScannedCount)
-		if s.o.Progress != nil {
-			st := s.stats
-			st.Elapsed = time.Since(s.start)
-			s.o.Progress(st)
+		s.stats.Segments[i].Seen += int64(out.ScannedCount)
+		s.stats.Segments[i].Done = prog.Done
+		if s.o.progress != nil {
+			s.o.progress(s.snapshotLocked())
 		}
 		s.mu.Unlock()
-		if next == ShardEnd {
+		if prog.Done {
 			return nil
 		}
 		in.ExclusiveStartKey = out.LastEvaluatedKey

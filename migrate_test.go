@@ -247,22 +247,19 @@ func TestSweepMigratesOnceAndResumes(t *testing.T) {
 	_, err = issues.Put(ctx, mIssue{Owner: "aws", Repo: "sdk", Number: n + 1, Title: "current", Migrations: 2})
 	require.NoError(t, err)
 
-	cps := &MemoryCheckpoints{}
+	cps := &MemoryStore{}
 	half, cancel := context.WithCancel(ctx)
 	var progress []SweepStats
-	first, err := issues.Sweep(half, func(o *SweepOptions) {
-		o.Segments, o.PageSize, o.Checkpoints = 4, 100, cps
-		o.Progress = func(s SweepStats) {
-			progress = append(progress, s)
-			if s.Migrated >= n/2 {
-				cancel()
-			}
+	first, err := issues.Sweep(half, Segments(4), PageSize(100), SweepProgressIn(cps), OnSweepProgress(func(s SweepStats) {
+		progress = append(progress, s)
+		if s.Migrated >= n/2 {
+			cancel()
 		}
-	})
+	}))
 	require.ErrorIs(t, err, context.Canceled)
 	assert.GreaterOrEqual(t, first.Migrated, int64(n/2))
 	assert.Less(t, first.Migrated, int64(n))
-	second, err := issues.Sweep(ctx, func(o *SweepOptions) { o.Segments, o.PageSize, o.Checkpoints = 4, 100, cps })
+	second, err := issues.Sweep(ctx, Segments(4), PageSize(100), SweepProgressIn(cps))
 	require.NoError(t, err)
 	t.Logf("first sweep %+v (%.0f items/s), resumed %+v (%.0f items/s)", first, first.PerSecond(), second, second.PerSecond())
 	assert.Equal(t, int64(n), first.Migrated+second.Migrated+first.Lost+second.Lost, "every old item once")
@@ -289,7 +286,7 @@ func TestSweepRateLimit(t *testing.T) {
 		putV1(t, tbl, i)
 	}
 	start := time.Now()
-	stats, err := issues.Sweep(context.Background(), func(o *SweepOptions) { o.Rate = 200 })
+	stats, err := issues.Sweep(context.Background(), SweepRate(200))
 	require.NoError(t, err)
 	assert.Equal(t, int64(40), stats.Migrated)
 	assert.GreaterOrEqual(t, time.Since(start), 190*time.Millisecond, "40 items at 200/s take about 200 ms")

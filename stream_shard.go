@@ -166,8 +166,10 @@ loop:
 	if failed != nil && taskCtx.Err() == nil {
 		c.fail(failed) // a task error has stopped the run already; a save error has not
 	}
-	h.stopRead(context.Canceled)
-	for range pending { // the reader stops once readCtx has ended
+	if failed != nil {
+		h.stopRead(context.Canceled)
+		for range pending { // the reader stops once readCtx has ended
+		}
 	}
 	rerr := <-readErr
 	if lost || errors.Is(rerr, ErrLeaseLost) || errors.Is(context.Cause(taskCtx), ErrLeaseLost) {

@@ -107,8 +107,9 @@ type LeaseStore interface {
 	// ReleaseLease frees l, if l.Owner still owns it at l.Counter.
 	ReleaseLease(ctx context.Context, l Lease) error
 	// AskHandOff asks l's owner to hand l over to worker, if l.Owner still
-	// owns it at l.Counter and no other worker has asked. It leaves the
-	// counter as it is, so the owner's next renewal succeeds and sees it.
+	// owns it (at any counter: the owner's checkpoints move it often) and no
+	// other worker has asked. It leaves the counter as it is, so the owner's
+	// next renewal succeeds and sees it.
 	AskHandOff(ctx context.Context, l Lease, worker string) error
 	// HandOver gives l to l.HandOff, if l.Owner still owns it at l.Counter
 	// and l.HandOff is still the worker that asked.
@@ -326,14 +327,14 @@ func (m *MemoryStore) ReleaseLease(_ context.Context, l Lease) error {
 	return nil
 }
 
-// AskHandOff records worker's request for l, if l.Owner owns it at l.Counter
-// and no other worker asked.
+// AskHandOff records worker's request for l, if l.Owner owns it and no other
+// worker asked.
 func (m *MemoryStore) AskHandOff(_ context.Context, l Lease, worker string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	cur, err := m.owned(l)
-	if err != nil {
-		return err
+	cur, ok := m.leases[l.Group][l.Shard]
+	if !ok || cur.Owner != l.Owner || l.Owner == "" || cur.Finished {
+		return fmt.Errorf("singletable: ask for lease %s of %s: not owned by %q: %w", l.Shard, l.Group, l.Owner, ErrLeaseLost)
 	}
 	if cur.HandOff != "" && cur.HandOff != worker {
 		return fmt.Errorf("singletable: lease %s of %s: %s asked first: %w", l.Shard, l.Group, cur.HandOff, ErrLeaseLost)

@@ -333,14 +333,16 @@ func (s *TableStore) ReleaseLease(ctx context.Context, l Lease) error {
 }
 
 // AskHandOff asks l's owner for it: one UpdateItem conditional on l.Owner
-// owning it at l.Counter and no other worker having asked. The counter is left
-// as it is.
+// owning it and no other worker having asked. The counter is left as it is.
 func (s *TableStore) AskHandOff(ctx context.Context, l Lease, worker string) error {
 	if worker == "" {
 		return fmt.Errorf("singletable: AskHandOff: empty worker: %w", ErrInvalidInput)
 	}
 	var b expr.Builder
-	guard := owns(&b, l) + " AND (attribute_not_exists(" + b.Name(attrHandOff) + ") OR " + b.Name(attrHandOff) + " = " + b.S(worker) + ")"
+	if l.Owner == "" {
+		return fmt.Errorf("singletable: AskHandOff: lease %s has no owner: %w", l.Shard, ErrLeaseLost)
+	}
+	guard := b.Name(attrOwner) + " = " + b.S(l.Owner) + " AND (attribute_not_exists(" + b.Name(attrHandOff) + ") OR " + b.Name(attrHandOff) + " = " + b.S(worker) + ")"
 	_, err := s.update(ctx, "ask for", l, &b, []string{b.Name(attrHandOff) + " = " + b.S(worker)}, nil, guard)
 	return err
 }

@@ -290,10 +290,13 @@ func (c *consumer) run(parent context.Context) error {
 	switch {
 	case errors.Is(err, errStreamEnded):
 		return releaseErr
-	case err != nil:
+	case err == nil:
+		err = parent.Err()
+	}
+	if releaseErr != nil {
 		return errors.Join(err, releaseErr)
 	}
-	return errors.Join(parent.Err(), releaseErr)
+	return err
 }
 
 // task returns the railroad task that handles r, with retries. A failure

@@ -423,8 +423,7 @@ func (l *leader) nextWake(leases []Lease, now time.Time) time.Duration {
 }
 
 // stop stops every reader (their handlers' context ends), waits for them to
-// write their checkpoints, and releases the leases still held, or hands over
-// those asked for. It returns the errors of those writes, but for leases that
+// write their checkpoints, and releases the leases still held. It returns the errors of those writes, but for leases that
 // had moved on.
 func (l *leader) stop() error {
 	close(l.c.gone)
@@ -438,15 +437,27 @@ func (l *leader) stop() error {
 	ctx, cancel := context.WithTimeout(context.Background(), finalSaveTimeout)
 	defer cancel()
 	var errs []error
+	var listed []Lease // read once, if a release is refused
 	for _, h := range l.held {
 		if h.dropped || h.result == shardFinished || h.result == shardLost {
 			continue
 		}
-		var err error
-		if x := h.lease(); h.handingOver {
-			_, err = l.c.o.leases.HandOver(ctx, x, l.c.o.now().Add(l.c.o.leaseDuration))
-		} else {
-			err = l.c.o.leases.ReleaseLease(ctx, x)
+		// Released, even when another worker asked for it: that worker may be
+		// stopping too, and a free lease is taken by the first worker to look.
+		x := h.lease()
+		err := l.c.o.leases.ReleaseLease(ctx, x)
+		if errors.Is(err, ErrLeaseLost) {
+			// A write cut short by the end of the run may have landed
+			// unseen, moving the counter on: release what the store says is
+			// still ours.
+			if listed == nil {
+				listed, _ = l.c.o.leases.Leases(ctx, l.c.arn)
+			}
+			for _, y := range listed {
+				if y.Shard == x.Shard && y.Owner == l.c.o.worker && !y.Finished {
+					err = l.c.o.leases.ReleaseLease(ctx, y)
+				}
+			}
 		}
 		if err != nil && !errors.Is(err, ErrLeaseLost) {
 			errs = append(errs, fmt.Errorf("singletable: stream: release lease of shard %s: %w", h.lease().Shard, err))

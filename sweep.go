@@ -235,6 +235,10 @@ func (e *Entity[T]) Sweep(ctx context.Context, opts ...SweepOption) (SweepStats,
 	return stats, nil
 }
 
+// sweepSaveTimeout bounds a write-back, and the save of a stopped page's
+// progress, once the sweep's context has ended.
+const sweepSaveTimeout = 30 * time.Second
+
 type sweeper[T any] struct {
 	e     *Entity[T]
 	o     sweepOptions
@@ -328,9 +332,26 @@ func (s *sweeper[T]) segment(ctx context.Context, i int) error {
 			return fmt.Errorf("segment %d: %w", seg, err)
 		}
 		var migrated, lost, failed int64 // this page's
-		for _, item := range out.Items {
+		for n, item := range out.Items {
 			if err := s.pace(ctx); err != nil {
-				return fmt.Errorf("segment %d: %w", seg, err) // the page's progress is not saved: it is read again on resume
+				// Stopped midway through the page: save progress up to the last
+				// item done, so that the next run goes on from the next one.
+				if n > 0 {
+					prog.Pages++
+					prog.Seen += int64(n)
+					prog.Migrated, prog.Lost, prog.Failed = prog.Migrated+migrated, prog.Lost+lost, prog.Failed+failed
+					if cur, cerr := t.encodeScanCursor(out.Items[n-1]); cerr == nil {
+						prog.Cursor = cur
+						save, cancel := context.WithTimeout(context.WithoutCancel(ctx), sweepSaveTimeout)
+						_ = s.o.store.SaveSweep(save, prog) // if it fails, the page is read again on resume, and its items found current
+						cancel()
+						s.mu.Lock()
+						s.stats.Seen += int64(n)
+						s.stats.Segments[i].Seen += int64(n)
+						s.mu.Unlock()
+					}
+				}
+				return fmt.Errorf("segment %d: %w", seg, err)
 			}
 			rv := reflect.New(info.goType).Elem()
 			m, err := info.decodeInto(item, rv)
@@ -347,7 +368,11 @@ func (s *sweeper[T]) segment(ctx context.Context, i int) error {
 				s.count(i, func(_, _, _, f *int64) { *f++ })
 				continue
 			}
-			written, err := info.migration.send(ctx, t, w)
+			// The write-back is not cut short by the end of ctx, so that its
+			// outcome is known and counted: a sweep stops between items.
+			sendCtx, cancelSend := context.WithTimeout(context.WithoutCancel(ctx), sweepSaveTimeout)
+			written, err := info.migration.send(sendCtx, t, w)
+			cancelSend()
 			switch {
 			case written:
 				migrated++
@@ -355,8 +380,6 @@ func (s *sweeper[T]) segment(ctx context.Context, i int) error {
 			case err == nil:
 				lost++
 				s.count(i, func(_, _, l, _ *int64) { *l++ })
-			case ctx.Err() != nil:
-				return fmt.Errorf("segment %d: %w", seg, ctx.Err())
 			default:
 				failed++
 				s.count(i, func(_, _, _, f *int64) { *f++ })

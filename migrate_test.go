@@ -355,8 +355,9 @@ func TestSweepSplitFourWorkers(t *testing.T) {
 
 	var migrated, lost, failed int64
 	perSegment := map[int]int64{}
+	names := []string{"worker 0", "worker 1", "worker 2 (cancelled)", "worker 3", "worker 2 (restarted)"}
 	for w, st := range append(results, again) {
-		t.Logf("FIGURES worker %d: %d migrated in %s; per segment %+v", min(w, 2), st.Migrated, st.Elapsed.Round(time.Millisecond), st.Segments)
+		t.Logf("FIGURES %s: %d migrated in %s; per segment %+v", names[w], st.Migrated, st.Elapsed.Round(time.Millisecond), st.Segments)
 		migrated, lost, failed = migrated+st.Migrated, lost+st.Lost, failed+st.Failed
 		var sum int64
 		for _, sg := range st.Segments {

@@ -129,7 +129,7 @@ var fakeSeq atomic.Int64
 
 // fakeRecord is a stream record of a change to v, which may be a registered
 // entity value or a raw item, or nil for no image.
-func fakeRecord(t *testing.T, event StreamEvent, before, after any) streamtypes.Record {
+func fakeRecord(t testing.TB, event StreamEvent, before, after any) streamtypes.Record {
 	t.Helper()
 	image := func(v any) map[string]types.AttributeValue {
 		switch v := v.(type) {
@@ -172,7 +172,7 @@ func fakeRecord(t *testing.T, event StreamEvent, before, after any) streamtypes.
 
 // orderChanges returns the records of n changes to order id of customer c, the
 // first with count from: an INSERT when from is 0, else MODIFYs.
-func orderChanges(t *testing.T, c, id string, from, n int) []streamtypes.Record {
+func orderChanges(t testing.TB, c, id string, from, n int) []streamtypes.Record {
 	var recs []streamtypes.Record
 	for i := from; i < from+n; i++ {
 		o := tOrder{CustomerID: c, OrderID: id, Status: "S" + strconv.Itoa(i), CreatedAt: t0, Count: i}
@@ -658,7 +658,7 @@ func TestStreamOptionErrors(t *testing.T) {
 
 // localStreams returns a DynamoDB Streams client of the test binary's DynamoDB
 // Local: the same endpoint as its DynamoDB clients.
-func localStreams(t *testing.T) *dynamodbstreams.Client {
+func localStreams(t testing.TB) *dynamodbstreams.Client {
 	t.Helper()
 	inst := local.Get(t)
 	tr := &http.Transport{}

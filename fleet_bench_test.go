@@ -3,6 +3,7 @@ package singletable
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -51,7 +52,10 @@ func (g groupStore) Leases(ctx context.Context, group string) ([]Lease, error) {
 }
 
 func (g groupStore) in(l Lease) Lease  { l.Group += g.suffix; return l }
-func (g groupStore) out(l Lease) Lease { l.Group = l.Group[:len(l.Group)-len(g.suffix)]; return l }
+func (g groupStore) out(l Lease) Lease {
+	l.Group = strings.TrimSuffix(l.Group, g.suffix)
+	return l
+}
 
 func (g groupStore) CreateLease(ctx context.Context, l Lease) error {
 	return g.LeaseStore.CreateLease(ctx, g.in(l))

@@ -55,22 +55,43 @@ const (
 	UnknownCollect
 )
 
-// collectionFunc is an option of collection queries alone.
-type collectionFunc func(*queryOptions) error
-
-func (f collectionFunc) applyCollection(o *queryOptions) error { return f(o) }
-
-// OnUnknown sets what a collection query does with items of unknown type. It does
-// not apply to entity queries, which skip every item of another type.
-func OnUnknown(m UnknownTypes) CollectionOption {
-	return collectionFunc(func(o *queryOptions) error {
-		if m > UnknownCollect {
-			return fmt.Errorf("OnUnknown(%d): %w", m, ErrInvalidInput)
-		}
-		o.unknown = m
-		return nil
-	})
+// UnknownOption is what [OnUnknown] returns: an option of collection queries,
+// of [ConsumeStream] and of [Table.Decode] (not of entity queries, which skip every
+// item of another type).
+type UnknownOption interface {
+	CollectionOption
+	StreamOption
+	DecodeOption
 }
+
+type unknownOption struct{ m UnknownTypes }
+
+func (u unknownOption) check() error {
+	if u.m > UnknownCollect {
+		return fmt.Errorf("OnUnknown(%d): %w", u.m, ErrInvalidInput)
+	}
+	return nil
+}
+
+func (u unknownOption) applyCollection(o *queryOptions) error {
+	o.unknown = u.m
+	return u.check()
+}
+
+func (u unknownOption) applyStream(o *streamOptions) error {
+	o.unknown = u.m
+	return u.check()
+}
+
+func (u unknownOption) applyDecode(o *decodeOptions) error {
+	o.unknown = u.m
+	return u.check()
+}
+
+// OnUnknown sets what a collection query, a stream consumer or [Table.Decode]
+// does with an item whose type attribute is missing or names no registered
+// entity. Entity queries are not affected: they skip every item of another type.
+func OnUnknown(m UnknownTypes) UnknownOption { return unknownOption{m} }
 
 // RawItem is an item as DynamoDB returned it, for items of unknown type.
 type RawItem map[string]types.AttributeValue

@@ -247,22 +247,19 @@ func TestSweepMigratesOnceAndResumes(t *testing.T) {
 	_, err = issues.Put(ctx, mIssue{Owner: "aws", Repo: "sdk", Number: n + 1, Title: "current", Migrations: 2})
 	require.NoError(t, err)
 
-	cps := &MemoryCheckpoints{}
+	cps := &MemoryStore{}
 	half, cancel := context.WithCancel(ctx)
 	var progress []SweepStats
-	first, err := issues.Sweep(half, func(o *SweepOptions) {
-		o.Segments, o.PageSize, o.Checkpoints = 4, 100, cps
-		o.Progress = func(s SweepStats) {
-			progress = append(progress, s)
-			if s.Migrated >= n/2 {
-				cancel()
-			}
+	first, err := issues.Sweep(half, Segments(4), PageSize(100), SweepProgressIn(cps), OnSweepProgress(func(s SweepStats) {
+		progress = append(progress, s)
+		if s.Migrated >= n/2 {
+			cancel()
 		}
-	})
+	}))
 	require.ErrorIs(t, err, context.Canceled)
 	assert.GreaterOrEqual(t, first.Migrated, int64(n/2))
 	assert.Less(t, first.Migrated, int64(n))
-	second, err := issues.Sweep(ctx, func(o *SweepOptions) { o.Segments, o.PageSize, o.Checkpoints = 4, 100, cps })
+	second, err := issues.Sweep(ctx, Segments(4), PageSize(100), SweepProgressIn(cps))
 	require.NoError(t, err)
 	t.Logf("first sweep %+v (%.0f items/s), resumed %+v (%.0f items/s)", first, first.PerSecond(), second, second.PerSecond())
 	assert.Equal(t, int64(n), first.Migrated+second.Migrated+first.Lost+second.Lost, "every old item once")
@@ -289,8 +286,115 @@ func TestSweepRateLimit(t *testing.T) {
 		putV1(t, tbl, i)
 	}
 	start := time.Now()
-	stats, err := issues.Sweep(context.Background(), func(o *SweepOptions) { o.Rate = 200 })
+	stats, err := issues.Sweep(context.Background(), SweepRate(200))
 	require.NoError(t, err)
 	assert.Equal(t, int64(40), stats.Migrated)
 	assert.GreaterOrEqual(t, time.Since(start), 190*time.Millisecond, "40 items at 200/s take about 200 ms")
+}
+
+// TestSweepSplitFourWorkers splits a sweep of 2,000 old items in 40
+// partitions over four workers, each taking two of eight segments, with their
+// progress in DynamoDB (a TableStore in the same table). One worker is
+// cancelled midway and started again: it resumes its segments from their last
+// page. Every item is migrated exactly once, and the counts come per segment.
+func TestSweepSplitFourWorkers(t *testing.T) {
+	tbl, _ := newTestTable(t)
+	issues := MustRegister[mIssue](tbl, Migrations(Migration[mIssue]{Steps: issueSteps(nil), WriteBack: WriteBackOff}))
+	store, err := NewTableStore(tbl)
+	require.NoError(t, err)
+	ctx := context.Background()
+	const repos, perRepo = 40, 50
+	var reqs []types.WriteRequest
+	for r := range repos {
+		for i := range perRepo {
+			item := v1Item(i)
+			repo := fmt.Sprintf("repo%02d", r)
+			item["PK"], item["repo"] = sAV("REPO#aws#"+repo), sAV(repo)
+			reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: item}})
+		}
+	}
+	_, err = tbl.batchWrite(ctx, "seed", reqs)
+	require.NoError(t, err)
+
+	const segments, workers = 8, 4
+	opts := func(w int) []SweepOption {
+		return []SweepOption{Segments(segments), SegmentRange(w*segments/workers, (w+1)*segments/workers), PageSize(25), SweepProgressIn(store)}
+	}
+	var wg sync.WaitGroup
+	results := make([]SweepStats, workers)
+	errs := make([]error, workers)
+	half, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for w := range workers {
+		wg.Go(func() {
+			o := opts(w)
+			c := ctx
+			if w == 2 {
+				c = half
+				o = append(o, OnSweepProgress(func(s SweepStats) {
+					if s.Migrated >= 100 {
+						cancel() // worker 2 stops midway
+					}
+				}))
+			}
+			results[w], errs[w] = issues.Sweep(c, o...)
+		})
+	}
+	wg.Wait()
+	for w, err := range errs {
+		if w == 2 {
+			require.ErrorIs(t, err, context.Canceled)
+			continue
+		}
+		require.NoError(t, err, "worker %d", w)
+	}
+	stopped := results[2]
+	require.Less(t, stopped.Migrated, int64(2*repos*perRepo/workers), "worker 2 stopped before the end")
+	again, err := issues.Sweep(ctx, opts(2)...)
+	require.NoError(t, err)
+
+	var migrated, lost, failed int64
+	perSegment := map[int]int64{}
+	names := []string{"worker 0", "worker 1", "worker 2 (cancelled)", "worker 3", "worker 2 (restarted)"}
+	for w, st := range append(results, again) {
+		t.Logf("FIGURES %s: %d migrated in %s; per segment %+v", names[w], st.Migrated, st.Elapsed.Round(time.Millisecond), st.Segments)
+		migrated, lost, failed = migrated+st.Migrated, lost+st.Lost, failed+st.Failed
+		var sum int64
+		for _, sg := range st.Segments {
+			perSegment[sg.Segment] += sg.Migrated
+			sum += sg.Migrated
+		}
+		assert.Equal(t, st.Migrated, sum, "the segments' counts add up")
+		assert.Len(t, st.Segments, segments/workers)
+	}
+	assert.Equal(t, int64(repos*perRepo), migrated, "every item migrated once, over the five calls")
+	assert.Zero(t, lost+failed)
+	for _, sg := range again.Segments {
+		assert.True(t, sg.Done)
+	}
+	assert.True(t, slices.ContainsFunc(again.Segments, func(s SegmentStats) bool { return s.Resumed }), "the restarted worker resumed from saved progress")
+	var stored int64
+	for seg := range segments {
+		p, err := store.LoadSweep(ctx, "MIssue", seg, segments)
+		require.NoError(t, err)
+		assert.True(t, p.Done, "segment %d done", seg)
+		assert.Equal(t, perSegment[seg], p.Migrated, "segment %d's stored count", seg)
+		stored += p.Migrated
+	}
+	assert.Equal(t, int64(repos*perRepo), stored)
+	count := 0
+	for r := range repos {
+		for v, err := range issues.All(ctx, mIssue{Owner: "aws", Repo: fmt.Sprintf("repo%02d", r)}, Consistent()) {
+			require.NoError(t, err)
+			require.Equal(t, 2, v.Migrations, "issue %s#%d migrated exactly once", v.Repo, v.Number)
+			count++
+		}
+	}
+	assert.Equal(t, repos*perRepo, count)
+	// A sweep run again with the same store reads nothing: every segment is done.
+	done, err := issues.Sweep(ctx, Segments(segments), SweepProgressIn(store))
+	require.NoError(t, err)
+	assert.Zero(t, done.Seen)
+	_, err = issues.Sweep(ctx, Segments(4), SegmentRange(2, 6))
+	assert.ErrorIs(t, err, ErrInvalidInput)
 }

@@ -113,7 +113,7 @@ type fakeStreams struct {
 	shards   []*fakeShard
 	status   streamtypes.StreamStatus
 	expire   map[string]bool    // shards whose next GetRecords fails with ExpiredIteratorException
-	store    *MemoryCheckpoints // checked: a child's iterator is asked for only once its parent is done
+	store    *MemoryStore // checked: a child's iterator is asked for only once its parent is finished
 	errs     []string           // what the consumer did wrong
 	calls    map[string]int     // by operation
 	pageSize int                // shards per DescribeStream page
@@ -129,7 +129,7 @@ var fakeSeq atomic.Int64
 
 // fakeRecord is a stream record of a change to v, which may be a registered
 // entity value or a raw item, or nil for no image.
-func fakeRecord(t *testing.T, event StreamEvent, before, after any) streamtypes.Record {
+func fakeRecord(t testing.TB, event StreamEvent, before, after any) streamtypes.Record {
 	t.Helper()
 	image := func(v any) map[string]types.AttributeValue {
 		switch v := v.(type) {
@@ -172,7 +172,7 @@ func fakeRecord(t *testing.T, event StreamEvent, before, after any) streamtypes.
 
 // orderChanges returns the records of n changes to order id of customer c, the
 // first with count from: an INSERT when from is 0, else MODIFYs.
-func orderChanges(t *testing.T, c, id string, from, n int) []streamtypes.Record {
+func orderChanges(t testing.TB, c, id string, from, n int) []streamtypes.Record {
 	var recs []streamtypes.Record
 	for i := from; i < from+n; i++ {
 		o := tOrder{CustomerID: c, OrderID: id, Status: "S" + strconv.Itoa(i), CreatedAt: t0, Count: i}
@@ -204,7 +204,7 @@ func interleave(lists ...[]streamtypes.Record) []streamtypes.Record {
 	}
 }
 
-func newFakeStreams(store *MemoryCheckpoints, shards ...*fakeShard) *fakeStreams {
+func newFakeStreams(store *MemoryStore, shards ...*fakeShard) *fakeStreams {
 	return &fakeStreams{shards: shards, status: streamtypes.StreamStatusEnabled, expire: map[string]bool{}, store: store, calls: map[string]int{}, pageSize: 2}
 }
 
@@ -267,8 +267,8 @@ func (f *fakeStreams) GetShardIterator(_ context.Context, in *dynamodbstreams.Ge
 	if s == nil {
 		return nil, &streamtypes.ResourceNotFoundException{Message: aws.String("no shard")}
 	}
-	if s.parent != "" && f.shard(s.parent) != nil {
-		if cp, _ := f.store.Load(context.Background(), s.parent); cp != ShardEnd {
+	if s.parent != "" && f.shard(s.parent) != nil && f.store != nil {
+		if cp := checkpoints(f.store, "arn:fake")[s.parent]; cp != shardEnd {
 			f.errs = append(f.errs, fmt.Sprintf("shard %s opened while its parent %s is at %q", s.id, s.parent, cp))
 		}
 	}
@@ -389,7 +389,7 @@ func (l *orderLog) check(t *testing.T) {
 
 // consume runs ConsumeStream in a goroutine until want records have been
 // handled, then stops it and returns what it returned.
-func consume(t *testing.T, tbl *Table, client StreamClient, log *orderLog, want int, opts ...func(*StreamOptions)) error {
+func consume(t *testing.T, tbl *Table, client StreamClient, log *orderLog, want int, opts ...StreamOption) error {
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
@@ -411,8 +411,36 @@ func consume(t *testing.T, tbl *Table, client StreamClient, log *orderLog, want 
 	return <-done
 }
 
-func fastPolls(o *StreamOptions) {
-	o.PollInterval, o.MaxPollInterval, o.ShardRefresh, o.CheckpointInterval = time.Millisecond, 5*time.Millisecond, 20*time.Millisecond, 5*time.Millisecond
+// fastPolls makes a consumer poll, refresh and checkpoint every few milliseconds.
+var fastPolls = streamFunc(func(o *streamOptions) error {
+	o.poll, o.maxPoll, o.shardRefresh, o.checkpointInterval = time.Millisecond, 5*time.Millisecond, 20*time.Millisecond, 5*time.Millisecond
+	return nil
+})
+
+// shardEnd stands for a finished shard in the maps checkpoints returns.
+const shardEnd = "END"
+
+// checkpoints returns each shard's checkpoint in store, shardEnd for a
+// finished shard.
+// With group "", store must be a *MemoryStore of one group, whatever it is.
+func checkpoints(store LeaseStore, group string) map[string]string {
+	if m, ok := store.(*MemoryStore); ok && group == "" {
+		m.mu.Lock()
+		for g := range m.leases {
+			group = g
+		}
+		m.mu.Unlock()
+	}
+	leases, _ := store.Leases(context.Background(), group)
+	m := map[string]string{}
+	for _, l := range leases {
+		if l.Finished {
+			m[l.Shard] = shardEnd
+		} else if l.Checkpoint != "" {
+			m[l.Shard] = l.Checkpoint
+		}
+	}
+	return m
 }
 
 // TestStreamShardLineage reads a stream of five shards, in pages of two: A,
@@ -423,7 +451,7 @@ func TestStreamShardLineage(t *testing.T) {
 	noLeaks(t)
 	tbl := offlineTable(t)
 	registerAll(t, tbl)
-	store := &MemoryCheckpoints{}
+	store := &MemoryStore{}
 	o1 := orderChanges(t, "c1", "o1", 0, 15)
 	o2 := orderChanges(t, "c1", "o2", 0, 10)
 	o3 := orderChanges(t, "c2", "o3", 0, 4)
@@ -436,10 +464,7 @@ func TestStreamShardLineage(t *testing.T) {
 	)
 	f.expire["C"] = true
 	log := newOrderLog(time.Millisecond)
-	err := consume(t, tbl, f, log, 27, fastPolls, func(o *StreamOptions) {
-		o.Checkpoints, o.BatchSize, o.StreamARN = store, 3, "arn:fake"
-		o.Railroad.Concurrency = 4
-	})
+	err := consume(t, tbl, f, log, 27, fastPolls, Leases(store), BatchSize(3), FromStream("arn:fake"), Rails(RailroadOptions{Concurrency: 4}))
 	require.ErrorIs(t, err, context.Canceled)
 	log.check(t)
 	assert.Empty(t, f.problems())
@@ -447,20 +472,18 @@ func TestStreamShardLineage(t *testing.T) {
 	assert.Equal(t, seqRange(0, 8), log.counts["c1/o2"])
 	assert.Equal(t, seqRange(0, 4), log.counts["c2/o3"])
 	assert.Greater(t, log.maxActive.Load(), int32(1), "orders were handled concurrently")
-	eventually(t, "checkpoints", func() bool { return len(store.All()) == 5 })
+	eventually(t, "checkpoints", func() bool { return len(checkpoints(store, "arn:fake")) == 5 })
 	assert.Equal(t, map[string]string{
-		"A": ShardEnd, "B": ShardEnd, "Z": ShardEnd,
+		"A": shardEnd, "B": shardEnd, "Z": shardEnd,
 		"C": *o2[7].Dynamodb.SequenceNumber, "D": *o1[14].Dynamodb.SequenceNumber,
-	}, store.All())
+	}, checkpoints(store, "arn:fake"))
 
 	// More changes arrive; a new consumer with the same store goes on from the
 	// checkpoints, and handles nothing twice.
 	f.append("C", o2[8:10]...)
 	f.append("D", orderChanges(t, "c1", "o1", 15, 2)...)
 	log2 := newOrderLog(0)
-	err = consume(t, tbl, f, log2, 4, fastPolls, func(o *StreamOptions) {
-		o.Checkpoints, o.StreamARN = store, "arn:fake"
-	})
+	err = consume(t, tbl, f, log2, 4, fastPolls, Leases(store), FromStream("arn:fake"))
 	require.ErrorIs(t, err, context.Canceled)
 	log2.check(t)
 	assert.Empty(t, f.problems())
@@ -483,7 +506,7 @@ func TestStreamHandlerFails(t *testing.T) {
 	noLeaks(t)
 	tbl := offlineTable(t)
 	registerAll(t, tbl)
-	store := &MemoryCheckpoints{}
+	store := &MemoryStore{}
 	recs := orderChanges(t, "c1", "o1", 0, 6)
 	f := newFakeStreams(store, &fakeShard{id: "A", records: recs})
 	boom := errors.New("boom")
@@ -504,18 +527,15 @@ func TestStreamHandlerFails(t *testing.T) {
 		mu.Unlock()
 		return nil
 	}
-	err := ConsumeStream(t.Context(), tbl, f, handle, fastPolls, func(o *StreamOptions) {
-		o.Checkpoints, o.StreamARN = store, "arn:fake"
-		o.Retry = Backoff{MaxAttempts: 3, Base: time.Millisecond}
-	})
+	err := ConsumeStream(t.Context(), tbl, f, handle, fastPolls, Leases(store), FromStream("arn:fake"), HandlerRetry(Backoff{MaxAttempts: 3, Base: time.Millisecond}))
 	require.ErrorIs(t, err, boom)
 	assert.Contains(t, err.Error(), "MODIFY")
 	assert.Equal(t, int32(3), attempts.Load(), "three attempts, the first a panic")
 	assert.Equal(t, []int{0, 1, 2}, seen, "nothing after the failed record on its key")
-	assert.Equal(t, *recs[2].Dynamodb.SequenceNumber, store.All()["A"])
+	assert.Equal(t, *recs[2].Dynamodb.SequenceNumber, checkpoints(store, "arn:fake")["A"])
 
 	log := newOrderLog(0)
-	err = consume(t, tbl, f, log, 3, fastPolls, func(o *StreamOptions) { o.Checkpoints, o.StreamARN = store, "arn:fake" })
+	err = consume(t, tbl, f, log, 3, fastPolls, Leases(store), FromStream("arn:fake"))
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Equal(t, []int{3, 4, 5}, log.counts["c1/o1"], "the next run resumes at the failed record")
 }
@@ -530,31 +550,29 @@ func TestStreamUnknownTypes(t *testing.T) {
 	}
 	t.Run("fail", func(t *testing.T) {
 		noLeaks(t)
-		store := &MemoryCheckpoints{}
+		store := &MemoryStore{}
 		recs := records()
 		f := newFakeStreams(store, &fakeShard{id: "A", records: recs})
-		err := ConsumeStream(t.Context(), tbl, f, newOrderLog(0).handle, fastPolls, func(o *StreamOptions) { o.Checkpoints, o.StreamARN = store, "arn:fake" })
+		err := ConsumeStream(t.Context(), tbl, f, newOrderLog(0).handle, fastPolls, Leases(store), FromStream("arn:fake"))
 		var ute *UnknownTypeError
 		require.ErrorAs(t, err, &ute)
 		assert.Equal(t, "Mystery", ute.Type)
-		assert.Equal(t, *recs[0].Dynamodb.SequenceNumber, store.All()["A"], "the records before it were handled")
+		assert.Equal(t, *recs[0].Dynamodb.SequenceNumber, checkpoints(store, "arn:fake")["A"], "the records before it were handled")
 	})
 	t.Run("skip", func(t *testing.T) {
 		noLeaks(t)
-		store := &MemoryCheckpoints{}
+		store := &MemoryStore{}
 		recs := records()
 		f := newFakeStreams(store, &fakeShard{id: "A", records: recs})
 		log := newOrderLog(0)
-		err := consume(t, tbl, f, log, 2, fastPolls, func(o *StreamOptions) {
-			o.Checkpoints, o.StreamARN, o.Unknown = store, "arn:fake", UnknownSkip
-		})
+		err := consume(t, tbl, f, log, 2, fastPolls, Leases(store), FromStream("arn:fake"), OnUnknown(UnknownSkip))
 		require.ErrorIs(t, err, context.Canceled)
 		assert.Equal(t, []int{0, 1}, log.counts["c1/o1"])
-		assert.Equal(t, *recs[2].Dynamodb.SequenceNumber, store.All()["A"])
+		assert.Equal(t, *recs[2].Dynamodb.SequenceNumber, checkpoints(store, "arn:fake")["A"])
 	})
 	t.Run("collect", func(t *testing.T) {
 		noLeaks(t)
-		f := newFakeStreams(&MemoryCheckpoints{}, &fakeShard{id: "A", records: records()})
+		f := newFakeStreams(&MemoryStore{}, &fakeShard{id: "A", records: records()})
 		var mu sync.Mutex
 		var got []any
 		ctx, cancel := context.WithCancel(t.Context())
@@ -567,7 +585,7 @@ func TestStreamUnknownTypes(t *testing.T) {
 			}
 			return nil
 		}
-		err := ConsumeStream(ctx, tbl, f, handle, fastPolls, func(o *StreamOptions) { o.StreamARN, o.Unknown = "arn:fake", UnknownCollect })
+		err := ConsumeStream(ctx, tbl, f, handle, fastPolls, FromStream("arn:fake"), OnUnknown(UnknownCollect))
 		require.ErrorIs(t, err, context.Canceled)
 		require.Len(t, got, 3)
 		assert.Contains(t, got, RawItem(mystery))
@@ -580,7 +598,7 @@ func TestStreamStartLatest(t *testing.T) {
 	noLeaks(t)
 	tbl := offlineTable(t)
 	registerAll(t, tbl)
-	store := &MemoryCheckpoints{}
+	store := &MemoryStore{}
 	old := orderChanges(t, "c1", "o1", 0, 6)
 	f := newFakeStreams(store,
 		&fakeShard{id: "A", closed: true, records: old[:2]},
@@ -591,9 +609,7 @@ func TestStreamStartLatest(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		done <- ConsumeStream(ctx, tbl, f, log.handle, fastPolls, func(o *StreamOptions) {
-			o.Checkpoints, o.StreamARN, o.Start = store, "arn:fake", StartLatest
-		})
+		done <- ConsumeStream(ctx, tbl, f, log.handle, fastPolls, Leases(store), FromStream("arn:fake"), StartAt(StartLatest))
 	}()
 	eventually(t, "B read", func() bool { f.mu.Lock(); defer f.mu.Unlock(); return f.calls["GetRecords"] > 2 })
 	f.append("B", old[4:6]...)
@@ -601,7 +617,7 @@ func TestStreamStartLatest(t *testing.T) {
 	cancel()
 	require.ErrorIs(t, <-done, context.Canceled)
 	assert.Equal(t, []int{4, 5}, log.counts["c1/o1"])
-	assert.Equal(t, map[string]string{"B": *old[5].Dynamodb.SequenceNumber}, store.All(), "A was passed over, not read")
+	assert.Equal(t, map[string]string{"A": shardEnd, "B": *old[5].Dynamodb.SequenceNumber}, checkpoints(store, "arn:fake"), "A was passed over, not read")
 }
 
 // TestStreamEnds: a disabled stream whose shards are all read ends the consumer
@@ -610,21 +626,30 @@ func TestStreamEnds(t *testing.T) {
 	noLeaks(t)
 	tbl := offlineTable(t)
 	registerAll(t, tbl)
-	f := newFakeStreams(&MemoryCheckpoints{}, &fakeShard{id: "A", closed: true, records: orderChanges(t, "c1", "o1", 0, 3)})
+	f := newFakeStreams(&MemoryStore{}, &fakeShard{id: "A", closed: true, records: orderChanges(t, "c1", "o1", 0, 3)})
 	f.status = streamtypes.StreamStatusDisabled
 	log := newOrderLog(0)
-	require.NoError(t, ConsumeStream(t.Context(), tbl, f, log.handle, fastPolls, func(o *StreamOptions) { o.StreamARN = "arn:fake" }))
+	require.NoError(t, ConsumeStream(t.Context(), tbl, f, log.handle, fastPolls, FromStream("arn:fake")))
 	assert.Equal(t, []int{0, 1, 2}, log.counts["c1/o1"])
 }
 
 func TestStreamOptionErrors(t *testing.T) {
 	tbl := offlineTable(t)
-	f := newFakeStreams(&MemoryCheckpoints{})
+	f := newFakeStreams(&MemoryStore{})
 	nop := func(context.Context, StreamRecord) error { return nil }
-	for name, opt := range map[string]func(*StreamOptions){
-		"batch":   func(o *StreamOptions) { o.BatchSize = 1001 },
-		"unknown": func(o *StreamOptions) { o.Unknown = 9 },
-		"start":   func(o *StreamOptions) { o.Start = 9 },
+	for name, opt := range map[string]StreamOption{
+		"batch":    BatchSize(1001),
+		"unknown":  OnUnknown(9),
+		"start":    StartAt(9),
+		"timing":   LeaseTiming(time.Second, time.Second),
+		"worker":   Worker(""),
+		"leases":   Leases(nil),
+		"polling":  Polling(time.Second, time.Millisecond),
+		"arn":      FromStream(""),
+		"key":      RecordKey(nil),
+		"refresh":  ShardRefresh(0),
+		"interval": CheckpointEvery(0),
+		"clock":    StreamClock(nil),
 	} {
 		assert.ErrorIs(t, ConsumeStream(t.Context(), tbl, f, nop, opt), ErrInvalidInput, name)
 	}
@@ -633,7 +658,7 @@ func TestStreamOptionErrors(t *testing.T) {
 
 // localStreams returns a DynamoDB Streams client of the test binary's DynamoDB
 // Local: the same endpoint as its DynamoDB clients.
-func localStreams(t *testing.T) *dynamodbstreams.Client {
+func localStreams(t testing.TB) *dynamodbstreams.Client {
 	t.Helper()
 	inst := local.Get(t)
 	tr := &http.Transport{}
@@ -692,19 +717,15 @@ func TestStreamLocal(t *testing.T) {
 		wg.Wait()
 	}
 
-	store := &MemoryCheckpoints{}
-	opts := func(o *StreamOptions) {
-		fastPolls(o)
-		o.Checkpoints, o.CheckpointInterval = store, 10*time.Millisecond
-		o.Railroad.Concurrency = 4
-	}
+	store := &MemoryStore{}
+	opts := []StreamOption{fastPolls, Leases(store), CheckpointEvery(10 * time.Millisecond), Rails(RailroadOptions{Concurrency: 4})}
 	log := newOrderLog(5 * time.Millisecond)
 	stop := make(chan struct{})
 	sampled := make(chan []string)
 	go func() { // the checkpoints seen while the consumer runs
 		var seen []string
 		for {
-			for _, seq := range store.All() {
+			for _, seq := range checkpoints(store, "") {
 				if len(seen) == 0 || seen[len(seen)-1] != seq {
 					seen = append(seen, seq)
 				}
@@ -719,7 +740,7 @@ func TestStreamLocal(t *testing.T) {
 	}()
 	writes := make(chan struct{})
 	go func() { write(0, nUpdates); close(writes) }()
-	err := consume(t, tbl, streams, log, nOrders*nUpdates, opts)
+	err := consume(t, tbl, streams, log, nOrders*nUpdates, opts...)
 	<-writes
 	close(stop)
 	seen := <-sampled
@@ -749,7 +770,7 @@ func TestStreamLocal(t *testing.T) {
 	}
 	t.Logf("%d records, at most %d handled at once", len(log.records), log.maxActive.Load())
 	assert.Greater(t, log.maxActive.Load(), int32(1), "orders were handled concurrently")
-	cps := store.All()
+	cps := checkpoints(store, "")
 	require.Len(t, cps, 1, "DynamoDB Local has one shard")
 	for _, seq := range cps {
 		assert.Equal(t, last, seq, "the checkpoint is the last record handled")
@@ -768,7 +789,7 @@ func TestStreamLocal(t *testing.T) {
 	write(nUpdates, nUpdates+3)
 	require.NoError(t, orders.Delete(t.Context(), tOrder{CustomerID: "c0", OrderID: "o0"}))
 	log2 := newOrderLog(0)
-	err = consume(t, tbl, streams, log2, nOrders*3+1, opts)
+	err = consume(t, tbl, streams, log2, nOrders*3+1, opts...)
 	require.ErrorIs(t, err, context.Canceled)
 	log2.check(t)
 	assert.Len(t, log2.records, nOrders*3+1, "nothing handled twice")
@@ -799,7 +820,7 @@ func TestStreamBackpressure(t *testing.T) {
 	for i := range 100 {
 		recs = append(recs, orderChanges(t, "c1", fmt.Sprint("o", i), 0, 1)...)
 	}
-	f := newFakeStreams(&MemoryCheckpoints{}, &fakeShard{id: "A", records: recs})
+	f := newFakeStreams(&MemoryStore{}, &fakeShard{id: "A", records: recs})
 	gate := make(chan struct{})
 	var started, handled atomic.Int32
 	handle := func(ctx context.Context, r StreamRecord) error {
@@ -816,10 +837,7 @@ func TestStreamBackpressure(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		done <- ConsumeStream(ctx, tbl, f, handle, fastPolls, func(o *StreamOptions) {
-			o.StreamARN, o.BatchSize = "arn:fake", 10
-			o.Railroad = RailroadOptions{Concurrency: 2, MaxPending: 5}
-		})
+		done <- ConsumeStream(ctx, tbl, f, handle, fastPolls, FromStream("arn:fake"), BatchSize(10), Rails(RailroadOptions{Concurrency: 2, MaxPending: 5}))
 	}()
 	eventually(t, "two handlers stuck", func() bool { return started.Load() == 2 })
 	time.Sleep(50 * time.Millisecond) // time to read on, if it would
@@ -834,21 +852,21 @@ func TestStreamBackpressure(t *testing.T) {
 	require.ErrorIs(t, <-done, context.Canceled)
 }
 
-// failingStore fails every Save.
-type failingStore struct{ MemoryCheckpoints }
+// failingStore fails every checkpoint.
+type failingStore struct{ MemoryStore }
 
 var errStore = errors.New("store down")
 
-func (*failingStore) Save(context.Context, string, string) error { return errStore }
+func (*failingStore) Checkpoint(context.Context, Lease, string, bool) (Lease, error) {
+	return Lease{}, errStore
+}
 
 func TestStreamCheckpointStoreFails(t *testing.T) {
 	noLeaks(t)
 	tbl := offlineTable(t)
 	registerAll(t, tbl)
-	f := newFakeStreams(&MemoryCheckpoints{}, &fakeShard{id: "A", records: orderChanges(t, "c1", "o1", 0, 3)})
-	err := ConsumeStream(t.Context(), tbl, f, newOrderLog(0).handle, fastPolls, func(o *StreamOptions) {
-		o.StreamARN, o.Checkpoints = "arn:fake", &failingStore{}
-	})
+	f := newFakeStreams(&MemoryStore{}, &fakeShard{id: "A", records: orderChanges(t, "c1", "o1", 0, 3)})
+	err := ConsumeStream(t.Context(), tbl, f, newOrderLog(0).handle, fastPolls, FromStream("arn:fake"), Leases(&failingStore{}))
 	require.ErrorIs(t, err, errStore)
-	assert.Contains(t, err.Error(), "save checkpoint")
+	assert.Contains(t, err.Error(), "checkpoint")
 }

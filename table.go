@@ -552,6 +552,9 @@ func (t *Table) register(info *entityInfo) error {
 	if _, dup := t.byGoType[info.goType]; dup {
 		return &EntityError{Entity: info.name, Reason: "type is already registered on table " + t.name}
 	}
+	if err := t.checkReserved(info); err != nil {
+		return err
+	}
 	others := make([]*entityInfo, 0, len(t.entities))
 	for _, other := range t.entities {
 		others = append(others, other)

@@ -355,15 +355,13 @@ func migrate(ctx context.Context, s *Store, p func(string, ...any)) error {
 	// others' pages migrate nothing, and are not printed. Progress is
 	// called one page at a time, so printed needs no lock.
 	var printed int64
-	swept, err := s.Issues.Sweep(ctx, func(o *singletable.SweepOptions) {
-		o.Segments, o.PageSize, o.Rate = 4, 50, sweepRate
-		o.Progress = func(st singletable.SweepStats) {
+	swept, err := s.Issues.Sweep(ctx, singletable.Segments(4), singletable.PageSize(50), singletable.SweepRate(sweepRate),
+		singletable.OnSweepProgress(func(st singletable.SweepStats) {
 			if st.Migrated > printed {
 				printed = st.Migrated
 				p("   progress: seen %3d, migrated %3d in %5s: %3.0f/s", st.Seen, st.Migrated, st.Elapsed.Round(10*time.Millisecond), st.PerSecond())
 			}
-		}
-	})
+		}))
 	if err != nil {
 		return err
 	}

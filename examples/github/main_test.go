@@ -721,10 +721,8 @@ func TestSweep(t *testing.T) {
 		require.NoError(t, err)
 	}
 	var progress []singletable.SweepStats
-	stats, err := s.Issues.Sweep(ctx, func(o *singletable.SweepOptions) {
-		o.PageSize = 50
-		o.Progress = func(st singletable.SweepStats) { progress = append(progress, st) } // one call at a time
-	})
+	stats, err := s.Issues.Sweep(ctx, singletable.PageSize(50),
+		singletable.OnSweepProgress(func(st singletable.SweepStats) { progress = append(progress, st) })) // one call at a time
 	require.NoError(t, err)
 	assert.Equal(t, int64(oldIssueCount-len(read)), stats.Migrated, "every old issue but those read")
 	assert.Equal(t, int64(oldIssueCount+1), stats.Seen, "the scans read every item: the issues and the repository")
@@ -807,23 +805,21 @@ func TestSweepCancelledAndResumed(t *testing.T) {
 				old += int(n)
 			}
 
-			cps := &singletable.MemoryCheckpoints{}
-			opts := func(o *singletable.SweepOptions) { o.Segments, o.PageSize, o.Checkpoints = 4, 20, cps }
+			cps := &singletable.MemoryStore{}
+			opts := []singletable.SweepOption{singletable.Segments(4), singletable.PageSize(20), singletable.SweepProgressIn(cps)}
 			half, cancel := context.WithCancel(ctx)
 			defer cancel()
-			first, err := s.Issues.Sweep(half, opts, func(o *singletable.SweepOptions) {
-				o.Progress = func(st singletable.SweepStats) {
-					if st.Migrated >= int64(old/2) {
-						cancel()
-					}
+			first, err := s.Issues.Sweep(half, append(opts, singletable.OnSweepProgress(func(st singletable.SweepStats) {
+				if st.Migrated >= int64(old/2) {
+					cancel()
 				}
-			})
+			}))...)
 			require.ErrorIs(t, err, context.Canceled)
 			firstWrites := wc.total() - 1 // but the read's
 			assert.GreaterOrEqual(t, first.Migrated, int64(old/2))
 			assert.Less(t, firstWrites, old, "cancelled before the end")
 
-			second, err := s.Issues.Sweep(ctx, opts)
+			second, err := s.Issues.Sweep(ctx, opts...)
 			require.NoError(t, err)
 			t.Logf("%d old issues; cancelled sweep %+v, %d written; resumed sweep %+v", old, first, firstWrites, second)
 			assert.Equal(t, int64(old-firstWrites), second.Migrated, "the resumed sweep migrated the rest")
@@ -847,7 +843,7 @@ func TestSweepCancelledAndResumed(t *testing.T) {
 				}
 			}
 
-			third, err := s.Issues.Sweep(ctx, opts)
+			third, err := s.Issues.Sweep(ctx, opts...)
 			require.NoError(t, err)
 			assert.Equal(t, singletable.SweepStats{}, singletable.SweepStats{Seen: third.Seen, Migrated: third.Migrated},
 				"the checkpoints say every segment is done: nothing is read or migrated")

@@ -107,12 +107,16 @@ func run(ctx context.Context, client singletable.Client, streams singletable.Str
 	for i, o := range sample {
 		ids[i] = o.ID()
 	}
-	checkpoints := &singletable.MemoryCheckpoints{}
-	options := func(o *singletable.StreamOptions) {
-		o.Checkpoints = checkpoints
-		o.CheckpointInterval = 100 * time.Millisecond
-		o.PollInterval, o.MaxPollInterval = 20*time.Millisecond, 200*time.Millisecond
-		o.Railroad.Concurrency = concurrency
+	// Leases and checkpoints live in the store: the restarted consumer resumes
+	// where the first one stopped (a TableStore keeps them in DynamoDB, for a fleet).
+	store := &singletable.MemoryStore{}
+	store.RecordHistory()
+	options := []singletable.StreamOption{
+		singletable.Leases(store),
+		singletable.Worker("fulfilment"),
+		singletable.CheckpointEvery(100 * time.Millisecond),
+		singletable.Polling(20*time.Millisecond, 200*time.Millisecond),
+		singletable.Rails(singletable.RailroadOptions{Concurrency: concurrency}),
 	}
 
 	// 1. Orders change status while the consumer runs.
@@ -141,7 +145,7 @@ func run(ctx context.Context, client singletable.Client, streams singletable.Str
 	for _, id := range []string{ids[0], ids[len(ids)-1]} {
 		p("   %-6s %s", id, f.Timeline(id))
 	}
-	p("   consumer stopped; checkpoints saved for %d shard(s), each at its last record handled", len(checkpoints.All()))
+	p("   consumer stopped; checkpoints saved for %d shard(s), each at its last record handled", checkpointed(store))
 
 	// 2. More changes while no consumer runs; a new one resumes from the checkpoints.
 	returned := sample[:customers]
@@ -195,10 +199,10 @@ type consumer struct {
 	done   chan error
 }
 
-func startConsumer(ctx context.Context, table *singletable.Table, streams singletable.StreamClient, f *Fulfilment, opts func(*singletable.StreamOptions)) *consumer {
+func startConsumer(ctx context.Context, table *singletable.Table, streams singletable.StreamClient, f *Fulfilment, opts []singletable.StreamOption) *consumer {
 	ctx, cancel := context.WithCancel(ctx)
 	c := &consumer{cancel: cancel, done: make(chan error, 1)}
-	go func() { c.done <- singletable.ConsumeStream(ctx, table, streams, f.Handle, opts) }()
+	go func() { c.done <- singletable.ConsumeStream(ctx, table, streams, f.Handle, opts...) }()
 	return c
 }
 
@@ -227,4 +231,15 @@ func waitFor(ctx context.Context, f *Fulfilment, n int, c *consumer) error {
 		}
 	}
 	return nil
+}
+
+// checkpointed counts the shards whose lease holds a checkpoint.
+func checkpointed(store *singletable.MemoryStore) int {
+	shards := map[string]bool{}
+	for _, l := range store.History() {
+		if l.Checkpoint != "" {
+			shards[l.Shard] = true
+		}
+	}
+	return len(shards)
 }

@@ -1,0 +1,360 @@
+package singletable
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/singletable/singletable/internal/expr"
+)
+
+// The library's own items (leases, sweep progress) live under partition keys
+// that begin with the table's delimiter: "#singletable#lease#<group>". No
+// registered entity can render such a key, because a key value may not hold the
+// delimiter and a base key input may not be empty; [Register] refuses, as well,
+// an entity whose partition key template begins with the delimiter, or whose
+// discriminator begins with reservedTypePrefix.
+const (
+	reservedTypePrefix = "_singletable."
+	leaseType          = reservedTypePrefix + "Lease"
+	sweepType          = reservedTypePrefix + "SweepSegment"
+)
+
+// The attributes of lease and sweep items.
+const (
+	attrOwner      = "leaseOwner"
+	attrCounter    = "leaseCounter"
+	attrExpires    = "leaseExpires"
+	attrCheckpoint = "checkpoint"
+	attrCPOrder    = "checkpointOrder"
+	attrParents    = "parentShardIds"
+	attrFinished   = "finished"
+	attrHandOff    = "handOff"
+	attrCursor     = "cursor"
+	attrPages      = "pages"
+	attrDone       = "done"
+	attrSeen       = "seen"
+	attrMigrated   = "migrated"
+	attrLost       = "lost"
+	attrFailed     = "failed"
+)
+
+var storeAttrs = []string{attrOwner, attrCounter, attrExpires, attrCheckpoint, attrCPOrder, attrParents, attrFinished, attrHandOff,
+	attrCursor, attrPages, attrDone, attrSeen, attrMigrated, attrLost, attrFailed}
+
+// reservedPrefix is the start of every partition key the library writes for
+// itself: the delimiter, "singletable", the delimiter.
+func (t *Table) reservedPrefix() string {
+	d := string(t.opts.Delimiter)
+	return d + "singletable" + d
+}
+
+// checkReserved refuses an entity that could write into the library's own
+// items: a discriminator in its namespace, or a partition key template that can
+// render a key beginning with the reserved prefix.
+func (t *Table) checkReserved(info *entityInfo) error {
+	if strings.HasPrefix(info.discriminator, reservedTypePrefix) {
+		return &EntityError{Entity: info.name, Field: t.opts.TypeAttribute, Reason: "discriminator " + strconv.Quote(info.discriminator) + " is in the library's reserved namespace " + strconv.Quote(reservedTypePrefix)}
+	}
+	if info.pk != nil && mayBeginWith(info.pk, t.reservedPrefix(), t.opts.Delimiter) != overlapNone {
+		return &EntityError{Entity: info.name, Field: t.opts.PartitionKey, Reason: "template " + strconv.Quote(info.pk.tmpl.String()) + " can render keys beginning with " +
+			strconv.Quote(t.reservedPrefix()) + ", which the library keeps for its leases and sweep progress; begin it with something else"}
+	}
+	return nil
+}
+
+// TableStore is a [LeaseStore] and a [SweepStore] kept in a DynamoDB table:
+// the single table itself, or one of its own (any table keyed like a [Table],
+// e.g. made with NewTable and [Table.CreateTable]). Its items have partition
+// keys beginning with "<delimiter>singletable<delimiter>", which no registered
+// entity can render (see [Register]), and type attributes beginning with
+// "_singletable.": one item per shard of a stream (partition
+// "#singletable#lease#<stream ARN>", sort key the shard id) and one per sweep
+// segment (partition "#singletable#sweep#<entity type>", sort key
+// "<segment>/<total>"). A lease item is about 300 bytes.
+//
+// Cost: [TableStore.Leases] is one consistent Query (1 RCU per 4 KB of leases:
+// about 13 leases), every other lease call one UpdateItem or PutItem (1 WCU).
+// A consumer makes one Leases call and one renewal per held lease every
+// renewal interval, plus a write per checkpoint; see [ConsumeStream].
+//
+// A TableStore is safe for concurrent use.
+type TableStore struct {
+	t *Table
+}
+
+var (
+	_ LeaseStore = (*TableStore)(nil)
+	_ SweepStore = (*TableStore)(nil)
+)
+
+// NewTableStore returns a store that keeps leases and sweep progress in t's
+// table. It sends nothing. It fails if one of the store's attribute names
+// (leaseOwner, leaseCounter, leaseExpires, checkpoint, checkpointOrder,
+// parentShardIds, finished, handOff, cursor, pages, done, seen, migrated, lost,
+// failed) is a key attribute of t.
+func NewTableStore(t *Table) (*TableStore, error) {
+	if t == nil {
+		return nil, fmt.Errorf("singletable: NewTableStore: nil table: %w", ErrInvalidInput)
+	}
+	for _, a := range storeAttrs {
+		if _, isKey := t.keys[a]; isKey || a == t.opts.TypeAttribute {
+			return nil, fmt.Errorf("singletable: NewTableStore %s: attribute %q is a key or type attribute of the table: %w", t.name, a, ErrInvalidInput)
+		}
+	}
+	return &TableStore{t: t}, nil
+}
+
+func (s *TableStore) leasePK(group string) string { return s.t.reservedPrefix() + "lease" + string(s.t.opts.Delimiter) + group }
+
+func (s *TableStore) leaseKey(group, shard string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{
+		s.t.opts.PartitionKey: &types.AttributeValueMemberS{Value: s.leasePK(group)},
+		s.t.opts.SortKey:      &types.AttributeValueMemberS{Value: shard},
+	}
+}
+
+func checkLeaseID(group, shard string) error {
+	if group == "" || shard == "" {
+		return fmt.Errorf("singletable: lease with an empty group or shard id: %w", ErrInvalidInput)
+	}
+	return nil
+}
+
+// Leases returns the group's leases in shard id order: a consistent Query of
+// the group's partition, page by page.
+func (s *TableStore) Leases(ctx context.Context, group string) ([]Lease, error) {
+	var b expr.Builder
+	cond := b.Name(s.t.opts.PartitionKey) + " = " + b.S(s.leasePK(group))
+	in := &dynamodb.QueryInput{
+		TableName:                 s.t.namePtr(),
+		KeyConditionExpression:    aws.String(cond),
+		ExpressionAttributeNames:  b.Names(),
+		ExpressionAttributeValues: b.Values(),
+		ConsistentRead:            aws.Bool(true),
+	}
+	var out []Lease
+	for {
+		page, err := s.t.client.Query(ctx, in)
+		if err != nil {
+			return nil, fmt.Errorf("singletable: leases of %s: Query: %w", group, err)
+		}
+		for _, item := range page.Items {
+			if typ, _ := item[s.t.opts.TypeAttribute].(*types.AttributeValueMemberS); typ == nil || typ.Value != leaseType {
+				continue
+			}
+			out = append(out, s.decodeLease(group, item))
+		}
+		if len(page.LastEvaluatedKey) == 0 {
+			return out, nil
+		}
+		in.ExclusiveStartKey = page.LastEvaluatedKey
+	}
+}
+
+func (s *TableStore) decodeLease(group string, item map[string]types.AttributeValue) Lease {
+	l := Lease{Group: group}
+	str := func(a string) string {
+		v, _ := item[a].(*types.AttributeValueMemberS)
+		if v == nil {
+			return ""
+		}
+		return v.Value
+	}
+	num := func(a string) int64 {
+		v, _ := item[a].(*types.AttributeValueMemberN)
+		if v == nil {
+			return 0
+		}
+		n, _ := strconv.ParseInt(v.Value, 10, 64)
+		return n
+	}
+	l.Shard = str(s.t.opts.SortKey)
+	l.Owner = str(attrOwner)
+	l.Counter = num(attrCounter)
+	if ms := num(attrExpires); ms != 0 {
+		l.Expires = time.UnixMilli(ms)
+	}
+	l.Checkpoint = str(attrCheckpoint)
+	if p, ok := item[attrParents].(*types.AttributeValueMemberL); ok {
+		for _, e := range p.Value {
+			if v, ok := e.(*types.AttributeValueMemberS); ok {
+				l.Parents = append(l.Parents, v.Value)
+			}
+		}
+	}
+	if f, ok := item[attrFinished].(*types.AttributeValueMemberBOOL); ok {
+		l.Finished = f.Value
+	}
+	l.HandOff = str(attrHandOff)
+	return l
+}
+
+// CreateLease creates l, free and at counter 0: one conditional PutItem
+// (attribute_not_exists on the partition key).
+func (s *TableStore) CreateLease(ctx context.Context, l Lease) error {
+	if err := checkLeaseID(l.Group, l.Shard); err != nil {
+		return err
+	}
+	if err := checkSeq(l.Checkpoint); err != nil {
+		return err
+	}
+	item := s.leaseKey(l.Group, l.Shard)
+	item[s.t.opts.TypeAttribute] = &types.AttributeValueMemberS{Value: leaseType}
+	item[attrCounter] = &types.AttributeValueMemberN{Value: "0"}
+	item[attrFinished] = &types.AttributeValueMemberBOOL{Value: l.Finished}
+	item[attrCPOrder] = &types.AttributeValueMemberS{Value: seqOrder(l.Checkpoint)}
+	if l.Checkpoint != "" {
+		item[attrCheckpoint] = &types.AttributeValueMemberS{Value: l.Checkpoint}
+	}
+	if len(l.Parents) > 0 {
+		ps := make([]types.AttributeValue, len(l.Parents))
+		for i, p := range l.Parents {
+			ps[i] = &types.AttributeValueMemberS{Value: p}
+		}
+		item[attrParents] = &types.AttributeValueMemberL{Value: ps}
+	}
+	var b expr.Builder
+	cond := "attribute_not_exists(" + b.Name(s.t.opts.PartitionKey) + ")"
+	_, err := s.t.client.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:                s.t.namePtr(),
+		Item:                     item,
+		ConditionExpression:      aws.String(cond),
+		ExpressionAttributeNames: b.Names(),
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return fmt.Errorf("singletable: lease %s of %s: %w", l.Shard, l.Group, ErrLeaseExists)
+	}
+	if err != nil {
+		return fmt.Errorf("singletable: create lease %s of %s: PutItem: %w", l.Shard, l.Group, err)
+	}
+	return nil
+}
+
+// update sends one conditional UpdateItem of l's item and returns the lease as
+// stored afterwards. guard is the condition besides the item's being a lease.
+func (s *TableStore) update(ctx context.Context, op string, l Lease, b *expr.Builder, set, remove []string, guard string) (Lease, error) {
+	if err := checkLeaseID(l.Group, l.Shard); err != nil {
+		return Lease{}, err
+	}
+	update := "SET " + strings.Join(set, ", ")
+	if len(remove) > 0 {
+		update += " REMOVE " + strings.Join(remove, ", ")
+	}
+	cond := expr.And(b.Name(s.t.opts.TypeAttribute)+" = "+b.S(leaseType), guard)
+	out, err := s.t.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 s.t.namePtr(),
+		Key:                       s.leaseKey(l.Group, l.Shard),
+		UpdateExpression:          aws.String(update),
+		ConditionExpression:       aws.String(cond),
+		ExpressionAttributeNames:  b.Names(),
+		ExpressionAttributeValues: b.Values(),
+		ReturnValues:              types.ReturnValueAllNew,
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return Lease{}, fmt.Errorf("singletable: %s lease %s of %s (owner %q, counter %d): %w", op, l.Shard, l.Group, l.Owner, l.Counter, ErrLeaseLost)
+	}
+	if err != nil {
+		return Lease{}, fmt.Errorf("singletable: %s lease %s of %s: UpdateItem: %w", op, l.Shard, l.Group, err)
+	}
+	return s.decodeLease(l.Group, out.Attributes), nil
+}
+
+// owns is the condition that l.Owner holds the lease at l.Counter.
+func owns(b *expr.Builder, l Lease) string {
+	return b.Name(attrCounter) + " = " + b.Value(&types.AttributeValueMemberN{Value: strconv.FormatInt(l.Counter, 10)}) +
+		" AND " + b.Name(attrOwner) + " = " + b.S(l.Owner)
+}
+
+func bump(b *expr.Builder) string {
+	return b.Name(attrCounter) + " = " + b.Name(attrCounter) + " + " + b.Value(&types.AttributeValueMemberN{Value: "1"})
+}
+
+func expiresAV(t time.Time) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(t.UnixMilli(), 10)}
+}
+
+// TakeLease gives l to owner: one UpdateItem conditional on the counter being
+// l.Counter and the lease not finished.
+func (s *TableStore) TakeLease(ctx context.Context, l Lease, owner string, expires time.Time) (Lease, error) {
+	if owner == "" {
+		return Lease{}, fmt.Errorf("singletable: TakeLease: empty owner: %w", ErrInvalidInput)
+	}
+	var b expr.Builder
+	set := []string{bump(&b), b.Name(attrOwner) + " = " + b.S(owner), b.Name(attrExpires) + " = " + b.Value(expiresAV(expires))}
+	guard := b.Name(attrCounter) + " = " + b.Value(&types.AttributeValueMemberN{Value: strconv.FormatInt(l.Counter, 10)}) +
+		" AND " + b.Name(attrFinished) + " = " + b.Value(&types.AttributeValueMemberBOOL{Value: false})
+	return s.update(ctx, "take", l, &b, set, []string{b.Name(attrHandOff)}, guard)
+}
+
+// RenewLease moves l's counter on and sets its expiry: one UpdateItem
+// conditional on l.Owner owning it at l.Counter.
+func (s *TableStore) RenewLease(ctx context.Context, l Lease, expires time.Time) (Lease, error) {
+	var b expr.Builder
+	set := []string{bump(&b), b.Name(attrExpires) + " = " + b.Value(expiresAV(expires))}
+	return s.update(ctx, "renew", l, &b, set, nil, owns(&b, l))
+}
+
+// Checkpoint sets l's checkpoint: one UpdateItem conditional on l.Owner owning
+// it at l.Counter and the stored checkpoint not being ahead.
+func (s *TableStore) Checkpoint(ctx context.Context, l Lease, checkpoint string, finished bool) (Lease, error) {
+	if err := checkSeq(checkpoint); err != nil {
+		return Lease{}, err
+	}
+	var b expr.Builder
+	set := []string{bump(&b), b.Name(attrCPOrder) + " = " + b.S(seqOrder(checkpoint))}
+	var remove []string
+	if checkpoint != "" {
+		set = append(set, b.Name(attrCheckpoint)+" = "+b.S(checkpoint))
+	}
+	if finished {
+		set = append(set, b.Name(attrFinished)+" = "+b.Value(&types.AttributeValueMemberBOOL{Value: true}))
+		remove = []string{b.Name(attrOwner), b.Name(attrExpires), b.Name(attrHandOff)}
+	}
+	guard := owns(&b, l) + " AND " + b.Name(attrCPOrder) + " <= " + b.S(seqOrder(checkpoint))
+	return s.update(ctx, "checkpoint", l, &b, set, remove, guard)
+}
+
+// ReleaseLease frees l: one UpdateItem conditional on l.Owner owning it at
+// l.Counter.
+func (s *TableStore) ReleaseLease(ctx context.Context, l Lease) error {
+	var b expr.Builder
+	_, err := s.update(ctx, "release", l, &b, []string{bump(&b)}, []string{b.Name(attrOwner), b.Name(attrExpires), b.Name(attrHandOff)}, owns(&b, l))
+	return err
+}
+
+// AskHandOff asks l's owner for it: one UpdateItem conditional on l.Owner
+// owning it and no other worker having asked. The counter is left as it is.
+func (s *TableStore) AskHandOff(ctx context.Context, l Lease, worker string) error {
+	if worker == "" {
+		return fmt.Errorf("singletable: AskHandOff: empty worker: %w", ErrInvalidInput)
+	}
+	var b expr.Builder
+	if l.Owner == "" {
+		return fmt.Errorf("singletable: AskHandOff: lease %s has no owner: %w", l.Shard, ErrLeaseLost)
+	}
+	guard := b.Name(attrOwner) + " = " + b.S(l.Owner) + " AND (attribute_not_exists(" + b.Name(attrHandOff) + ") OR " + b.Name(attrHandOff) + " = " + b.S(worker) + ")"
+	_, err := s.update(ctx, "ask for", l, &b, []string{b.Name(attrHandOff) + " = " + b.S(worker)}, nil, guard)
+	return err
+}
+
+// HandOver gives l to l.HandOff: one UpdateItem conditional on l.Owner owning
+// it at l.Counter and l.HandOff still asking.
+func (s *TableStore) HandOver(ctx context.Context, l Lease, expires time.Time) (Lease, error) {
+	if l.HandOff == "" {
+		return Lease{}, fmt.Errorf("singletable: hand over lease %s of %s: nobody asked for it: %w", l.Shard, l.Group, ErrLeaseLost)
+	}
+	var b expr.Builder
+	set := []string{bump(&b), b.Name(attrOwner) + " = " + b.S(l.HandOff), b.Name(attrExpires) + " = " + b.Value(expiresAV(expires))}
+	guard := owns(&b, l) + " AND " + b.Name(attrHandOff) + " = " + b.S(l.HandOff)
+	return s.update(ctx, "hand over", l, &b, set, []string{b.Name(attrHandOff)}, guard)
+}

@@ -1,0 +1,223 @@
+package singletable
+
+import (
+	"fmt"
+	"time"
+)
+
+// StreamOption configures [ConsumeStream]. Options are made by the functions
+// below; each checks its value, and ConsumeStream fails with [ErrInvalidInput]
+// before it sends anything when one is out of range.
+type StreamOption interface {
+	applyStream(*streamOptions) error
+}
+
+type streamFunc func(*streamOptions) error
+
+func (f streamFunc) applyStream(o *streamOptions) error { return f(o) }
+
+type streamOptions struct {
+	arn                string
+	start              StreamStart
+	leases             LeaseStore
+	worker             string
+	leaseDuration      time.Duration
+	renewInterval      time.Duration
+	now                func() time.Time
+	checkpointInterval time.Duration
+	key                func(StreamRecord) string
+	unknown            UnknownTypes
+	retry              Backoff
+	poll, maxPoll      time.Duration
+	shardRefresh       time.Duration
+	batchSize          int
+	railroad           RailroadOptions
+}
+
+func defaultStreamOptions() streamOptions {
+	return streamOptions{
+		leaseDuration:      10 * time.Second,
+		renewInterval:      3 * time.Second,
+		now:                time.Now,
+		checkpointInterval: time.Second,
+		poll:               250 * time.Millisecond,
+		maxPoll:            2 * time.Second,
+		shardRefresh:       30 * time.Second,
+		batchSize:          1000,
+	}
+}
+
+// FromStream reads the stream with this ARN. Default: the table's latest
+// stream, which ConsumeStream finds with one DescribeTable call.
+func FromStream(arn string) StreamOption {
+	return streamFunc(func(o *streamOptions) error {
+		if arn == "" {
+			return fmt.Errorf("FromStream: empty ARN: %w", ErrInvalidInput)
+		}
+		o.arn = arn
+		return nil
+	})
+}
+
+// StartAt says where the shards of a stream met for the first time begin: the
+// shards found when the lease store has no lease of the stream yet. Shards that
+// appear later, and the children of shards read, always begin at their oldest
+// record, so that no record between a parent and its children is missed. With
+// [StartLatest], closed shards found then are not read at all. Default
+// [StartTrimHorizon].
+func StartAt(s StreamStart) StreamOption {
+	return streamFunc(func(o *streamOptions) error {
+		if s > StartLatest {
+			return fmt.Errorf("StartAt(%d): %w", s, ErrInvalidInput)
+		}
+		o.start = s
+		return nil
+	})
+}
+
+// Leases keeps the consumer's leases and checkpoints in store, shared by every
+// consumer of the fleet: a [TableStore] for consumers in several processes. A
+// consumer that runs again with the same store resumes after each shard's
+// checkpoint. Default: a new [MemoryStore], so that a consumer that runs again
+// begins again at [StartAt]'s position.
+func Leases(store LeaseStore) StreamOption {
+	return streamFunc(func(o *streamOptions) error {
+		if store == nil {
+			return fmt.Errorf("Leases(nil): %w", ErrInvalidInput)
+		}
+		o.leases = store
+		return nil
+	})
+}
+
+// Worker names the consumer in its leases. Every consumer running at once on
+// a stream needs its own id; a consumer that starts with the id of one that
+// died takes that one's leases back at once, without waiting for them to
+// expire. Default: the host name and a random suffix.
+func Worker(id string) StreamOption {
+	return streamFunc(func(o *streamOptions) error {
+		if id == "" {
+			return fmt.Errorf("Worker: empty id: %w", ErrInvalidInput)
+		}
+		o.worker = id
+		return nil
+	})
+}
+
+// LeaseTiming sets how long a lease lasts without renewal, and how often the
+// consumer renews its leases, lists the leases, takes free or expired ones and
+// balances. A consumer that dies loses its leases after about duration: others
+// take its shards within duration plus one renewal interval. Defaults 10s and
+// 3s. renew must be less than half of duration, so that one late renewal does
+// not lose a lease.
+func LeaseTiming(duration, renew time.Duration) StreamOption {
+	return streamFunc(func(o *streamOptions) error {
+		if duration <= 0 || renew <= 0 || 2*renew >= duration {
+			return fmt.Errorf("LeaseTiming(%s, %s): want 0 < 2·renew < duration: %w", duration, renew, ErrInvalidInput)
+		}
+		o.leaseDuration, o.renewInterval = duration, renew
+		return nil
+	})
+}
+
+// StreamClock sets the clock leases are timed by; default time.Now. Only its
+// rate matters: no consumer compares its clock with another's.
+func StreamClock(now func() time.Time) StreamOption {
+	return streamFunc(func(o *streamOptions) error {
+		if now == nil {
+			return fmt.Errorf("StreamClock(nil): %w", ErrInvalidInput)
+		}
+		o.now = now
+		return nil
+	})
+}
+
+// CheckpointEvery is the least time between two checkpoint writes of one
+// shard while records flow; default 1s. A shard's checkpoint is also written
+// when the shard ends, when its lease is handed over and when the consumer
+// stops. Each write is one write to the lease store.
+func CheckpointEvery(d time.Duration) StreamOption {
+	return streamFunc(func(o *streamOptions) error {
+		if d <= 0 {
+			return fmt.Errorf("CheckpointEvery(%s): %w", d, ErrInvalidInput)
+		}
+		o.checkpointInterval = d
+		return nil
+	})
+}
+
+// RecordKey names the rail a record is handled on: records with equal keys are
+// handled one at a time, in stream order. Default: the item's primary key, so
+// the changes to one item are handled in order. A coarser key (the partition
+// key, a customer id) orders more, and runs less at once. Order holds across
+// shards of one lineage (a child is read after its parent), not across
+// unrelated shards: keys that span items in different shards get no order
+// between those shards.
+func RecordKey(key func(StreamRecord) string) StreamOption {
+	return streamFunc(func(o *streamOptions) error {
+		if key == nil {
+			return fmt.Errorf("RecordKey(nil): %w", ErrInvalidInput)
+		}
+		o.key = key
+		return nil
+	})
+}
+
+// HandlerRetry is how often, and after what pause, a record whose handler
+// fails is tried again, on its rail, so the records after it on the same key
+// wait. Zero fields take [Backoff]'s defaults: 10 attempts in all;
+// MaxAttempts 1 means no retry. When the attempts are spent the consumer
+// stops and returns the handler's error.
+func HandlerRetry(b Backoff) StreamOption {
+	return streamFunc(func(o *streamOptions) error {
+		o.retry = b
+		return nil
+	})
+}
+
+// Polling sets the pause after a read of an open shard that found no new
+// record; it doubles while reads stay empty, up to max. Defaults 250ms and 2s.
+// A read that finds records is followed at once by the next.
+func Polling(interval, max time.Duration) StreamOption {
+	return streamFunc(func(o *streamOptions) error {
+		if interval <= 0 || max < interval {
+			return fmt.Errorf("Polling(%s, %s): %w", interval, max, ErrInvalidInput)
+		}
+		o.poll, o.maxPoll = interval, max
+		return nil
+	})
+}
+
+// ShardRefresh is how often DescribeStream is called to find new shards;
+// default 30s. A shard that ends triggers a call at once.
+func ShardRefresh(d time.Duration) StreamOption {
+	return streamFunc(func(o *streamOptions) error {
+		if d <= 0 {
+			return fmt.Errorf("ShardRefresh(%s): %w", d, ErrInvalidInput)
+		}
+		o.shardRefresh = d
+		return nil
+	})
+}
+
+// BatchSize is the most records one GetRecords call returns: 1 to 1000, the
+// default. It also bounds the records of one shard in flight.
+func BatchSize(n int) StreamOption {
+	return streamFunc(func(o *streamOptions) error {
+		if n < 1 || n > 1000 {
+			return fmt.Errorf("BatchSize %d is not in 1-1000: %w", n, ErrInvalidInput)
+		}
+		o.batchSize = n
+		return nil
+	})
+}
+
+// Rails configures the railroad records are handled on: how many handlers run
+// at once (Concurrency) and how many records are held, per key and in all,
+// before reading pauses. See [RailroadOptions].
+func Rails(r RailroadOptions) StreamOption {
+	return streamFunc(func(o *streamOptions) error {
+		o.railroad = r
+		return nil
+	})
+}

@@ -1,0 +1,307 @@
+package singletable
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
+)
+
+// errHandOff stops the reading of a shard whose lease another worker asked for.
+var errHandOff = errors.New("singletable: stream: lease handed over")
+
+// held is a lease this consumer holds, and the reader of its shard.
+type held struct {
+	// mu protects l, and is held across each store call that writes the
+	// lease, so the renewals and checkpoints of one lease are sent one at a
+	// time, each with the counter the one before returned.
+	mu sync.Mutex
+	l  Lease
+
+	validUntil atomic.Int64 // unix nanoseconds, by the consumer's clock: the lease is ours until then
+
+	// Set by the leader only.
+	renewedAt   time.Time
+	reading     bool // a reader was started
+	handingOver bool // the owner asked for it; the reader is draining
+	dropped     bool // lost or expired: the reader was stopped, the lease is not ours
+
+	stopRead  context.CancelCauseFunc // stops the reading of new records
+	stopTasks context.CancelCauseFunc // ends the context of the shard's handlers
+	done      chan struct{}           // closed when the reader has returned
+	result    shardResult             // the reader's result; read after done
+}
+
+// shardResult is how a reader ended.
+type shardResult uint8
+
+const (
+	shardStopped  shardResult = iota // the run is stopping, or the lease is being handed over
+	shardFinished                    // read to its end, every record handled, the lease marked finished
+	shardLost                        // a lease write was refused: another worker has the lease
+)
+
+// lease returns a copy of the lease as last written.
+func (h *held) lease() Lease {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.l
+}
+
+// valid reports whether the lease is still ours at now.
+func (h *held) valid(now time.Time) bool { return now.UnixNano() < h.validUntil.Load() }
+
+// checkpoint writes the shard's checkpoint (finished: and marks it finished).
+func (c *consumer) checkpoint(ctx context.Context, h *held, seq string, finished bool) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	l, err := c.o.leases.Checkpoint(ctx, h.l, seq, finished)
+	if err != nil {
+		return fmt.Errorf("singletable: stream: checkpoint %s of shard %s: %w", seq, h.l.Shard, err)
+	}
+	h.l = l
+	return nil
+}
+
+// position is where reading a shard begins: after a sequence number when one
+// is set, else at typ.
+type position struct {
+	typ   streamtypes.ShardIteratorType
+	after string
+}
+
+func positionOf(checkpoint string) position {
+	switch checkpoint {
+	case "":
+		return position{typ: streamtypes.ShardIteratorTypeTrimHorizon}
+	case CheckpointLatest:
+		return position{typ: streamtypes.ShardIteratorTypeLatest}
+	}
+	return position{after: checkpoint}
+}
+
+// inflight is a record handed to the railroad; errc is nil for a record passed
+// over.
+type inflight struct {
+	seq  string
+	errc <-chan error
+}
+
+// shard reads the shard of h's lease from its checkpoint to its end, or until
+// reading stops (readCtx) or its handlers are cancelled (taskCtx: lease lost,
+// run stopping), checkpointing as its records are handled. Once reading stops it
+// waits for the records in flight (whose context ends with taskCtx) and writes
+// the checkpoint. A handler's failure stops the run.
+func (c *consumer) shard(readCtx, taskCtx context.Context, h *held) shardResult {
+	l := h.lease()
+	pending := make(chan inflight, c.o.batchSize)
+	readErr := make(chan error, 1)
+	go func() {
+		defer close(pending)
+		readErr <- c.read(readCtx, taskCtx, h, positionOf(l.Checkpoint), pending)
+	}()
+
+	// done is the checkpoint: the sequence number of the last record such that
+	// it and every record before it have been handled.
+	saved, done := l.Checkpoint, l.Checkpoint
+	lost := false
+	save := func(ctx context.Context, seq string, finished bool) error {
+		err := c.checkpoint(ctx, h, seq, finished)
+		if errors.Is(err, ErrLeaseLost) {
+			lost = true
+			h.stopTasks(ErrLeaseLost)
+			h.stopRead(ErrLeaseLost)
+			return nil
+		}
+		if err == nil {
+			saved = seq
+		}
+		return err
+	}
+	tick := time.NewTicker(c.o.checkpointInterval)
+	defer tick.Stop()
+	maybeSave := func() error {
+		if done == saved || lost {
+			return nil
+		}
+		if err := save(taskCtx, done, false); err != nil && taskCtx.Err() == nil {
+			return err
+		}
+		return nil // when the shard is stopping, the final save below retries
+	}
+
+	var failed error // why handling stopped before the reader did
+loop:
+	for failed == nil {
+		select {
+		case in, ok := <-pending:
+			if !ok {
+				break loop
+			}
+			for in.errc != nil && failed == nil {
+				select {
+				case err := <-in.errc:
+					if err != nil {
+						failed = err // the handler stopped the run, or the shard was stopping
+						continue loop
+					}
+					in.errc = nil
+				case <-tick.C:
+					failed = maybeSave()
+				}
+			}
+			if failed == nil {
+				done = in.seq
+			}
+		case <-tick.C:
+			failed = maybeSave()
+		}
+	}
+	if failed != nil && taskCtx.Err() == nil {
+		c.fail(failed) // a task error has stopped the run already; a save error has not
+	}
+	if failed != nil {
+		h.stopRead(context.Canceled)
+		for range pending { // the reader stops once readCtx has ended
+		}
+	}
+	rerr := <-readErr
+	if lost || errors.Is(rerr, ErrLeaseLost) || errors.Is(context.Cause(taskCtx), ErrLeaseLost) {
+		return shardLost // nothing more can be written to the lease
+	}
+	final, cancel := context.WithTimeout(context.WithoutCancel(taskCtx), finalSaveTimeout)
+	defer cancel()
+	if done != saved {
+		if err := save(final, done, false); err != nil {
+			c.fail(err)
+			return shardStopped
+		}
+		if lost {
+			return shardLost
+		}
+	}
+	if failed != nil || rerr != nil {
+		if rerr != nil && readCtx.Err() == nil {
+			c.fail(rerr)
+		}
+		return shardStopped
+	}
+	if err := save(final, done, true); err != nil {
+		c.fail(err)
+		return shardStopped
+	}
+	if lost {
+		return shardLost
+	}
+	return shardFinished
+}
+
+// read reads one shard from pos and hands its records to the railroad, in
+// order, and to pending for checkpointing. It returns nil when the shard has
+// been read to its end, and readCtx's error when reading was stopped.
+func (c *consumer) read(readCtx, taskCtx context.Context, h *held, pos position, pending chan<- inflight) error {
+	id := h.lease().Shard
+	iter, err := c.iterator(readCtx, id, pos)
+	if err != nil || iter == nil {
+		return err
+	}
+	wait := c.o.poll
+	for {
+		out, err := c.client.GetRecords(readCtx, &dynamodbstreams.GetRecordsInput{ShardIterator: iter, Limit: aws.Int32(int32(c.o.batchSize))})
+		if err != nil {
+			if readCtx.Err() != nil {
+				return readCtx.Err()
+			}
+			var expired *streamtypes.ExpiredIteratorException
+			var trimmed *streamtypes.TrimmedDataAccessException
+			switch {
+			case errors.As(err, &expired): // iterators last 15 minutes: get a new one where we are
+			case errors.As(err, &trimmed): // what we were to read is gone: go on with what is left
+				pos = position{typ: streamtypes.ShardIteratorTypeTrimHorizon}
+			default:
+				return fmt.Errorf("singletable: stream: GetRecords on shard %s: %w", id, err)
+			}
+			if iter, err = c.iterator(readCtx, id, pos); err != nil || iter == nil {
+				return err
+			}
+			continue
+		}
+		for _, rec := range out.Records {
+			if !h.valid(c.o.now()) {
+				h.stopTasks(ErrLeaseLost)
+				return fmt.Errorf("singletable: stream: lease of shard %s expired: %w", id, ErrLeaseLost)
+			}
+			if readCtx.Err() != nil {
+				return readCtx.Err()
+			}
+			r, deliver, own, err := c.record(id, rec)
+			if err != nil {
+				return err
+			}
+			if own {
+				continue // the library's own items: not handled, and not worth a checkpoint
+			}
+			in := inflight{seq: r.SequenceNumber}
+			if deliver {
+				if in.errc, err = c.rr.Submit(taskCtx, c.o.key(r), c.task(r)); err != nil {
+					return err
+				}
+			}
+			select {
+			case pending <- in:
+			case <-readCtx.Done():
+				// The record was submitted: let it be waited for, so that it
+				// is handled (or cancelled) before the checkpoint is written.
+				pending <- in
+				return readCtx.Err()
+			}
+			pos = position{after: r.SequenceNumber}
+		}
+		if iter = out.NextShardIterator; iter == nil {
+			return nil // the shard is closed and read to its end
+		}
+		if len(out.Records) > 0 {
+			wait = c.o.poll
+			continue
+		}
+		if err := sleepContext(readCtx, wait); err != nil {
+			return err
+		}
+		wait = min(2*wait, c.o.maxPoll)
+	}
+}
+
+// iterator returns a shard iterator at pos (GetShardIterator), or nil when the
+// shard no longer exists.
+func (c *consumer) iterator(ctx context.Context, id string, pos position) (*string, error) {
+	for {
+		in := &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(c.arn), ShardId: aws.String(id), ShardIteratorType: pos.typ}
+		if pos.after != "" {
+			in.ShardIteratorType = streamtypes.ShardIteratorTypeAfterSequenceNumber
+			in.SequenceNumber = aws.String(pos.after)
+		}
+		out, err := c.client.GetShardIterator(ctx, in)
+		if err == nil {
+			return out.ShardIterator, nil
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		var trimmed *streamtypes.TrimmedDataAccessException
+		var gone *streamtypes.ResourceNotFoundException
+		switch {
+		case errors.As(err, &trimmed) && pos.after != "":
+			pos = position{typ: streamtypes.ShardIteratorTypeTrimHorizon} // the checkpoint is older than the stream
+			continue
+		case errors.As(err, &gone):
+			return nil, nil // trimmed away whole: nothing left to read
+		}
+		return nil, fmt.Errorf("singletable: stream: GetShardIterator on shard %s: %w", id, err)
+	}
+}

@@ -1,0 +1,447 @@
+package singletable
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/singletable/singletable/internal/expr"
+)
+
+// SweepOption configures [Entity.Sweep].
+type SweepOption interface {
+	applySweep(*sweepOptions) error
+}
+
+type sweepFunc func(*sweepOptions) error
+
+func (f sweepFunc) applySweep(o *sweepOptions) error { return f(o) }
+
+type sweepOptions struct {
+	total      int
+	from, to   int // the segments to sweep: from <= segment < to; to 0 means total
+	rate       float64
+	pageSize   int32
+	store      SweepStore
+	progress   func(SweepStats)
+	consistent bool
+}
+
+// Segments divides the table into total scan segments (Scan's TotalSegments);
+// default 4. DynamoDB divides a table into segments by partition key: the items
+// of one partition key are all in one segment, so a table of few partitions
+// keeps most segments idle. Every worker of a split sweep must give the same
+// total, and progress is kept per segment of a total: resume with the same.
+func Segments(total int) SweepOption {
+	return sweepFunc(func(o *sweepOptions) error {
+		if total < 1 || total > 1000000 {
+			return fmt.Errorf("Segments(%d): want 1 to 1,000,000: %w", total, ErrInvalidInput)
+		}
+		o.total = total
+		return nil
+	})
+}
+
+// SegmentRange sweeps only the segments from to to-1 of the total, so that N
+// workers can each take a share: with Segments(8), one worker takes
+// SegmentRange(0, 4) and another SegmentRange(4, 8). Default: every segment.
+// Ranges of different workers must not overlap; if they do, the conditional
+// write-backs still migrate each item once, and the progress of a segment swept
+// twice at once stops one of the two with [ErrCondition].
+func SegmentRange(from, to int) SweepOption {
+	return sweepFunc(func(o *sweepOptions) error {
+		if from < 0 || to <= from {
+			return fmt.Errorf("SegmentRange(%d, %d): want 0 <= from < to: %w", from, to, ErrInvalidInput)
+		}
+		o.from, o.to = from, to
+		return nil
+	})
+}
+
+// Segment sweeps segment i only: SegmentRange(i, i+1).
+func Segment(i int) SweepOption { return SegmentRange(i, i+1) }
+
+// SweepRate caps the items migrated per second by this call, across its
+// segments; default no cap. A fleet of N workers each with SweepRate(r) writes
+// up to N·r a second: give each its share of the rate the table can spare.
+func SweepRate(perSecond float64) SweepOption {
+	return sweepFunc(func(o *sweepOptions) error {
+		if !(perSecond > 0) {
+			return fmt.Errorf("SweepRate(%g): want a positive rate: %w", perSecond, ErrInvalidInput)
+		}
+		o.rate = perSecond
+		return nil
+	})
+}
+
+// PageSize is each Scan's Limit: 1 to 10,000; default 100. Progress is saved
+// once per page, so a stopped sweep redoes at most a page per segment.
+func PageSize(n int) SweepOption {
+	return sweepFunc(func(o *sweepOptions) error {
+		if n < 1 || n > 10000 {
+			return fmt.Errorf("PageSize(%d): want 1 to 10,000: %w", n, ErrInvalidInput)
+		}
+		o.pageSize = int32(n)
+		return nil
+	})
+}
+
+// SweepProgressIn keeps each segment's progress in store, so that a sweep
+// stopped midway (a cancelled context, a crash) resumes each of its segments
+// after its last page when it runs again, in this process or another, and a
+// segment done is not scanned again. Use a [TableStore] for a fleet. Default:
+// a new [MemoryStore], so that every call starts over.
+func SweepProgressIn(store SweepStore) SweepOption {
+	return sweepFunc(func(o *sweepOptions) error {
+		if store == nil {
+			return fmt.Errorf("SweepProgressIn(nil): %w", ErrInvalidInput)
+		}
+		o.store = store
+		return nil
+	})
+}
+
+// OnSweepProgress calls f after each page with this call's totals so far, one
+// call at a time.
+func OnSweepProgress(f func(SweepStats)) SweepOption {
+	return sweepFunc(func(o *sweepOptions) error {
+		if f == nil {
+			return fmt.Errorf("OnSweepProgress(nil): %w", ErrInvalidInput)
+		}
+		o.progress = f
+		return nil
+	})
+}
+
+// ConsistentScan makes the sweep's Scan strongly consistent, at twice the
+// read cost. A sweep does not need it: every write-back is conditional on the
+// item being as it was read, so an item read stale is not overwritten (the
+// write-back loses, and is counted Lost), and an item written after the scan
+// passed it was written at the current schema. It only matters for items
+// written, at an older schema, by something that bypasses the library, in the
+// second before the scan reads their page.
+func ConsistentScan() SweepOption {
+	return sweepFunc(func(o *sweepOptions) error {
+		o.consistent = true
+		return nil
+	})
+}
+
+// SweepStats counts a sweep's work: the totals of one call, and per segment.
+type SweepStats struct {
+	Seen     int64         // items the scans read (ScannedCount), every type and version
+	Migrated int64         // items migrated and written back
+	Lost     int64         // write-backs that lost to a newer write (nothing to do)
+	Failed   int64         // items whose migration failed (reported to Migration.OnError)
+	Elapsed  time.Duration // since the sweep started
+	// Segments are the counts of each segment this call swept, in segment
+	// order.
+	Segments []SegmentStats
+}
+
+// SegmentStats counts the work of one segment in one call of [Entity.Sweep].
+type SegmentStats struct {
+	Segment                      int
+	Seen, Migrated, Lost, Failed int64
+	// Resumed is set when the segment began from saved progress; Done when it
+	// has been scanned to its end (in this call or an earlier one).
+	Resumed, Done bool
+}
+
+// PerSecond is the migration rate so far.
+func (s SweepStats) PerSecond() float64 {
+	if s.Elapsed <= 0 {
+		return 0
+	}
+	return float64(s.Migrated) / s.Elapsed.Seconds()
+}
+
+// Sweep migrates the items of the entity older than its schema, eagerly: a
+// parallel Scan of the chosen segments ([Segments], [SegmentRange]), filtered to
+// this type at an older schema version, whose items are migrated and written
+// back conditionally as a read would, at most [SweepRate] a second. N workers
+// (processes) can split one sweep, each taking a SegmentRange of the same
+// total. After each page the segment's progress (its scan position and counts)
+// is saved in the [SweepProgressIn] store, so a sweep stopped by its context or
+// by a crash resumes each segment from its last page when run again with the
+// same store, and a segment done is skipped; running it again changes nothing
+// (the items are current).
+//
+// The Scan is eventually consistent (see [ConsistentScan] for why that is
+// enough). Cost: the scan of a segment reads all of its items, of every type,
+// 0.5 RCU per 4 KB (the filter does not reduce it); the whole table over every
+// segment. Each migrated item is one conditional write (1 WCU per KB); each
+// page saves progress, one write to the store. An item is written back once:
+// the condition of the write-back fails for an item another worker, or a read,
+// migrated first (counted Lost).
+//
+// Sweep returns the totals of this call, with one [SegmentStats] per segment it
+// swept; on an error, the counts so far and the errors of the segments that
+// failed, joined.
+func (e *Entity[T]) Sweep(ctx context.Context, opts ...SweepOption) (SweepStats, error) {
+	ctx = e.observe(ctx)
+	mp := e.info.migration
+	if mp == nil {
+		return SweepStats{}, fmt.Errorf("singletable: Sweep %s: the entity has no migrations: %w", e.info.name, ErrInvalidInput)
+	}
+	o := sweepOptions{total: 4, pageSize: 100}
+	for _, opt := range opts {
+		if opt == nil {
+			continue
+		}
+		if err := opt.applySweep(&o); err != nil {
+			return SweepStats{}, fmt.Errorf("singletable: Sweep %s: %w", e.info.name, err)
+		}
+	}
+	if o.to == 0 {
+		o.from, o.to = 0, o.total
+	}
+	if o.to > o.total {
+		return SweepStats{}, fmt.Errorf("singletable: Sweep %s: SegmentRange(%d, %d) is outside Segments(%d): %w", e.info.name, o.from, o.to, o.total, ErrInvalidInput)
+	}
+	if o.store == nil {
+		o.store = &MemoryStore{}
+	}
+	s := &sweeper[T]{e: e, o: o, start: time.Now()}
+	s.stats.Segments = make([]SegmentStats, o.to-o.from)
+	for i := range s.stats.Segments {
+		s.stats.Segments[i].Segment = o.from + i
+	}
+	if o.rate > 0 {
+		s.interval = time.Duration(float64(time.Second) / o.rate)
+		s.next = s.start
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, o.to-o.from)
+	for i := range errs {
+		wg.Go(func() { errs[i] = s.segment(ctx, i) })
+	}
+	wg.Wait()
+	stats := s.snapshot()
+	if err := errors.Join(errs...); err != nil {
+		return stats, fmt.Errorf("singletable: Sweep %s: %w", e.info.name, err)
+	}
+	return stats, nil
+}
+
+// sweepSaveTimeout bounds a write-back, and the save of a stopped page's
+// progress, once the sweep's context has ended.
+const sweepSaveTimeout = 30 * time.Second
+
+type sweeper[T any] struct {
+	e     *Entity[T]
+	o     sweepOptions
+	start time.Time
+
+	mu       sync.Mutex // protects stats, next and calls of progress
+	stats    SweepStats
+	interval time.Duration // between migrations, with a rate
+	next     time.Time     // when the next migration may start
+}
+
+func (s *sweeper[T]) snapshot() SweepStats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.snapshotLocked()
+}
+
+func (s *sweeper[T]) snapshotLocked() SweepStats {
+	st := s.stats
+	st.Segments = slices.Clone(st.Segments)
+	st.Elapsed = time.Since(s.start)
+	return st
+}
+
+// count updates the totals and segment i's counts as each item is done, so a
+// stopped sweep reports every write it made.
+func (s *sweeper[T]) count(i int, f func(seen, migrated, lost, failed *int64)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f(&s.stats.Seen, &s.stats.Migrated, &s.stats.Lost, &s.stats.Failed)
+	sg := &s.stats.Segments[i]
+	f(&sg.Seen, &sg.Migrated, &sg.Lost, &sg.Failed)
+}
+
+// pace waits for the next migration slot under the rate cap.
+func (s *sweeper[T]) pace(ctx context.Context) error {
+	if s.interval == 0 {
+		return ctx.Err()
+	}
+	s.mu.Lock()
+	at := s.next
+	if now := time.Now(); at.Before(now) {
+		at = now
+	}
+	s.next = at.Add(s.interval)
+	s.mu.Unlock()
+	return sleepContext(ctx, time.Until(at))
+}
+
+// segment sweeps the i-th segment of the call's range from its saved
+// progress to its end, saving progress after each page.
+func (s *sweeper[T]) segment(ctx context.Context, i int) error {
+	e := s.e
+	t := e.table
+	info := e.info
+	seg := s.o.from + i
+	prog, err := s.o.store.LoadSweep(ctx, info.discriminator, seg, s.o.total)
+	if err != nil {
+		return fmt.Errorf("segment %d: progress: %w", seg, err)
+	}
+	s.mu.Lock()
+	s.stats.Segments[i].Resumed = prog.Pages > 0
+	s.stats.Segments[i].Done = prog.Done
+	s.mu.Unlock()
+	if prog.Done {
+		return nil
+	}
+	var b expr.Builder
+	filter := b.Name(t.opts.TypeAttribute) + " = " + b.S(info.discriminator) + " AND (attribute_not_exists(" + b.Name(t.opts.SchemaAttribute) + ") OR " +
+		b.Name(t.opts.SchemaAttribute) + " < " + b.Value(&types.AttributeValueMemberN{Value: strconv.Itoa(info.migration.current)}) + ")"
+	in := dynamodb.ScanInput{
+		TableName:                 aws.String(t.name),
+		FilterExpression:          aws.String(filter),
+		ExpressionAttributeNames:  b.Names(),
+		ExpressionAttributeValues: b.Values(),
+		Segment:                   aws.Int32(int32(seg)),
+		TotalSegments:             aws.Int32(int32(s.o.total)),
+		Limit:                     aws.Int32(s.o.pageSize),
+	}
+	if s.o.consistent {
+		in.ConsistentRead = aws.Bool(true)
+	}
+	if prog.Cursor != "" {
+		if in.ExclusiveStartKey, err = t.decodeScanCursor(prog.Cursor); err != nil {
+			return err
+		}
+	}
+	for {
+		out, err := t.client.Scan(ctx, &in)
+		if err != nil {
+			return fmt.Errorf("segment %d: %w", seg, err)
+		}
+		var migrated, lost, failed int64 // this page's
+		for n, item := range out.Items {
+			if err := s.pace(ctx); err != nil {
+				// Stopped midway through the page: save progress up to the last
+				// item done, so that the next run goes on from the next one.
+				if n > 0 {
+					prog.Pages++
+					prog.Seen += int64(n)
+					prog.Migrated, prog.Lost, prog.Failed = prog.Migrated+migrated, prog.Lost+lost, prog.Failed+failed
+					if cur, cerr := t.encodeScanCursor(out.Items[n-1]); cerr == nil {
+						prog.Cursor = cur
+						save, cancel := context.WithTimeout(context.WithoutCancel(ctx), sweepSaveTimeout)
+						_ = s.o.store.SaveSweep(save, prog) // if it fails, the page is read again on resume, and its items found current
+						cancel()
+						s.mu.Lock()
+						s.stats.Seen += int64(n)
+						s.stats.Segments[i].Seen += int64(n)
+						s.mu.Unlock()
+					}
+				}
+				return fmt.Errorf("segment %d: %w", seg, err)
+			}
+			rv := reflect.New(info.goType).Elem()
+			m, err := info.decodeInto(item, rv)
+			if err == nil && m == nil {
+				continue
+			}
+			var w *writeRequest
+			if err == nil {
+				w, err = info.planWriteBack(item, m, rv)
+			}
+			if err != nil {
+				info.migration.report(err)
+				failed++
+				s.count(i, func(_, _, _, f *int64) { *f++ })
+				continue
+			}
+			// The write-back is not cut short by the end of ctx, so that its
+			// outcome is known and counted: a sweep stops between items.
+			sendCtx, cancelSend := context.WithTimeout(context.WithoutCancel(ctx), sweepSaveTimeout)
+			written, err := info.migration.send(sendCtx, t, w)
+			cancelSend()
+			switch {
+			case written:
+				migrated++
+				s.count(i, func(_, m, _, _ *int64) { *m++ })
+			case err == nil:
+				lost++
+				s.count(i, func(_, _, l, _ *int64) { *l++ })
+			default:
+				failed++
+				s.count(i, func(_, _, _, f *int64) { *f++ })
+			}
+		}
+		prog.Pages++
+		prog.Seen += int64(out.ScannedCount)
+		prog.Migrated += migrated
+		prog.Lost += lost
+		prog.Failed += failed
+		prog.Cursor, prog.Done = "", len(out.LastEvaluatedKey) == 0
+		if !prog.Done {
+			if prog.Cursor, err = t.encodeScanCursor(out.LastEvaluatedKey); err != nil {
+				return err
+			}
+		}
+		if err := s.o.store.SaveSweep(ctx, prog); err != nil {
+			return fmt.Errorf("segment %d: progress: %w", seg, err)
+		}
+		s.mu.Lock()
+		s.stats.Seen += int64(out.ScannedCount)
+		s.stats.Segments[i].Seen += int64(out.ScannedCount)
+		s.stats.Segments[i].Done = prog.Done
+		if s.o.progress != nil {
+			s.o.progress(s.snapshotLocked())
+		}
+		s.mu.Unlock()
+		if prog.Done {
+			return nil
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+	}
+}
+
+// Scan cursors of a sweep hold the base table key, as base64 of
+// uvarint(len) value for the partition key then the sort key.
+func (t *Table) encodeScanCursor(lek map[string]types.AttributeValue) (string, error) {
+	var buf []byte
+	for _, a := range []string{t.opts.PartitionKey, t.opts.SortKey} {
+		s, ok := lek[a].(*types.AttributeValueMemberS)
+		if !ok {
+			return "", fmt.Errorf("scan position lacks %s", a)
+		}
+		buf = binary.AppendUvarint(buf, uint64(len(s.Value)))
+		buf = append(buf, s.Value...)
+	}
+	return base64.RawURLEncoding.EncodeToString(buf), nil
+}
+
+func (t *Table) decodeScanCursor(c string) (map[string]types.AttributeValue, error) {
+	raw, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil {
+		return nil, fmt.Errorf("sweep checkpoint: %w", ErrInvalidCursor)
+	}
+	key := map[string]types.AttributeValue{}
+	for _, a := range []string{t.opts.PartitionKey, t.opts.SortKey} {
+		n, w := binary.Uvarint(raw)
+		if w <= 0 || n == 0 || n > uint64(len(raw)-w) {
+			return nil, fmt.Errorf("sweep checkpoint: %w", ErrInvalidCursor)
+		}
+		key[a] = &types.AttributeValueMemberS{Value: string(raw[w : w+int(n)])}
+		raw = raw[w+int(n):]
+	}
+	return key, nil
+}

@@ -1,0 +1,162 @@
+package singletable
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/singletable/singletable/internal/expr"
+)
+
+// SweepProgress is where one segment of a sweep stands: what [Entity.Sweep]
+// saves in a [SweepStore] after each page, so that a sweep stopped midway, in
+// this process or another, resumes its segments where they were.
+type SweepProgress struct {
+	Entity  string // the entity's type (discriminator)
+	Segment int    // the segment, 0 to Total-1
+	Total   int    // the number of segments the table is divided into
+	// Cursor is the scan position after the last page done; "" at the start.
+	Cursor string
+	// Pages counts the pages done. Each save must count more than the one
+	// before: progress never moves backwards.
+	Pages int64
+	// Done is set when the segment has been scanned to its end.
+	Done bool
+	// Totals of every run of the segment so far; see [SweepStats].
+	Seen, Migrated, Lost, Failed int64
+}
+
+// SweepStore keeps the progress of sweeps' segments. Implementations must be
+// safe for concurrent use. [MemoryStore] keeps it in memory, [TableStore] in
+// DynamoDB beside the leases of stream consumers.
+type SweepStore interface {
+	// LoadSweep returns the progress of a segment; its zero value (with the
+	// ids set) when there is none.
+	LoadSweep(ctx context.Context, entity string, segment, total int) (SweepProgress, error)
+	// SaveSweep saves p if it has more pages than the progress stored, and
+	// otherwise fails with an error matching [ErrCondition]: a segment being
+	// swept twice at once stops one of them.
+	SaveSweep(ctx context.Context, p SweepProgress) error
+}
+
+func sweepKey(entity string, segment, total int) string {
+	return entity + "\x00" + strconv.Itoa(segment) + "/" + strconv.Itoa(total)
+}
+
+// LoadSweep returns the segment's progress.
+func (m *MemoryStore) LoadSweep(_ context.Context, entity string, segment, total int) (SweepProgress, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if p, ok := m.sweeps[sweepKey(entity, segment, total)]; ok {
+		return p, nil
+	}
+	return SweepProgress{Entity: entity, Segment: segment, Total: total}, nil
+}
+
+// SaveSweep saves p unless the stored progress has as many pages or more.
+func (m *MemoryStore) SaveSweep(_ context.Context, p SweepProgress) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k := sweepKey(p.Entity, p.Segment, p.Total)
+	if cur, ok := m.sweeps[k]; ok && cur.Pages >= p.Pages {
+		return fmt.Errorf("singletable: sweep %s segment %d/%d: progress at page %d, not %d: %w", p.Entity, p.Segment, p.Total, cur.Pages, p.Pages, ErrCondition)
+	}
+	if m.sweeps == nil {
+		m.sweeps = map[string]SweepProgress{}
+	}
+	m.sweeps[k] = p
+	return nil
+}
+
+// Sweeps returns the progress of every segment of entity's sweeps.
+func (m *MemoryStore) Sweeps(entity string) []SweepProgress {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []SweepProgress
+	for _, p := range m.sweeps {
+		if p.Entity == entity {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func (s *TableStore) sweepItemKey(entity string, segment, total int) map[string]types.AttributeValue {
+	d := string(s.t.opts.Delimiter)
+	return map[string]types.AttributeValue{
+		s.t.opts.PartitionKey: &types.AttributeValueMemberS{Value: s.t.reservedPrefix() + "sweep" + d + entity},
+		s.t.opts.SortKey:      &types.AttributeValueMemberS{Value: fmt.Sprintf("%08d/%08d", segment, total)},
+	}
+}
+
+// LoadSweep reads the segment's progress: one consistent GetItem (1 RCU).
+func (s *TableStore) LoadSweep(ctx context.Context, entity string, segment, total int) (SweepProgress, error) {
+	p := SweepProgress{Entity: entity, Segment: segment, Total: total}
+	out, err := s.t.client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:      s.t.namePtr(),
+		Key:            s.sweepItemKey(entity, segment, total),
+		ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return p, fmt.Errorf("singletable: sweep %s segment %d/%d: GetItem: %w", entity, segment, total, err)
+	}
+	item := out.Item
+	if item == nil {
+		return p, nil
+	}
+	if typ, _ := item[s.t.opts.TypeAttribute].(*types.AttributeValueMemberS); typ == nil || typ.Value != sweepType {
+		return p, fmt.Errorf("singletable: sweep %s segment %d/%d: the item at its key is not sweep progress: %w", entity, segment, total, ErrTypeMismatch)
+	}
+	num := func(a string) int64 {
+		v, _ := item[a].(*types.AttributeValueMemberN)
+		if v == nil {
+			return 0
+		}
+		n, _ := strconv.ParseInt(v.Value, 10, 64)
+		return n
+	}
+	if c, ok := item[attrCursor].(*types.AttributeValueMemberS); ok {
+		p.Cursor = c.Value
+	}
+	if d, ok := item[attrDone].(*types.AttributeValueMemberBOOL); ok {
+		p.Done = d.Value
+	}
+	p.Pages, p.Seen, p.Migrated, p.Lost, p.Failed = num(attrPages), num(attrSeen), num(attrMigrated), num(attrLost), num(attrFailed)
+	return p, nil
+}
+
+// SaveSweep writes p: one PutItem (1 WCU) conditional on the stored progress
+// having fewer pages.
+func (s *TableStore) SaveSweep(ctx context.Context, p SweepProgress) error {
+	n := func(v int64) types.AttributeValue { return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)} }
+	item := s.sweepItemKey(p.Entity, p.Segment, p.Total)
+	item[s.t.opts.TypeAttribute] = &types.AttributeValueMemberS{Value: sweepType}
+	item[attrPages], item[attrSeen], item[attrMigrated], item[attrLost], item[attrFailed] = n(p.Pages), n(p.Seen), n(p.Migrated), n(p.Lost), n(p.Failed)
+	item[attrDone] = &types.AttributeValueMemberBOOL{Value: p.Done}
+	if p.Cursor != "" {
+		item[attrCursor] = &types.AttributeValueMemberS{Value: p.Cursor}
+	}
+	var b expr.Builder
+	cond := "attribute_not_exists(" + b.Name(s.t.opts.PartitionKey) + ") OR (" + b.Name(s.t.opts.TypeAttribute) + " = " + b.S(sweepType) +
+		" AND " + b.Name(attrPages) + " < " + b.Value(n(p.Pages)) + ")"
+	_, err := s.t.client.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:                 s.t.namePtr(),
+		Item:                      item,
+		ConditionExpression:       aws.String(cond),
+		ExpressionAttributeNames:  b.Names(),
+		ExpressionAttributeValues: b.Values(),
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return fmt.Errorf("singletable: sweep %s segment %d/%d: progress is at page %d or later: %w", p.Entity, p.Segment, p.Total, p.Pages, ErrCondition)
+	}
+	if err != nil {
+		return fmt.Errorf("singletable: sweep %s segment %d/%d: PutItem: %w", p.Entity, p.Segment, p.Total, err)
+	}
+	return nil
+}

@@ -51,7 +51,7 @@ func (g groupStore) Leases(ctx context.Context, group string) ([]Lease, error) {
 	return ls, err
 }
 
-func (g groupStore) in(l Lease) Lease  { l.Group += g.suffix; return l }
+func (g groupStore) in(l Lease) Lease { l.Group += g.suffix; return l }
 func (g groupStore) out(l Lease) Lease {
 	l.Group = strings.TrimSuffix(l.Group, g.suffix)
 	return l

@@ -194,7 +194,9 @@ type fleetMember struct {
 func startMember(ctx context.Context, tbl *Table, client StreamClient, log *fleetLog, worker string, opts ...StreamOption) *fleetMember {
 	ctx, cancel := context.WithCancel(ctx)
 	m := &fleetMember{worker: worker, cancel: cancel, done: make(chan error, 1)}
-	go func() { m.done <- ConsumeStream(ctx, tbl, client, log.handler(worker), append(opts, Worker(worker))...) }()
+	go func() {
+		m.done <- ConsumeStream(ctx, tbl, client, log.handler(worker), append(opts, Worker(worker))...)
+	}()
 	return m
 }
 

@@ -182,7 +182,7 @@ func seqOrder(s string) string {
 // exits. It keeps to the same conditions as [TableStore], so it also serves
 // tests. The zero value is an empty store; it is safe for concurrent use.
 type MemoryStore struct {
-	mu     sync.Mutex                // protects leases, sweeps and history
+	mu     sync.Mutex                  // protects leases, sweeps and history
 	leases map[string]map[string]Lease // group -> shard -> lease
 	sweeps map[string]SweepProgress    // sweepKey -> progress
 	// History, when set before use, records every lease as written, in order.

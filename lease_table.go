@@ -112,7 +112,9 @@ func NewTableStore(t *Table) (*TableStore, error) {
 	return &TableStore{t: t}, nil
 }
 
-func (s *TableStore) leasePK(group string) string { return s.t.reservedPrefix() + "lease" + string(s.t.opts.Delimiter) + group }
+func (s *TableStore) leasePK(group string) string {
+	return s.t.reservedPrefix() + "lease" + string(s.t.opts.Delimiter) + group
+}
 
 func (s *TableStore) leaseKey(group, shard string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{

@@ -21,7 +21,7 @@ import (
 // touches them.
 type leader struct {
 	c            *consumer
-	held         map[string]*held    // by shard id
+	held         map[string]*held     // by shard id
 	seen         map[string]leaseSeen // the last change seen to each lease, by shard id
 	readers      sync.WaitGroup
 	lastDescribe time.Time

@@ -112,11 +112,11 @@ type fakeStreams struct {
 	mu       sync.Mutex // protects every field below
 	shards   []*fakeShard
 	status   streamtypes.StreamStatus
-	expire   map[string]bool    // shards whose next GetRecords fails with ExpiredIteratorException
-	store    *MemoryStore // checked: a child's iterator is asked for only once its parent is finished
-	errs     []string           // what the consumer did wrong
-	calls    map[string]int     // by operation
-	pageSize int                // shards per DescribeStream page
+	expire   map[string]bool // shards whose next GetRecords fails with ExpiredIteratorException
+	store    *MemoryStore    // checked: a child's iterator is asked for only once its parent is finished
+	errs     []string        // what the consumer did wrong
+	calls    map[string]int  // by operation
+	pageSize int             // shards per DescribeStream page
 }
 
 type fakeShard struct {

@@ -133,7 +133,9 @@ func (s *TableStore) LoadSweep(ctx context.Context, entity string, segment, tota
 // SaveSweep writes p: one PutItem (1 WCU) conditional on the stored progress
 // having fewer pages.
 func (s *TableStore) SaveSweep(ctx context.Context, p SweepProgress) error {
-	n := func(v int64) types.AttributeValue { return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)} }
+	n := func(v int64) types.AttributeValue {
+		return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
+	}
 	item := s.sweepItemKey(p.Entity, p.Segment, p.Total)
 	item[s.t.opts.TypeAttribute] = &types.AttributeValueMemberS{Value: sweepType}
 	item[attrPages], item[attrSeen], item[attrMigrated], item[attrLost], item[attrFailed] = n(p.Pages), n(p.Seen), n(p.Migrated), n(p.Lost), n(p.Failed)

@@ -41,8 +41,9 @@ type Entity[T any] struct {
 // Register checks everything once and returns an [*EntityError] (matching
 // [ErrInvalidEntity]) naming Type.Field for: an unknown tag or tag option, an unknown
 // placeholder, a missing base key template, a template for an attribute the table
-// lacks, a discriminator used twice on the table, key templates that could render
-// another entity's keys, a field whose name clashes with a key or type attribute,
+// lacks, a discriminator used twice on the table, primary key templates that could render
+// another entity's primary key (not provably disjoint: the error names both entities and
+// templates, a key both render, and a prefix that separates them), a field whose name clashes with a key or type attribute,
 // and an unsupported field type.
 func Register[T any](t *Table, opts ...RegisterOption) (*Entity[T], error) {
 	info, err := compileEntity(t, reflect.TypeFor[T]())

@@ -2,10 +2,10 @@ module github.com/singletable/singletable
 
 // go 1.25.0: the oldest Go that has what the code uses, reflect.TypeAssert and
 // sync.WaitGroup.Go (both new in Go 1.25); the AWS SDK modules need Go 1.24.
-go 1.26
+go 1.25.0
 
 require (
-	github.com/aws/aws-lambda-go v1.55.1
+	github.com/aws/aws-lambda-go v1.54.0
 	github.com/aws/aws-sdk-go-v2 v1.47.7
 	github.com/aws/aws-sdk-go-v2/credentials v1.20.15
 	github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue v1.21.19

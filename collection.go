@@ -2,7 +2,6 @@ package singletable
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"iter"
 	"reflect"
@@ -17,11 +16,6 @@ import (
 // it; [Table.Query] and [Table.All] decode each item by its type attribute into the
 // registered entity type, and a [Collection] decodes the whole collection into a
 // struct of your own.
-
-// ErrUnknownType means a collection query met an item whose type attribute is
-// missing or names no entity registered on the table. The error is an
-// [*UnknownTypeError]; see [OnUnknown] for the alternatives.
-var ErrUnknownType = errors.New("singletable: unknown item type")
 
 // UnknownTypeError names the type value and the key of an item no registered entity
 // can decode. It matches [ErrUnknownType].

@@ -12,11 +12,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-// ErrConsistencyTimeout means a wait gave up before the read showed what was
-// expected: its context's deadline passed or its attempts ran out. The error is a
-// [*ConsistencyTimeoutError] saying how many attempts were made over how long.
-var ErrConsistencyTimeout = errors.New("singletable: consistency wait timed out")
-
 // ConsistencyTimeoutError reports a wait that gave up. It matches
 // [ErrConsistencyTimeout] and wraps the last read error, or the context's error
 // when the deadline ended it.

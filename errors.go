@@ -39,6 +39,29 @@ var (
 	// not prove whether the write was applied: it may have landed on an item that was
 	// deleted or replaced since. Nothing is sent again; read the item and decide.
 	ErrAmbiguous = errors.New("singletable: write outcome unknown")
+	// ErrUnknownType means a collection query met an item whose type attribute is
+	// missing or names no entity registered on the table. The error is an
+	// [*UnknownTypeError]; see [OnUnknown] for the alternatives.
+	ErrUnknownType = errors.New("singletable: unknown item type")
+	// ErrConsistencyTimeout means a wait gave up before the read showed what was
+	// expected: its context's deadline passed or its attempts ran out. The error is a
+	// [*ConsistencyTimeoutError] saying how many attempts were made over how long.
+	ErrConsistencyTimeout = errors.New("singletable: consistency wait timed out")
+	// ErrLeaseLost means a lease write was refused because the lease moved on: its
+	// counter or owner is no longer what the writer last saw (another worker took
+	// it, or it was handed over or released), or a checkpoint would move it
+	// backwards. The writer must stop working on the shard.
+	ErrLeaseLost = errors.New("singletable: lease lost")
+	// ErrLeaseExists is returned by [LeaseStore.CreateLease] when the lease
+	// exists already: another worker created it first, which is not a failure.
+	ErrLeaseExists = errors.New("singletable: lease exists")
+	// ErrQueueFull is returned by [Railroad.TrySubmit] when the task's key already
+	// holds [RailroadOptions.QueueSize] tasks or the railroad holds
+	// [RailroadOptions.MaxPending].
+	ErrQueueFull = errors.New("singletable: railroad queue full")
+	// ErrRailroadClosed is returned by a submission to a closed [Railroad], and is
+	// the error of every task that [Railroad.Close] dropped before it could run.
+	ErrRailroadClosed = errors.New("singletable: railroad closed")
 )
 
 // KeyError reports a key that could not be rendered, parsed or accepted.

@@ -2,7 +2,6 @@ package singletable
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -33,16 +32,6 @@ import (
 // interval, which moves the counter). No clock is compared with another
 // host's: only their rates need agree. Lease.Expires, the owner's own
 // deadline, is kept for people and tools to read.
-
-// ErrLeaseLost means a lease write was refused because the lease moved on: its
-// counter or owner is no longer what the writer last saw (another worker took
-// it, or it was handed over or released), or a checkpoint would move it
-// backwards. The writer must stop working on the shard.
-var ErrLeaseLost = errors.New("singletable: lease lost")
-
-// ErrLeaseExists is returned by [LeaseStore.CreateLease] when the lease
-// exists already: another worker created it first, which is not a failure.
-var ErrLeaseExists = errors.New("singletable: lease exists")
 
 // Lease is one shard's lease and checkpoint, as a [LeaseStore] keeps it. A
 // Lease is a value: a store's methods return a new one and never change the

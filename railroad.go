@@ -8,15 +8,6 @@ import (
 	"sync"
 )
 
-// ErrQueueFull is returned by [Railroad.TrySubmit] when the task's key already
-// holds [RailroadOptions.QueueSize] tasks or the railroad holds
-// [RailroadOptions.MaxPending].
-var ErrQueueFull = errors.New("singletable: railroad queue full")
-
-// ErrRailroadClosed is returned by a submission to a closed [Railroad], and is
-// the error of every task that [Railroad.Close] dropped before it could run.
-var ErrRailroadClosed = errors.New("singletable: railroad closed")
-
 // PanicError is the error of a task that panicked. The railroad recovers the
 // panic, so one failing task neither kills the process nor stops its rail.
 type PanicError struct {

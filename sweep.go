@@ -2,8 +2,6 @@ package singletable
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"reflect"
@@ -417,31 +415,9 @@ func (s *sweeper[T]) segment(ctx context.Context, i int) error {
 // Scan cursors of a sweep hold the base table key, as base64 of
 // uvarint(len) value for the partition key then the sort key.
 func (t *Table) encodeScanCursor(lek map[string]types.AttributeValue) (string, error) {
-	var buf []byte
-	for _, a := range []string{t.opts.PartitionKey, t.opts.SortKey} {
-		s, ok := lek[a].(*types.AttributeValueMemberS)
-		if !ok {
-			return "", fmt.Errorf("scan position lacks %s", a)
-		}
-		buf = binary.AppendUvarint(buf, uint64(len(s.Value)))
-		buf = append(buf, s.Value...)
-	}
-	return base64.RawURLEncoding.EncodeToString(buf), nil
+	return t.sealKeys(scanCursorVersion, t.scanCursorID(), t.baseKeyAttrs(), lek)
 }
 
 func (t *Table) decodeScanCursor(c string) (map[string]types.AttributeValue, error) {
-	raw, err := base64.RawURLEncoding.DecodeString(c)
-	if err != nil {
-		return nil, fmt.Errorf("sweep checkpoint: %w", ErrInvalidCursor)
-	}
-	key := map[string]types.AttributeValue{}
-	for _, a := range []string{t.opts.PartitionKey, t.opts.SortKey} {
-		n, w := binary.Uvarint(raw)
-		if w <= 0 || n == 0 || n > uint64(len(raw)-w) {
-			return nil, fmt.Errorf("sweep checkpoint: %w", ErrInvalidCursor)
-		}
-		key[a] = &types.AttributeValueMemberS{Value: string(raw[w : w+int(n)])}
-		raw = raw[w+int(n):]
-	}
-	return key, nil
+	return t.openKeys(scanCursorVersion, t.scanCursorID(), t.baseKeyAttrs(), c)
 }

@@ -247,7 +247,7 @@ func (e *Entity[T]) queryPageWire(ctx context.Context, pq *preparedQuery, start 
 		if !t.rawInTree(pq, item) || !e.info.isType(item) {
 			return nil
 		}
-		v, err := e.decode(ctx, item)
+		v, err := e.decodeFrom(ctx, item, pq.index.Name) // never written back from an index
 		if err != nil {
 			return fmt.Errorf("singletable: Query %s: %w", e.info.name, err)
 		}

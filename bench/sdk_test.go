@@ -33,7 +33,7 @@ type fixture struct {
 
 func newFixture(tb testing.TB, client singletable.Client, table string) *fixture {
 	tb.Helper()
-	register := func(opts ...func(*singletable.TableOptions)) *singletable.Entity[Order] {
+	register := func(opts ...singletable.TableOption) *singletable.Entity[Order] {
 		t, err := singletable.NewTable(client, table, opts...)
 		if err != nil {
 			tb.Fatal(err)

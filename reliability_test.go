@@ -1053,7 +1053,9 @@ func TestKillAndRestartDynamoDBLocal(t *testing.T) {
 		HTTPClient:  &http.Client{Transport: tr},
 	})
 	ctx := context.Background()
-	startCtx, cancel := context.WithTimeout(ctx, time.Minute)
+	// Each start gets its own budget: DynamoDB Local 3.x takes several times as long
+	// as 1.11.478 to answer (5 s idle, nearly a minute on a loaded two-core machine).
+	startCtx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
 	require.NoError(t, proc.start(startCtx, probe))
 	defer proc.kill()
@@ -1163,7 +1165,9 @@ func TestKillAndRestartDynamoDBLocal(t *testing.T) {
 	killedAt := time.Now() // the process is gone: every operation from here on finds it down
 	time.Sleep(1500 * time.Millisecond)
 	restartedAt := time.Now() // nothing listens on the port before this
-	require.NoError(t, proc.start(startCtx, probe), "restart on the same port")
+	restartCtx, cancelRestart := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancelRestart()
+	require.NoError(t, proc.start(restartCtx, probe), "restart on the same port")
 	readyAt := time.Now()
 	time.Sleep(2 * time.Second)
 	close(stop)

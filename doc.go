@@ -121,7 +121,11 @@
 //
 // [Migrations] gives an entity a schema history: every read migrates older items in
 // memory and writes them back conditionally (sync, async or off); [Entity.Sweep]
-// migrates the rest with a parallel, rate-limited, resumable scan.
+// migrates the rest with a parallel, rate-limited, resumable scan, which a fleet
+// splits by [SegmentRange] of [Segments], each segment's progress kept in a
+// [SweepStore] ([TableStore] for a fleet) so that a stopped sweep resumes per
+// segment. The scan is eventually consistent (0.5 RCU per 4 KB of the whole
+// table): every write-back is conditional on the item being as read.
 //
 // # Index waits
 //
@@ -135,6 +139,30 @@
 // with bounded queues. [ConsumeStream] reads a table's DynamoDB Stream, decodes old
 // and new images into registered entities and handles each item's changes in
 // order, at least once.
+//
+// # A fleet of stream consumers
+//
+// Consumers in many processes share a stream's shards through leases kept in
+// DynamoDB ([TableStore], in the single table or a table of its own), as the
+// Kinesis Client Library does: one lease per shard with its owner, a counter that
+// fences every write (take, renew, checkpoint, release, hand-over are all
+// conditional on it and the owner), the checkpoint (compared as a number: it never
+// moves back), the parent shards and a finished flag. Each consumer, every renewal
+// interval, lists the leases (one consistent Query), renews its own (one write
+// each), takes free or expired ones up to its fair share, and, when none is free,
+// asks the busiest worker to hand one over; the owner drains the shard's records in
+// flight and checkpoints before it hands over, so no shard has two readers. A lease
+// expires when its counter has not moved for a lease duration by the observer's own
+// clock; a consumer killed without releasing loses its shards after that, and
+// another resumes after its checkpoint. A child shard is read only once its parents
+// are finished, whoever held them. Duplicates come only from records handled after
+// the last checkpoint a consumer wrote before it died or lost the lease, from
+// handlers cut short by a stop, and from retries; see [ConsumeStream].
+//
+// Lambda users get the same decoding from package streamlambda, which turns
+// events.DynamoDBEvent records into [StreamRecord] values, runs them on per-key
+// rails and reports batch item failures; any handler can decode an item image
+// with [Table.Decode] or a record with [Table.DecodeRecord].
 //
 // # Describing a table
 //

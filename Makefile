@@ -1,20 +1,28 @@
 # singletable: every command a newcomer needs.
 #   make examples   run every example end to end (DynamoDB Local is started for you)
-#   make test       vet, staticcheck, and every test with -race against DynamoDB Local
+#   make test       vet, staticcheck, every test with -race against DynamoDB Local, and the
+#                   root package's tests again with reads decoded the SDK's way (test-sdk-decoding)
 GO          ?= go
 STATICCHECK := $(CURDIR)/.bin/staticcheck
 STATICCHECK_VERSION ?= v0.8.2
 FUZZTIME    ?= 60s
 PKGS        := ./...
 
-.PHONY: all test test-only vet lint staticcheck examples bench fuzz clean
+.PHONY: all test test-only test-sdk-decoding vet lint staticcheck examples bench fuzz clean
 
 all: test
 
-test: lint test-only
+test: lint test-only test-sdk-decoding
 
 test-only:
 	$(GO) test -race -count=1 -timeout 30m $(PKGS)
+
+# Reads decode items straight from the response's JSON by default (WithWireDecoding);
+# the build tag singletable_sdkdecoding makes the SDK's attribute values the default,
+# so that the root package's whole suite (the only package the tag changes) runs
+# once that way too.
+test-sdk-decoding:
+	$(GO) test -race -count=1 -timeout 30m -tags singletable_sdkdecoding .
 
 lint: vet staticcheck
 
@@ -53,6 +61,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzCursor$$' -fuzztime $(FUZZTIME) .
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeItem$$' -fuzztime $(FUZZTIME) .
 	$(GO) test -run '^$$' -fuzz '^FuzzParseKey$$' -fuzztime $(FUZZTIME) .
+	$(GO) test -run '^$$' -fuzz '^FuzzResponse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10s ./internal/wire
 
 clean:
 	rm -rf .bin

@@ -1,6 +1,7 @@
 # singletable: every command a newcomer needs.
 #   make examples   run every example end to end (DynamoDB Local is started for you)
-#   make test       vet, staticcheck, go mod tidy -diff, and every test with -race against DynamoDB Local
+#   make test       vet, staticcheck, go mod tidy -diff, and every test with -race against DynamoDB Local,
+#                   the root package's tests twice: reads decoded from the wire (the default) and the SDK's way
 #
 # The repository holds three modules: the library (.), the test harness (dynamolocal/,
 # which alone depends on Testcontainers) and the comparative benchmarks (bench/). The
@@ -23,11 +24,15 @@ all: test
 
 test: lint test-only
 
-# The library's tests against one DynamoDB Local started for them; the harness's
+# The library's tests against one DynamoDB Local started for them (the root package
+# runs twice: reads decode items straight from the response's JSON by default, and the
+# build tag singletable_sdkdecoding makes the SDK's attribute values the default); the harness's
 # own tests, which start each of its backends; the benchmarks' tests (unit tests:
 # the benchmarks themselves run under `make bench`).
 test-only: dynamodb-local-bin
-	$(DYNAMODB_LOCAL) run -- $(GO) test -race -count=1 -timeout 30m ./...
+	$(DYNAMODB_LOCAL) run -- sh -c '$(GO) test -race -count=1 -timeout 30m ./... && \
+		echo "== the root package again, reads decoded the SDK way (-tags singletable_sdkdecoding)" && \
+		$(GO) test -race -count=1 -timeout 30m -tags singletable_sdkdecoding .'
 	cd dynamolocal && $(GO) test -race -count=1 -timeout 15m ./...
 	cd bench && $(GO) test -race -count=1 -timeout 15m ./...
 
@@ -93,6 +98,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzCursor$$' -fuzztime $(FUZZTIME) .
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeItem$$' -fuzztime $(FUZZTIME) .
 	$(GO) test -run '^$$' -fuzz '^FuzzParseKey$$' -fuzztime $(FUZZTIME) .
+	$(GO) test -run '^$$' -fuzz '^FuzzResponse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10s ./internal/wire
 
 clean:
 	rm -rf .bin

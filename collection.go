@@ -347,12 +347,9 @@ func (c *Collection[C]) Query(ctx context.Context, key any, opts ...CollectionOp
 	if err != nil {
 		return res, err
 	}
-	out, meta, err := c.table.fetchPage(ctx, pq, nil, c.name)
-	if err != nil {
-		return res, err
-	}
 	d := c.decoder(ctx, &res.Value, o.unknown, pq.index.Name == "")
-	if err := d.add(out.Items); err != nil {
+	_, meta, err := d.addPage(ctx, pq, nil) // wire.go
+	if err != nil {
 		return CollectionPage[C]{}, err
 	}
 	res.Cursor, res.Scanned, res.Capacity = meta.cursor, meta.scanned, meta.capacity
@@ -370,12 +367,8 @@ func (c *Collection[C]) Load(ctx context.Context, key any, opts ...CollectionOpt
 	d := c.decoder(ctx, &v, o.unknown, pq.index.Name == "")
 	var start map[string]types.AttributeValue
 	for first := true; first || start != nil; first = false {
-		out, _, err := c.table.fetchPage(ctx, pq, start, c.name)
+		out, _, err := d.addPage(ctx, pq, start) // wire.go
 		if err != nil {
-			var zero C
-			return zero, err
-		}
-		if err := d.add(out.Items); err != nil {
 			var zero C
 			return zero, err
 		}
@@ -414,54 +407,76 @@ func (d *collDecoder[C]) add(items []map[string]types.AttributeValue) error {
 		}
 	}
 	for i, item := range items {
-		info, typ := infos[i], typs[i]
-		if info == nil {
-			switch d.mode {
-			case UnknownSkip:
-				continue
-			case UnknownCollect:
-				if d.c.unknown == nil {
-					return fmt.Errorf("singletable: %s: OnUnknown(UnknownCollect) needs a []singletable.RawItem field tagged `singletable:\",unknown\"`: %w", d.c.name, ErrInvalidInput)
-				}
-				fv := d.dst.FieldByIndex(d.c.unknown)
-				fv.Set(reflect.Append(fv, reflect.ValueOf(RawItem(item))))
-				continue
+		if err := d.addOne(infos[i], typs[i], item, reflect.Value{}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addOne adds one item of entity info (nil: unknown) and discriminator typ to the
+// collection: decoded, when the wire path decoded it (decoded is a pointer to its
+// value), else from its attribute values.
+func (d *collDecoder[C]) addOne(info *entityInfo, typ string, item map[string]types.AttributeValue, decoded reflect.Value) error {
+	t := d.c.table
+	if info == nil {
+		switch d.mode {
+		case UnknownSkip:
+			return nil
+		case UnknownCollect:
+			if d.c.unknown == nil {
+				return fmt.Errorf("singletable: %s: OnUnknown(UnknownCollect) needs a []singletable.RawItem field tagged `singletable:\",unknown\"`: %w", d.c.name, ErrInvalidInput)
 			}
-			return t.unknownType(item, typ)
+			fv := d.dst.FieldByIndex(d.c.unknown)
+			fv.Set(reflect.Append(fv, reflect.ValueOf(RawItem(item))))
+			return nil
 		}
-		f, ok := d.c.fields[typ]
-		if !ok {
-			continue // a registered type this collection does not hold
+		return t.unknownType(item, typ)
+	}
+	f, ok := d.c.fields[typ]
+	if !ok {
+		return nil // a registered type this collection does not hold
+	}
+	fv := d.dst.FieldByIndex(f.index)
+	var target reflect.Value
+	switch f.kind {
+	case collOne, collPtr:
+		if d.seen[typ] {
+			return fmt.Errorf("singletable: %s.%s holds one %s, but the collection has more: %w", d.c.name, f.goName, info.name, ErrInvalidInput)
 		}
-		fv := d.dst.FieldByIndex(f.index)
-		var target reflect.Value
-		switch f.kind {
-		case collOne, collPtr:
-			if d.seen[typ] {
-				return fmt.Errorf("singletable: %s.%s holds one %s, but the collection has more: %w", d.c.name, f.goName, info.name, ErrInvalidInput)
+		d.seen[typ] = true
+		if f.kind == collPtr {
+			if decoded.IsValid() {
+				fv.Set(decoded)
+				return nil
 			}
-			d.seen[typ] = true
-			if f.kind == collPtr {
-				fv.Set(reflect.New(info.goType))
-				target = fv.Elem()
-			} else {
-				target = fv
-			}
-		case collSlice:
-			fv.SetLen(fv.Len() + 1)
-			target = fv.Index(fv.Len() - 1)
-		case collSlicePtr:
-			p := reflect.New(info.goType)
-			fv.Set(reflect.Append(fv, p))
-			target = p.Elem()
+			fv.Set(reflect.New(info.goType))
+			target = fv.Elem()
+		} else {
+			target = fv
 		}
-		migrated, err := info.decodeInto(item, target)
-		if err != nil {
-			return fmt.Errorf("singletable: %s.%s: decode %s: %w", d.c.name, f.goName, info.name, err)
+	case collSlice:
+		fv.SetLen(fv.Len() + 1)
+		target = fv.Index(fv.Len() - 1)
+	case collSlicePtr:
+		if decoded.IsValid() {
+			fv.Set(reflect.Append(fv, decoded))
+			return nil
 		}
-		if migrated != nil && d.full {
-			info.afterMigrate(d.ctx, item, migrated, target)
-		}
+		p := reflect.New(info.goType)
+		fv.Set(reflect.Append(fv, p))
+		target = p.Elem()
+	}
+	if decoded.IsValid() {
+		target.Set(decoded.Elem())
+		return nil
+	}
+	migrated, err := info.decodeInto(item, target)
+	if err != nil {
+		return fmt.Errorf("singletable: %s.%s: decode %s: %w", d.c.name, f.goName, info.name, err)
+	}
+	if migrated != nil && d.full {
+		info.afterMigrate(d.ctx, item, migrated, target)
 	}
 	return nil
 }

@@ -439,3 +439,74 @@ func (e *Entity[T]) batchGetItem(ctx context.Context, in *dynamodb.BatchGetItemI
 	}
 	return out, nil
 }
+
+// addPage reads one page of a Collection's query into its value, on the wire path
+// when the table takes it.
+func (d *collDecoder[C]) addPage(ctx context.Context, pq *preparedQuery, start map[string]types.AttributeValue) (*dynamodb.QueryOutput, pageMeta, error) {
+	t := d.c.table
+	if !t.wireOn() {
+		out, meta, err := t.fetchPage(ctx, pq, start, d.c.name)
+		if err != nil {
+			return nil, pageMeta{}, err
+		}
+		return out, meta, d.add(out.Items)
+	}
+	var sl anySlots
+	s := &wire.Sink{Op: wire.Query, TypeAttr: t.opts.TypeAttribute, Slots: &sl, Lookup: t.wireLookup}
+	out, meta, err := t.fetchPageWire(ctx, pq, start, d.c.name, s)
+	if err != nil {
+		return nil, pageMeta{}, err
+	}
+	if !s.Decoded() {
+		items := out.Items
+		if pq.treeRoot != "" {
+			items = t.keepTree(items, pq)
+		}
+		return out, meta, d.add(items)
+	}
+	// The items in the tree, decoded or not, with their entities, in order.
+	type entry struct {
+		info *entityInfo
+		typ  string
+		item map[string]types.AttributeValue
+		val  reflect.Value
+	}
+	ents := s.Entries()
+	kept := make([]entry, 0, len(ents))
+	counts := map[string]int{}
+	k := 0
+	for i, en := range ents {
+		var e entry
+		if en.Target == nil {
+			e.item = out.Items[en.Raw]
+			if !t.rawInTree(pq, e.item) {
+				continue
+			}
+			e.info, e.typ = t.entityOf(e.item)
+		} else {
+			e.val = sl.items[k]
+			k++
+			if pq.treeRoot != "" && !t.inTree(pq, s.Keys(i)[0]) {
+				continue
+			}
+			e.typ = en.Target.Type
+			t.mu.RLock()
+			e.info = t.entities[e.typ]
+			t.mu.RUnlock()
+		}
+		counts[e.typ]++
+		kept = append(kept, e)
+	}
+	// Grow each slice field once for the page, as add does.
+	for typ, n := range counts {
+		if f, ok := d.c.fields[typ]; ok && (f.kind == collSlice || f.kind == collSlicePtr) {
+			d.dst.FieldByIndex(f.index).Grow(n)
+		}
+	}
+	for _, e := range kept {
+		if err := d.addOne(e.info, e.typ, e.item, e.val); err != nil {
+			return nil, pageMeta{}, err
+		}
+	}
+	return out, meta, nil
+}

@@ -199,6 +199,18 @@ func TestWireDecodingSameResults(t *testing.T) {
 			return all, nil
 		})
 	}
+	for _, mode := range []UnknownTypes{UnknownSkip, UnknownCollect, UnknownFail} {
+		same("Collection.Load "+strconv.Itoa(int(mode)), func(e entities) (any, error) {
+			c, err := NewCollection[wCollection](w.tableOf(e.ord))
+			require.NoError(t, err)
+			return c.Load(ctx, "CUST#c1", OnUnknown(mode), Limit(6))
+		})
+		same("Collection.Query tree "+strconv.Itoa(int(mode)), func(e entities) (any, error) {
+			c, err := NewCollection[wCollection](w.tableOf(e.ord))
+			require.NoError(t, err)
+			return c.Query(ctx, tOrder{CustomerID: "c1"}, OnUnknown(mode), SKTree(tOrder{CustomerID: "c1", OrderID: "o008"}))
+		})
+	}
 	keys := []tOrder{{CustomerID: "c1", OrderID: "o003"}, {CustomerID: "c1", OrderID: "o404"}, {CustomerID: "c1", OrderID: "o011"}}
 	same("BatchGet", func(e entities) (any, error) { return e.ord.BatchGet(ctx, keys) })
 	same("BatchGet twice", func(e entities) (any, error) { return e.ord.BatchGet(ctx, append(keys, keys[0])) })
@@ -218,6 +230,15 @@ func TestWireDecodingSameResults(t *testing.T) {
 }
 
 func (w *wireTables) tableOf(e *Entity[tOrder]) *Table { return e.Table() }
+
+// wCollection holds a customer's partition.
+type wCollection struct {
+	Customer *tCustomer   `singletable:"Customer"`
+	Orders   []tOrder     `singletable:"Order"`
+	Lines    []*tLineItem `singletable:"LineItem"`
+	Migrated []wMigrated  `singletable:"WMigrated"`
+	Other    []RawItem    `singletable:",unknown"`
+}
 
 // TestWireDecodingOption: the default is on (unless built with the tag
 // singletable_sdkdecoding), the option turns it off, and Options reports it

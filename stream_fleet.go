@@ -220,10 +220,7 @@ func (l *leader) renew(ctx context.Context, now time.Time) {
 		}
 		if now.Sub(h.renewedAt) >= c.o.renewInterval*3/4 {
 			h.mu.Lock()
-			x, err := c.o.leases.RenewLease(ctx, h.l, now.Add(c.o.leaseDuration))
-			if err == nil {
-				h.l = x
-			}
+			x, err := h.write(ctx, c.o.leases, func(l Lease) (Lease, error) { return c.o.leases.RenewLease(ctx, l, now.Add(c.o.leaseDuration)) })
 			h.mu.Unlock()
 			switch {
 			case err == nil:
@@ -398,7 +395,9 @@ func (l *leader) reap(ctx context.Context, h *held) {
 	case h.dropped || h.result == shardLost:
 	case h.handingOver:
 		h.mu.Lock()
-		_, err := c.o.leases.HandOver(ctx, h.l, c.o.now().Add(c.o.leaseDuration))
+		_, err := h.write(ctx, c.o.leases, func(l Lease) (Lease, error) {
+			return c.o.leases.HandOver(ctx, l, c.o.now().Add(c.o.leaseDuration))
+		})
 		h.mu.Unlock()
 		_ = err // refused: the asker gave up, or the lease moved on; a failed call: it expires
 	default:
@@ -461,6 +460,20 @@ func (l *leader) stop() error {
 		}
 		if err != nil && !errors.Is(err, ErrLeaseLost) {
 			errs = append(errs, fmt.Errorf("singletable: stream: release lease of shard %s: %w", h.lease().Shard, err))
+		}
+	}
+	// A take cut short by the end of the run may have landed unseen: the lease
+	// is ours in the store but not held here. Release those too (one read), so
+	// that a graceful stop frees every lease at once rather than at expiry.
+	if listed == nil {
+		listed, _ = l.c.o.leases.Leases(ctx, l.c.arn)
+	}
+	for _, y := range listed {
+		if h, ok := l.held[y.Shard]; (ok && !h.dropped && h.result != shardLost) || y.Owner != l.c.o.worker || y.Finished {
+			continue
+		}
+		if err := l.c.o.leases.ReleaseLease(ctx, y); err != nil && !errors.Is(err, ErrLeaseLost) {
+			errs = append(errs, fmt.Errorf("singletable: stream: release lease of shard %s: %w", y.Shard, err))
 		}
 	}
 	return errors.Join(errs...)

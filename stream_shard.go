@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,6 +24,11 @@ type held struct {
 	// time, each with the counter the one before returned.
 	mu sync.Mutex
 	l  Lease
+	// unsure is set (under mu) when a write of l failed other than by
+	// ErrLeaseLost: cut short by a cancelled context or a failed call, it may
+	// have landed unseen and moved the stored counter on. The next write reads
+	// the lease back first (see write).
+	unsure bool
 
 	validUntil atomic.Int64 // unix nanoseconds, by the consumer's clock: the lease is ours until then
 
@@ -57,15 +63,42 @@ func (h *held) lease() Lease {
 // valid reports whether the lease is still ours at now.
 func (h *held) valid(now time.Time) bool { return now.UnixNano() < h.validUntil.Load() }
 
+// write sends one write of h's lease (fn, given the lease as last written) and
+// keeps what it returns; the caller holds h.mu. After a write whose outcome is
+// unknown (h.unsure), it first reads the lease back: still owned by this worker,
+// unfinished, at the counter or past it, the stored lease is what this worker
+// last wrote (only the owner's writes keep the owner), so the write goes on from
+// it; otherwise the lease has moved on and the write fails with ErrLeaseLost.
+func (h *held) write(ctx context.Context, store LeaseStore, fn func(Lease) (Lease, error)) (Lease, error) {
+	if h.unsure {
+		leases, err := store.Leases(ctx, h.l.Group)
+		if err != nil {
+			return Lease{}, err
+		}
+		i := slices.IndexFunc(leases, func(x Lease) bool { return x.Shard == h.l.Shard })
+		if i < 0 || leases[i].Owner != h.l.Owner || leases[i].Finished || leases[i].Counter < h.l.Counter {
+			return Lease{}, fmt.Errorf("singletable: stream: lease of shard %s moved on after a write that may have landed: %w", h.l.Shard, ErrLeaseLost)
+		}
+		h.l, h.unsure = leases[i], false
+	}
+	x, err := fn(h.l)
+	switch {
+	case err == nil:
+		h.l = x
+	case !errors.Is(err, ErrLeaseLost):
+		h.unsure = true
+	}
+	return x, err
+}
+
 // checkpoint writes the shard's checkpoint (finished: and marks it finished).
 func (c *consumer) checkpoint(ctx context.Context, h *held, seq string, finished bool) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	l, err := c.o.leases.Checkpoint(ctx, h.l, seq, finished)
+	_, err := h.write(ctx, c.o.leases, func(l Lease) (Lease, error) { return c.o.leases.Checkpoint(ctx, l, seq, finished) })
 	if err != nil {
 		return fmt.Errorf("singletable: stream: checkpoint %s of shard %s: %w", seq, h.l.Shard, err)
 	}
-	h.l = l
 	return nil
 }
 

@@ -21,7 +21,6 @@ import (
 	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 
 	"github.com/singletable/singletable/internal/localtest"
 )
@@ -700,7 +699,7 @@ func seqLess(a, b string) bool {
 func TestStreamLocal(t *testing.T) {
 	tbl := newStreamTable(t)
 	streams := localStreams(t)
-	noLeaks(t, goleak.IgnoreAnyFunction("net/http.(*persistConn).readLoop"), goleak.IgnoreAnyFunction("net/http.(*persistConn).writeLoop"))
+	noLeaks(t)
 	_, orders, _ := registerAll(t, tbl)
 	const nOrders, nUpdates = 6, 15
 	write := func(from, to int) {

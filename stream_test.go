@@ -203,7 +203,15 @@ func interleave(lists ...[]streamtypes.Record) []streamtypes.Record {
 	}
 }
 
+// newFakeStreams makes a fake stream of shards. As in DynamoDB Streams, the
+// sequence numbers of a shard's records increase: records put together from
+// several orders' changes (interleave) are numbered again, in the shard's order.
 func newFakeStreams(store *MemoryStore, shards ...*fakeShard) *fakeStreams {
+	for _, s := range shards {
+		for _, r := range s.records {
+			r.Dynamodb.SequenceNumber = aws.String(fmt.Sprintf("%021d", fakeSeq.Add(1)))
+		}
+	}
 	return &fakeStreams{shards: shards, status: streamtypes.StreamStatusEnabled, expire: map[string]bool{}, store: store, calls: map[string]int{}, pageSize: 2}
 }
 

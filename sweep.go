@@ -338,7 +338,9 @@ func (s *sweeper[T]) segment(ctx context.Context, i int) error {
 					prog.Pages++
 					prog.Seen += int64(n)
 					prog.Migrated, prog.Lost, prog.Failed = prog.Migrated+migrated, prog.Lost+lost, prog.Failed+failed
-					if cur, cerr := t.encodeScanCursor(out.Items[n-1]); cerr == nil {
+					last := out.Items[n-1]
+					key := map[string]types.AttributeValue{t.opts.PartitionKey: last[t.opts.PartitionKey], t.opts.SortKey: last[t.opts.SortKey]}
+					if cur, cerr := t.encodeScanCursor(key); cerr == nil {
 						prog.Cursor = cur
 						save, cancel := context.WithTimeout(context.WithoutCancel(ctx), sweepSaveTimeout)
 						_ = s.o.store.SaveSweep(save, prog) // if it fails, the page is read again on resume, and its items found current
@@ -394,7 +396,13 @@ func (s *sweeper[T]) segment(ctx context.Context, i int) error {
 				return err
 			}
 		}
-		if err := s.o.store.SaveSweep(ctx, prog); err != nil {
+		// Saved even when ctx has just ended: the page's write-backs are done
+		// and counted, and a resumed sweep finds its items current, so a lost
+		// save would lose their count for good.
+		save, cancelSave := context.WithTimeout(context.WithoutCancel(ctx), sweepSaveTimeout)
+		err = s.o.store.SaveSweep(save, prog)
+		cancelSave()
+		if err != nil {
 			return fmt.Errorf("segment %d: progress: %w", seg, err)
 		}
 		s.mu.Lock()

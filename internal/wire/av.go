@@ -101,6 +101,12 @@ func (d *decoder) avOpen() (avTag, error) {
 			return tag, nil
 		}
 	}
+	return d.avOpenSlow()
+}
+
+// avOpenSlow is avOpen for any other spelling: spaces, a member name of two letters, an escaped name, a
+// null member.
+func (d *decoder) avOpenSlow() (avTag, error) {
 	if !d.expect('{') {
 		return tagNone, errItem
 	}

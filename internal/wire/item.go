@@ -105,10 +105,11 @@ func (d *decoder) object(plan *codec.Plan, base unsafe.Pointer, sp *special, dep
 		d.i++
 		return nil
 	}
-	var seen uint64
-	var seenMore []bool
+	// A bit per field, for the fields given: on the stack for up to 64 fields.
+	var seen0 [1]uint64
+	seen := seen0[:]
 	if plan != nil && len(plan.Fields()) > 64 {
-		seenMore = make([]bool, len(plan.Fields()))
+		seen = make([]uint64, (len(plan.Fields())+63)/64)
 	}
 	for {
 		start, end, escaped, err := d.stringToken()
@@ -134,7 +135,7 @@ func (d *decoder) object(plan *codec.Plan, base unsafe.Pointer, sp *special, dep
 				return err
 			}
 			f, ok := plan.Field(name)
-			if !ok && (sp == nil || sp.t.Ignored == nil || !sp.t.Ignored.Has(name)) {
+			if !ok && !sp.ignores(name) {
 				f, ok = plan.LookupFold(name)
 			}
 			if !ok {
@@ -143,18 +144,11 @@ func (d *decoder) object(plan *codec.Plan, base unsafe.Pointer, sp *special, dep
 				}
 				goto next
 			}
-			pos := f.Pos()
-			if seenMore != nil {
-				if seenMore[pos] {
-					return errItem
-				}
-				seenMore[pos] = true
-			} else {
-				if seen&(1<<pos) != 0 {
-					return errItem
-				}
-				seen |= 1 << pos
+			pos := uint(f.Pos())
+			if seen[pos/64]&(1<<(pos%64)) != 0 {
+				return errItem
 			}
+			seen[pos/64] |= 1 << (pos % 64)
 			p, err := fieldPtr(plan, f, base)
 			if err != nil {
 				return err
@@ -174,6 +168,12 @@ func (d *decoder) object(plan *codec.Plan, base unsafe.Pointer, sp *special, dep
 			return errItem
 		}
 	}
+}
+
+// ignores reports whether name is an attribute of the target's that no field takes, not even one equal
+// to it ignoring case; false for an M (sp nil).
+func (sp *special) ignores(name string) bool {
+	return sp != nil && sp.t.Ignored != nil && sp.t.Ignored.Has(name)
 }
 
 // specialAttr reads the attribute named name if it is one of the target's own (type, schema, kept

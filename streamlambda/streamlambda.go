@@ -154,7 +154,7 @@ func New(t *singletable.Table, handle func(context.Context, singletable.StreamRe
 // failed. The handler's context ends with ctx.
 func (h *Handler) Handle(ctx context.Context, e events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 	entries := h.decode(e)
-	rr := singletable.NewRailroad[string](func(o *singletable.RailroadOptions) { *o = h.o.rails })
+	rr := singletable.NewRailroad[string](h.o.rails)
 	failed := &failedKeys{keys: map[string]bool{}}
 	for i := range entries {
 		en := &entries[i]

@@ -170,14 +170,7 @@ func (s *TableStore) decodeLease(group string, item map[string]types.AttributeVa
 		}
 		return v.Value
 	}
-	num := func(a string) int64 {
-		v, _ := item[a].(*types.AttributeValueMemberN)
-		if v == nil {
-			return 0
-		}
-		n, _ := strconv.ParseInt(v.Value, 10, 64)
-		return n
-	}
+	num := func(a string) int64 { return intAttr(item, a) }
 	l.Shard = str(s.t.opts.SortKey)
 	l.Owner = str(attrOwner)
 	l.Counter = num(attrCounter)
@@ -359,4 +352,15 @@ func (s *TableStore) HandOver(ctx context.Context, l Lease, expires time.Time) (
 	set := []string{bump(&b), b.Name(attrOwner) + " = " + b.S(l.HandOff), b.Name(attrExpires) + " = " + b.Value(expiresAV(expires))}
 	guard := owns(&b, l) + " AND " + b.Name(attrHandOff) + " = " + b.S(l.HandOff)
 	return s.update(ctx, "hand over", l, &b, set, []string{b.Name(attrHandOff)}, guard)
+}
+
+// intAttr is item's number attribute a as an int64; 0 when it is missing, not
+// a number or not an integer (the stores' own items, written by them).
+func intAttr(item map[string]types.AttributeValue, a string) int64 {
+	v, _ := item[a].(*types.AttributeValueMemberN)
+	if v == nil {
+		return 0
+	}
+	n, _ := strconv.ParseInt(v.Value, 10, 64)
+	return n
 }

@@ -22,6 +22,7 @@ type keyTemplate struct {
 	fields    []*codec.Field // per placeholder, in order
 	access    []keyAccess    // per placeholder: how to read its field
 	maxBytes  int
+	typ       types.ScalarAttributeType // N or B for a number or binary key (keytypes.go); "" for a string
 	// When every placeholder's field can be read without reflect, direct holds
 	// the template as steps for renderDirect, and tail its closing literal text.
 	direct []directStep

@@ -157,7 +157,9 @@ func (info *entityInfo) checkTypedTemplate(kt *keyTemplate) error {
 }
 
 // isBytes reports whether t is a byte slice.
-func isBytes(t reflect.Type) bool { return t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8 }
+func isBytes(t reflect.Type) bool {
+	return t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8
+}
 
 func typeName(typ types.ScalarAttributeType) string {
 	switch typ {

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
+	"strings"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/singletable/singletable/internal/expr"
@@ -123,41 +125,70 @@ func (t *Table) countable(pq *preparedQuery, call string, info *entityInfo) erro
 }
 
 // count runs a prepared query or scan with Select COUNT until its last page. For
-// an entity's query (info set) it filters on the type attribute; an SKTree
-// query's tree is kept by a filter too.
+// an entity's query (info set) it filters on the type attribute. An SKTree
+// query's tree (its root and the keys under it) is counted as two ranges, the
+// root and the keys after root and the delimiter: a filter cannot name a key.
 func (t *Table) count(ctx context.Context, pq *preparedQuery, info *entityInfo, what string) (Count, error) {
 	if pq.scan != nil {
 		pq.scan.Select = types.SelectCount
 		pq.scan.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
-	} else {
-		in := &pq.in
-		in.Select = types.SelectCount
-		in.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
-		names := maps.Clone(in.ExpressionAttributeNames)
-		values := maps.Clone(in.ExpressionAttributeValues)
+		return t.countPages(ctx, pq, what)
+	}
+	in := &pq.in
+	in.Select = types.SelectCount
+	in.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
+	if info != nil {
+		names, values := maps.Clone(in.ExpressionAttributeNames), maps.Clone(in.ExpressionAttributeValues)
 		if names == nil {
 			names = map[string]string{}
 		}
 		if values == nil {
 			values = map[string]types.AttributeValue{}
 		}
-		var conds []string
-		if in.FilterExpression != nil {
-			conds = append(conds, *in.FilterExpression)
-		}
-		if info != nil {
-			names["#ctype"], values[":ctype"] = t.opts.TypeAttribute, &types.AttributeValueMemberS{Value: info.discriminator}
-			conds = append(conds, "#ctype = :ctype")
-		}
-		if pq.treeRoot != "" {
-			names["#csk"] = pq.index.SortKey
-			values[":croot"] = &types.AttributeValueMemberS{Value: pq.treeRoot}
-			values[":cunder"] = &types.AttributeValueMemberS{Value: pq.treeRoot + string(t.opts.Delimiter)}
-			conds = append(conds, "#csk = :croot OR begins_with(#csk, :cunder)")
-		}
-		in.FilterExpression = expr.Ptr(expr.And(conds...))
+		names["#ctype"], values[":ctype"] = t.opts.TypeAttribute, &types.AttributeValueMemberS{Value: info.discriminator}
+		in.FilterExpression = expr.Ptr(expr.And(aws.ToString(in.FilterExpression), "#ctype = :ctype"))
 		in.ExpressionAttributeNames, in.ExpressionAttributeValues = names, values
 	}
+	if pq.treeRoot == "" {
+		return t.countPages(ctx, pq, what)
+	}
+	var total Count
+	for _, cond := range []string{"#ctsk = :ctroot", "begins_with(#ctsk, :ctunder)"} {
+		part := *pq
+		names, values := map[string]string{}, map[string]types.AttributeValue{}
+		for k, v := range in.ExpressionAttributeNames {
+			if !strings.HasPrefix(k, "#n") { // the key condition's own names go
+				names[k] = v
+			}
+		}
+		for k, v := range in.ExpressionAttributeValues {
+			if !strings.HasPrefix(k, ":v") {
+				values[k] = v
+			}
+		}
+		names["#ctpk"], names["#ctsk"] = pq.index.PartitionKey, pq.index.SortKey
+		values[":ctpk"] = t.keyAV(pq.index.PartitionKey, pq.partition)
+		if cond[0] == '#' {
+			values[":ctroot"] = &types.AttributeValueMemberS{Value: pq.treeRoot}
+		} else {
+			values[":ctunder"] = &types.AttributeValueMemberS{Value: pq.treeRoot + string(t.opts.Delimiter)}
+		}
+		part.in.KeyConditionExpression = aws.String("#ctpk = :ctpk AND " + cond)
+		part.in.ExpressionAttributeNames, part.in.ExpressionAttributeValues = names, values
+		c, err := t.countPages(ctx, &part, what)
+		total.Items += c.Items
+		total.Scanned += c.Scanned
+		total.Capacity += c.Capacity
+		total.Pages += c.Pages
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+// countPages sums the counts of every page of a COUNT query or scan.
+func (t *Table) countPages(ctx context.Context, pq *preparedQuery, what string) (Count, error) {
 	var c Count
 	var start map[string]types.AttributeValue
 	for first := true; first || start != nil; first = false {

@@ -169,7 +169,7 @@ type view struct {
 func (t *Table) views(info *entityInfo) []view {
 	out := []view{{pk: info.pk, sk: info.sk}}
 	for _, ix := range t.opts.Indexes {
-		if pair, ok := info.indexes[ix.Name]; ok {
+		if pair, ok := info.indexPair(ix.Name); ok {
 			out = append(out, view{index: ix.Name, pk: pair[0], sk: pair[1]})
 		}
 	}

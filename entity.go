@@ -272,9 +272,9 @@ func (e *Entity[T]) Key(v T) (map[string]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		for j := range vals {
-			if ok {
-				out[pair[j].attr] = vals[j]
+		for j, kt := range pair {
+			if ok && kt != nil {
+				out[kt.attr] = vals[j]
 			}
 		}
 	}

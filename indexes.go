@@ -267,3 +267,26 @@ func (t *Table) projectionText(ix Index) string {
 	}
 	return p
 }
+
+// bindLocal binds an entity's template for a local index's sort key: its
+// partition is the entity's own (the base partition key template), so the pair
+// holds the sort key alone.
+func (info *entityInfo) bindLocal(templates map[string]string, ix Index) error {
+	s, err := info.bind(templates, ix.SortKey, ix.Name, false, MaxSortKeyBytes)
+	if err != nil || s == nil {
+		return err
+	}
+	info.indexes[ix.Name] = [2]*keyTemplate{nil, s}
+	info.all = append(info.all, s)
+	return nil
+}
+
+// indexPair returns the entity's templates for index name: a local index's
+// partition key template is the base table's.
+func (info *entityInfo) indexPair(name string) ([2]*keyTemplate, bool) {
+	pair, ok := info.indexes[name]
+	if ok && pair[0] == nil {
+		pair[0] = info.pk
+	}
+	return pair, ok
+}

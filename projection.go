@@ -199,7 +199,9 @@ func (e *Entity[T]) decodeRead(ctx context.Context, pq *preparedQuery, item map[
 			return zero, false, err
 		}
 		if pq.parseKeys {
-			info.fillFromKeys(item, reflect.ValueOf(&v).Elem())
+			rv := reflect.ValueOf(&v).Elem()
+			info.fillFromKeys(item, rv)
+			info.fillFromIndexKeys(item, rv, pq.index.Name)
 		}
 		return v, true, nil
 	}
@@ -211,7 +213,38 @@ func (e *Entity[T]) decodeRead(ctx context.Context, pq *preparedQuery, item map[
 	if !info.fillFromKeys(item, rv) {
 		return zero, false, nil
 	}
+	info.fillFromIndexKeys(item, rv, pq.index.Name)
 	return v, true, nil
+}
+
+// fillFromIndexKeys sets the inputs of index's keys that item lacks from those
+// keys, where they parse (a field set already is left alone).
+func (info *entityInfo) fillFromIndexKeys(item map[string]types.AttributeValue, rv reflect.Value, index string) {
+	pair, ok := info.indexes[index]
+	if !ok {
+		return
+	}
+	for _, kt := range pair {
+		if kt == nil {
+			continue
+		}
+		text, ok := info.table.keyTextOf(item, kt.attr)
+		if !ok {
+			continue
+		}
+		// Parse into a scratch value, then copy the fields still zero.
+		scratch := reflect.New(rv.Type()).Elem()
+		if kt.parseInto(info, text, scratch, item) != nil {
+			continue
+		}
+		for _, f := range kt.fields {
+			dst, ok1 := f.ValueOf(rv)
+			src, ok2 := f.ValueOf(scratch)
+			if ok1 && ok2 && dst.IsZero() && dst.CanSet() {
+				dst.Set(src)
+			}
+		}
+	}
 }
 
 // fillFromKeys sets the primary key inputs that item lacks from its primary
@@ -275,6 +308,7 @@ func (t *Table) readAnyIn(ctx context.Context, pq *preparedQuery, item map[strin
 			return nil, false, fmt.Errorf("singletable: decode %s: %w", info.name, err)
 		}
 		info.fillFromKeys(item, rv)
+		info.fillFromIndexKeys(item, rv, pq.index.Name)
 		return rv.Interface(), true, nil
 	}
 	return t.decodeAny(item, mode)

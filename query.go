@@ -355,7 +355,7 @@ func (t *Table) queryTemplates(info *entityInfo, index string) (Index, *keyTempl
 	case index == "":
 		return ix, info.pk, info.sk, nil
 	}
-	pair, ok := info.indexes[index]
+	pair, ok := info.indexPair(index)
 	if !ok {
 		names := make([]string, 0, len(info.indexes))
 		for _, x := range t.opts.Indexes {
@@ -392,7 +392,7 @@ func (t *Table) queryPartition(info *entityInfo, sv reflect.Value, o *queryOptio
 	case pkT == nil:
 		return "", fmt.Errorf("singletable: Query %s: no partition value: %w", what, ErrInvalidInput)
 	}
-	if err := info.checkShard(sv); err != nil && o.index == "" {
+	if err := info.checkShard(sv); err != nil && pkT == info.pk {
 		return "", fmt.Errorf("singletable: Query %s: %w (query every shard with QueryShards)", what, err)
 	}
 	pv, _, err := pkT.render(info, sv, false)

@@ -180,6 +180,12 @@ func (info *entityInfo) bindKeys(templates map[string]string) error {
 		info.baseInputs[f.Name] = true
 	}
 	for _, ix := range t.opts.Indexes {
+		if ix.Local {
+			if err := info.bindLocal(templates, ix); err != nil { // indexes.go
+				return err
+			}
+			continue
+		}
 		p, err := info.bind(templates, ix.PartitionKey, ix.Name, true, MaxPartitionKeyBytes)
 		if err != nil {
 			return err

@@ -421,13 +421,13 @@ func (info *entityInfo) encodeItem(sv reflect.Value) (map[string]types.Attribute
 		if err != nil {
 			return nil, err
 		}
-		if ok {
-			for j, v := range vals {
-				item[pair[j].attr] = &types.AttributeValueMemberS{Value: v}
+		for j, pt := range pair {
+			if ok && pt != nil {
+				item[pt.attr] = info.table.keyAV(pt.attr, vals[j])
 			}
 		}
-		if pair[1] != nil {
-			i++ // the pair's sort key was handled with its partition key
+		if pair[0] != nil && pair[1] != nil {
+			i++ // the pair's sort key was handled with its partition key (a local index has only its sort key in all)
 		}
 	}
 	item[info.table.opts.TypeAttribute] = &avs[2]
@@ -441,20 +441,20 @@ func (info *entityInfo) encodeItem(sv reflect.Value) (map[string]types.Attribute
 // renderIndex renders an index's key pair, each key with render (which renders a
 // prefix). ok is false (and nothing is an error) when an input is missing: the
 // item is left out of the index.
-func (info *entityInfo) renderIndex(pair [2]*keyTemplate, render func(kt *keyTemplate) (string, bool, error)) ([]string, bool, error) {
-	vals := make([]string, 0, 2)
-	for _, kt := range pair {
+func (info *entityInfo) renderIndex(pair [2]*keyTemplate, render func(kt *keyTemplate) (string, bool, error)) ([2]string, bool, error) {
+	var vals [2]string // as pair: a nil template (a local index's partition key, an index without sort key) has ""
+	for j, kt := range pair {
 		if kt == nil {
 			continue
 		}
 		v, complete, err := render(kt)
 		if err != nil {
-			return nil, false, err
+			return vals, false, err
 		}
 		if !complete {
-			return nil, false, nil
+			return vals, false, nil
 		}
-		vals = append(vals, v)
+		vals[j] = v
 	}
 	return vals, true, nil
 }

@@ -315,7 +315,7 @@ func (p *updatePlan) indexKey(index string, pair [2]*keyTemplate) error {
 	}
 	for j, kt := range pair {
 		if kt != nil {
-			p.sets = append(p.sets, w.b.Name(kt.attr)+" = "+w.b.S(vals[j]))
+			p.sets = append(p.sets, w.b.Name(kt.attr)+" = "+w.b.Value(info.table.keyAV(kt.attr, vals[j])))
 		}
 	}
 	for _, f := range sortedFields(untouched) {

@@ -39,6 +39,9 @@ type itemKey struct{ pk, sk string }
 // keyID returns the identity of the primary key in key, or the zero itemKey when
 // an attribute is missing or not a string.
 func (t *Table) keyID(key map[string]types.AttributeValue) itemKey {
+	if t.opts.KeyTypes != nil || t.opts.NoSortKey {
+		return t.typedKeyID(key) // keytypes.go
+	}
 	pk, _ := key[t.opts.PartitionKey].(*types.AttributeValueMemberS)
 	sk, _ := key[t.opts.SortKey].(*types.AttributeValueMemberS)
 	if pk == nil || sk == nil {

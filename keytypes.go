@@ -2,8 +2,11 @@ package singletable
 
 import (
 	"fmt"
+	"math/big"
 	"reflect"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
@@ -169,4 +172,95 @@ func typeName(typ types.ScalarAttributeType) string {
 		return "binary"
 	}
 	return "string"
+}
+
+// typedKeyAV is primaryKeyAV for a table with a number or binary key, or
+// without sort key: pk is the partition key's text, rendered already.
+func (info *entityInfo) typedKeyAV(sv reflect.Value, pk string) (map[string]types.AttributeValue, error) {
+	t := info.table
+	key := map[string]types.AttributeValue{info.pk.attr: t.keyAV(info.pk.attr, pk)}
+	if info.sk != nil {
+		sk, _, err := info.sk.render(info, sv, false)
+		if err != nil {
+			return nil, err
+		}
+		key[info.sk.attr] = t.keyAV(info.sk.attr, sk)
+	}
+	return key, nil
+}
+
+// keyOf returns the primary key attributes of an item.
+func (t *Table) keyOf(item map[string]types.AttributeValue) map[string]types.AttributeValue {
+	key := make(map[string]types.AttributeValue, 2)
+	for _, a := range t.baseKeyAttrs() {
+		key[a] = item[a]
+	}
+	return key
+}
+
+// isNumberText reports whether s is a number as DynamoDB takes it: an optional
+// sign, digits with at most one point, an optional exponent.
+func isNumberText(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	_, ok := new(big.Float).SetString(s)
+	return ok && strings.IndexAny(s, "xXpP_") < 0 && !strings.EqualFold(s, "inf") && !strings.EqualFold(strings.TrimLeft(s, "+-"), "inf") && !strings.EqualFold(strings.TrimLeft(s, "+-"), "infinity")
+}
+
+// compareNumberText compares two numbers given as text (isNumberText).
+func compareNumberText(a, b string) int {
+	x, _ := new(big.Float).SetString(a)
+	y, _ := new(big.Float).SetString(b)
+	return x.Cmp(y)
+}
+
+// typedKeyID is keyID for a table with a number or binary key, or without sort
+// key: the texts of the key attributes (a table's key attribute holds one type,
+// so texts tell keys apart).
+func (t *Table) typedKeyID(key map[string]types.AttributeValue) itemKey {
+	pk, ok := t.keyTextOf(key, t.opts.PartitionKey)
+	if !ok {
+		return itemKey{}
+	}
+	if t.opts.NoSortKey {
+		return itemKey{pk: pk}
+	}
+	sk, ok := t.keyTextOf(key, t.opts.SortKey)
+	if !ok {
+		return itemKey{}
+	}
+	return itemKey{pk, sk}
+}
+
+// baseTemplates are the entity's primary key templates: the partition key's,
+// then the sort key's when the table has one.
+func (info *entityInfo) baseTemplates() []*keyTemplate {
+	if info.sk == nil {
+		return []*keyTemplate{info.pk}
+	}
+	return []*keyTemplate{info.pk, info.sk}
+}
+
+// partitionAttr is the partition key attribute of index ("" the base table).
+func (t *Table) partitionAttr(index string) string {
+	if ix, ok := t.index(index); ok {
+		return ix.PartitionKey
+	}
+	return t.opts.PartitionKey
+}
+
+// checkKeyText checks a key value given as text for attribute attr: 1 to max
+// bytes, UTF-8 for a string, a number for a number key.
+func (t *Table) checkKeyText(attr, text string, maxBytes int) error {
+	typ := t.keyType(attr)
+	switch {
+	case text == "" || len(text) > maxBytes:
+		return fmt.Errorf("a %s key value must be 1-%d bytes: %w", typeName(typ), maxBytes, ErrInvalidKey)
+	case typ == types.ScalarAttributeTypeS && !utf8.ValidString(text):
+		return fmt.Errorf("a string key value must be UTF-8: %w", ErrInvalidKey)
+	case typ == types.ScalarAttributeTypeN && !isNumberText(text):
+		return fmt.Errorf("%s holds numbers, and %q is not one: %w", attr, text, ErrInvalidKey)
+	}
+	return nil
 }

@@ -122,10 +122,7 @@ func (t *Table) readList(info *entityInfo, ix Index, attrs []string) ([]string, 
 // keyInputs lists the fields the primary key is rendered from.
 func (info *entityInfo) keyInputs() []*codec.Field {
 	var out []*codec.Field
-	for _, kt := range []*keyTemplate{info.pk, info.sk} {
-		if kt == nil {
-			continue
-		}
+	for _, kt := range info.baseTemplates() {
 		for _, f := range kt.fields {
 			if !slices.Contains(out, f) {
 				out = append(out, f)
@@ -252,10 +249,7 @@ func (info *entityInfo) fillFromIndexKeys(item map[string]types.AttributeValue, 
 // useful, when the key is not one the entity renders.
 func (info *entityInfo) fillFromKeys(item map[string]types.AttributeValue, rv reflect.Value) bool {
 	t := info.table
-	for _, kt := range []*keyTemplate{info.pk, info.sk} {
-		if kt == nil {
-			continue
-		}
+	for _, kt := range info.baseTemplates() {
 		text, ok := t.keyTextOf(item, kt.attr)
 		if !ok {
 			return false

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -309,14 +308,14 @@ func (t *Table) prepareQuery(info *entityInfo, sv reflect.Value, o *queryOptions
 	pq := &preparedQuery{index: ix, partition: pv}
 	pq.partial, pq.parseKeys = t.readKind(info, ix, o) // projection.go
 	var b expr.Builder
-	keyCond := b.Name(ix.PartitionKey) + " = " + b.S(pv)
+	keyCond := b.Name(ix.PartitionKey) + " = " + b.Value(t.keyAV(ix.PartitionKey, pv))
 	kind := "*"
 	if info != nil && !o.collection {
 		kind = info.discriminator
 	}
 	pq.identity = []byte(t.name + "\x00" + o.index + "\x00" + kind + "\x00" + pv + "\x00" + strconv.FormatBool(o.desc))
 	if ix.SortKey != "" {
-		sk := skCondition{what: what, attr: ix.SortKey, tmpl: skT, pk: pkT, info: info, asEntity: asEntity, collection: o.collection, delim: t.opts.Delimiter}
+		sk := skCondition{what: what, attr: ix.SortKey, tmpl: skT, pk: pkT, info: info, asEntity: asEntity, collection: o.collection, delim: t.opts.Delimiter, typ: t.keyType(ix.SortKey)}
 		cond, err := pq.sortKeyCondition(&b, sk, sv, o.sk)
 		if err != nil {
 			return nil, err
@@ -385,8 +384,8 @@ func (t *Table) queryPartition(info *entityInfo, sv reflect.Value, o *queryOptio
 	switch {
 	case o.partition != nil:
 		pv := *o.partition
-		if pv == "" || len(pv) > MaxPartitionKeyBytes || !utf8.ValidString(pv) {
-			return "", fmt.Errorf("singletable: Query %s: Partition(%q): the value must be 1-%d bytes of UTF-8: %w", what, pv, MaxPartitionKeyBytes, ErrInvalidKey)
+		if err := t.checkKeyText(t.partitionAttr(o.index), pv, MaxPartitionKeyBytes); err != nil { // keytypes.go
+			return "", fmt.Errorf("singletable: Query %s: Partition(%q): %w", what, pv, err)
 		}
 		return pv, nil
 	case pkT == nil:

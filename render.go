@@ -177,6 +177,10 @@ func keyValueOfReflect(fv reflect.Value) keyValue {
 		if tm, ok := reflect.TypeAssert[time.Time](fv); ok && !tm.IsZero() {
 			return keyValue{kind: kvTime, t: tm}
 		}
+	case reflect.Slice:
+		if fv.Type().Elem().Kind() == reflect.Uint8 && fv.Len() > 0 { // a binary key's input (keytypes.go)
+			return keyValue{kind: kvBytes, s: string(fv.Bytes())}
+		}
 	}
 	return keyValue{}
 }
@@ -381,6 +385,9 @@ func (info *entityInfo) primaryKeyAV(sv reflect.Value) (map[string]types.Attribu
 	if err != nil {
 		return nil, err
 	}
+	if info.pk.typ != "" || info.sk == nil || info.sk.typ != "" {
+		return info.typedKeyAV(sv, pk) // keytypes.go
+	}
 	sk, _, err := info.sk.render(info, sv, false)
 	if err != nil {
 		return nil, err
@@ -410,6 +417,10 @@ func (info *entityInfo) encodeItem(sv reflect.Value) (map[string]types.Attribute
 			v, _, err := kt.render(info, sv, false)
 			if err != nil {
 				return nil, err
+			}
+			if kt.typ != "" { // a number or binary key (keytypes.go)
+				item[kt.attr] = info.table.keyAV(kt.attr, v)
+				continue
 			}
 			base[0].Value = v
 			item[kt.attr] = &base[0]
@@ -461,12 +472,18 @@ func (info *entityInfo) renderIndex(pair [2]*keyTemplate, render func(kt *keyTem
 
 // decode decodes an item into a T, refusing items of another type, migrating (and
 
-// keyStrings returns an item's primary key as strings, for messages.
+// keyStrings returns an item's primary key as strings, for messages: a number's
+// digits, a binary's bytes in hex.
 func (t *Table) keyStrings(item map[string]types.AttributeValue) map[string]string {
 	key := map[string]string{}
-	for _, a := range []string{t.opts.PartitionKey, t.opts.SortKey} {
-		if s, ok := item[a].(*types.AttributeValueMemberS); ok {
-			key[a] = s.Value
+	for _, a := range t.baseKeyAttrs() {
+		switch v := item[a].(type) {
+		case *types.AttributeValueMemberS:
+			key[a] = v.Value
+		case *types.AttributeValueMemberN:
+			key[a] = v.Value
+		case *types.AttributeValueMemberB:
+			key[a] = t.keyDisplay(a, string(v.Value))
 		}
 	}
 	return key

@@ -336,7 +336,7 @@ func (s *sweeper[T]) segment(ctx context.Context, i int) error {
 					prog.Seen += int64(n)
 					prog.Migrated, prog.Lost, prog.Failed = prog.Migrated+migrated, prog.Lost+lost, prog.Failed+failed
 					last := out.Items[n-1]
-					key := map[string]types.AttributeValue{t.opts.PartitionKey: last[t.opts.PartitionKey], t.opts.SortKey: last[t.opts.SortKey]}
+					key := t.keyOf(last)
 					if cur, cerr := t.encodeScanCursor(key); cerr == nil {
 						prog.Cursor = cur
 						save, cancel := context.WithTimeout(context.WithoutCancel(ctx), sweepSaveTimeout)

@@ -366,7 +366,7 @@ func (p *updatePlan) upsert() error {
 		return nil
 	}
 	info, w := p.info, p.w
-	for _, kt := range []*keyTemplate{info.pk, info.sk} {
+	for _, kt := range info.baseTemplates() {
 		for _, f := range kt.fields {
 			fv, _ := f.ValueOf(p.sv)
 			av, keep, err := f.Encode(fv)

@@ -417,7 +417,7 @@ func (e *Entity[T]) batchGetItem(ctx context.Context, in *dynamodb.BatchGetItemI
 		return out, nil
 	}
 	var sl valueSlots[T]
-	s := &wire.Sink{Op: wire.BatchGetItem, Table: t.name, Target: tg, Slots: &sl, Keep: []string{t.opts.PartitionKey, t.opts.SortKey}}
+	s := &wire.Sink{Op: wire.BatchGetItem, Table: t.name, Target: tg, Slots: &sl, Keep: t.baseKeyAttrs()}
 	out, err := t.client.BatchGetItem(ctx, in, s.Option())
 	if err != nil {
 		return nil, err
@@ -439,8 +439,7 @@ func (e *Entity[T]) batchGetItem(ctx context.Context, in *dynamodb.BatchGetItemI
 			found.av[t.keyID(item)] = item
 			continue
 		}
-		keys := s.Keys(i)
-		found.val[itemKey{keys[0], keys[1]}] = sl.items[k]
+		found.val[t.keyIDOfTexts(s.Keys(i))] = sl.items[k]
 		k++
 	}
 	return out, nil

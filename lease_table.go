@@ -104,6 +104,9 @@ func NewTableStore(t *Table) (*TableStore, error) {
 	if t == nil {
 		return nil, fmt.Errorf("singletable: NewTableStore: nil table: %w", ErrInvalidInput)
 	}
+	if !t.stringKeys() { // keytypes.go
+		return nil, fmt.Errorf("singletable: NewTableStore %s: the store keeps its items under string partition and sort keys, and this table has a number, binary or no sort key: use a table of its own: %w", t.name, ErrInvalidInput)
+	}
 	for _, a := range storeAttrs {
 		if _, isKey := t.keys[a]; isKey || a == t.opts.TypeAttribute {
 			return nil, fmt.Errorf("singletable: NewTableStore %s: attribute %q is a key or type attribute of the table: %w", t.name, a, ErrInvalidInput)

@@ -315,7 +315,7 @@ func (p *updatePlan) indexKey(index string, pair [2]*keyTemplate) error {
 	}
 	for j, kt := range pair {
 		if kt != nil {
-			p.sets = append(p.sets, w.b.Name(kt.attr)+" = "+w.b.S(vals[j]))
+			p.sets = append(p.sets, w.b.Name(kt.attr)+" = "+w.b.Value(info.table.keyAV(kt.attr, vals[j])))
 		}
 	}
 	for _, f := range sortedFields(untouched) {
@@ -366,7 +366,7 @@ func (p *updatePlan) upsert() error {
 		return nil
 	}
 	info, w := p.info, p.w
-	for _, kt := range []*keyTemplate{info.pk, info.sk} {
+	for _, kt := range info.baseTemplates() {
 		for _, f := range kt.fields {
 			fv, _ := f.ValueOf(p.sv)
 			av, keep, err := f.Encode(fv)

@@ -62,6 +62,16 @@ var (
 	// ErrRailroadClosed is returned by a submission to a closed [Railroad], and is
 	// the error of every task that [Railroad.Close] dropped before it could run.
 	ErrRailroadClosed = errors.New("singletable: railroad closed")
+	// ErrValidation means a value was refused by its entity's validation (a
+	// Validate method, a [Validator] or a [FieldValidator]) before anything was
+	// sent. The error is a [*ValidationError] wrapping the check's error; it also
+	// matches ErrInvalidInput.
+	ErrValidation = errors.New("singletable: validation failed")
+	// ErrTokenMismatch means DynamoDB refused a transaction because its
+	// idempotency token (ClientRequestToken, see [Table.TransactWith]) was used in
+	// the last ten minutes for a different transaction
+	// (IdempotentParameterMismatchException). Nothing was applied.
+	ErrTokenMismatch = errors.New("singletable: idempotency token reused for another transaction")
 )
 
 // KeyError reports a key that could not be rendered, parsed or accepted.

@@ -8,7 +8,10 @@ import (
 // GetOption configures [Entity.Get] and [Entity.BatchGet].
 type GetOption interface{ applyGet(*getOptions) }
 
-type getOptions struct{ consistent bool }
+type getOptions struct {
+	consistent  bool
+	skipExpired bool // SkipExpired (ttl.go)
+}
 
 // ReadOption is an option for both point reads and queries.
 type ReadOption interface {
@@ -66,6 +69,8 @@ type WriteOption interface {
 type writeOptions struct {
 	cond    expression.ConditionBuilder
 	clobber bool
+	env     *planEnv // planenv.go; nil: the table's clock and crypto/rand
+	old     oldSink  // ReturnOld (returnvalues.go)
 }
 
 type ifOption struct{ cond expression.ConditionBuilder }

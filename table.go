@@ -99,6 +99,14 @@ type TableOptions struct {
 	// attribute values, then the codec); nil or true: items are decoded straight
 	// from the response's JSON where they can be. See [WithWireDecoding].
 	WireDecoding *bool
+	// Clock gives the time of createdAt and updatedAt fields and of TTL checks
+	// (timestamps.go, ttl.go); default time.Now. It is called from concurrent
+	// writes, so it must be safe for concurrent use. Tests make it deterministic.
+	Clock func() time.Time
+	// TTLAttribute names the table's TTL attribute (ttl.go), which CreateTable and
+	// [Table.EnableTTL] turn on; default: the attribute of the registered
+	// entities' `singletable:"ttl"` fields.
+	TTLAttribute string
 }
 
 // TableOption configures [NewTable]: WithIndex, WithKeys, WithTypeAttribute,
@@ -195,6 +203,11 @@ func WithSchemaAttribute(name string) TableOption {
 // use. See [TableOptions.Random].
 func WithRandom(random func() uint64) TableOption {
 	return tableOptionFunc(func(o *TableOptions) error { o.Random = random; return nil })
+}
+
+// WithClock sets the clock of timestamps and TTL checks; see [TableOptions.Clock].
+func WithClock(now func() time.Time) TableOption {
+	return tableOptionFunc(func(o *TableOptions) error { o.Clock = now; return nil })
 }
 
 // Table is one DynamoDB table shared by many entity types. Create it with
@@ -350,6 +363,9 @@ func (o *TableOptions) fillDefaults() {
 	if o.IncarnationAttribute == "" {
 		o.IncarnationAttribute = "_inc"
 	}
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
 }
 
 // addKeys records the key attributes of the base table and every index, refusing
@@ -451,7 +467,8 @@ func (t *Table) index(name string) (Index, bool) {
 
 // CreateTable calls CreateTable for the table as described: string key attributes,
 // on-demand billing, every index projecting all attributes; then waits (DescribeTable)
-// until the table is ACTIVE or ctx ends. Each edit may adjust the input before it is
+// until the table is ACTIVE or ctx ends, and turns TTL on when the table has a TTL
+// attribute ([Table.EnableTTL]). Each edit may adjust the input before it is
 // sent, for example to enable a stream.
 func (t *Table) CreateTable(ctx context.Context, edits ...func(*dynamodb.CreateTableInput)) error {
 	attrs := make([]types.AttributeDefinition, 0, len(t.keys))
@@ -477,7 +494,7 @@ func (t *Table) CreateTable(ctx context.Context, edits ...func(*dynamodb.CreateT
 	if _, err := t.client.CreateTable(ctx, in); err != nil {
 		return fmt.Errorf("singletable: CreateTable %s: %w", t.name, err)
 	}
-	return t.waitStatus(ctx, func(out *dynamodb.DescribeTableOutput, err error) (bool, error) {
+	err := t.waitStatus(ctx, func(out *dynamodb.DescribeTableOutput, err error) (bool, error) {
 		if err != nil {
 			var nf *types.ResourceNotFoundException
 			if errors.As(err, &nf) {
@@ -487,6 +504,10 @@ func (t *Table) CreateTable(ctx context.Context, edits ...func(*dynamodb.CreateT
 		}
 		return out.Table != nil && out.Table.TableStatus == types.TableStatusActive, nil
 	})
+	if err != nil {
+		return err
+	}
+	return t.enableTTLAfterCreate(ctx) // ttl.go
 }
 
 // DeleteTable calls DeleteTable and waits until the table is gone. A table that does

@@ -28,9 +28,10 @@ const (
 )
 
 type change struct {
-	op    changeOp
-	attr  string
-	value any
+	op     changeOp
+	attr   string
+	value  any
+	values []any // list and set operations (update_ops.go)
 }
 
 type updateOptions struct {
@@ -38,6 +39,7 @@ type updateOptions struct {
 	cond    expression.ConditionBuilder
 	upsert  bool
 	clobber bool
+	ret     types.ReturnValue // Returning (returnvalues.go); "": ALL_NEW
 }
 
 type changeOption change
@@ -112,7 +114,7 @@ func (e *Entity[T]) Update(ctx context.Context, key T, opts ...UpdateOption) (T,
 	if err := e.resolveShard(ctx, sv, true); err != nil {
 		return zero, e.itemErr("Update", nil, err)
 	}
-	w, err := e.info.planUpdate(sv, opts)
+	w, err := e.info.planUpdate(sv, opts, nil)
 	if err != nil {
 		return zero, e.itemErr("Update", nil, err)
 	}
@@ -120,7 +122,7 @@ func (e *Entity[T]) Update(ctx context.Context, key T, opts ...UpdateOption) (T,
 	if err != nil {
 		return zero, err
 	}
-	v, err := e.decodeWith(ctx, attrs, false) // the item just written is migrated on its next read
+	v, err := e.updateResult(ctx, w, attrs) // returnvalues.go
 	if err != nil {
 		return zero, e.itemErr("Update", w.keyStr, err)
 	}
@@ -135,6 +137,7 @@ type updatePlan struct {
 	w    *writeRequest
 
 	sets, removes, adds []string
+	deletes             []string        // DELETE clauses (update_ops.go)
 	conds               []string        // conditions on the existing item, besides its type
 	stored              map[string]bool // attributes an upsert sets to the key value's inputs
 	// newValues holds the Go value each Set gives a field, for index key rendering;
@@ -142,32 +145,47 @@ type updatePlan struct {
 	newValues map[string]*reflect.Value
 	added     map[string]bool
 	sent      int // bytes of the values set or added
+	// nonIdempotent is set by changes that a second attempt would apply again
+	// (a counter, list appends): the update then carries a receipt, as with Add.
+	nonIdempotent bool
+	paths         []docPath // the paths changed, to refuse overlaps (update_ops.go)
 }
 
 // planUpdate validates the changes and builds the update and condition
-// expressions, in phases: changes (validated and encoded), index keys recomputed,
-// version, upsert, receipt, guard.
-func (info *entityInfo) planUpdate(sv reflect.Value, opts []UpdateOption) (*writeRequest, error) {
+// expressions, in phases: changes (validated and encoded; list, set and nested
+// operations in update_ops.go), updatedAt stamped, index keys recomputed, version,
+// upsert, createdAt kept and the count moved, receipt, guard. env is nil but for
+// a transaction with a caller's token (planenv.go).
+func (info *entityInfo) planUpdate(sv reflect.Value, opts []UpdateOption, env *planEnv) (*writeRequest, error) {
 	p := &updatePlan{info: info, sv: sv, newValues: map[string]*reflect.Value{}, added: map[string]bool{}, stored: map[string]bool{}}
 	for _, opt := range opts {
+		if opt == nil {
+			return nil, fmt.Errorf("a nil option: %w", ErrInvalidInput)
+		}
 		if err := opt.applyUpdate(&p.o); err != nil {
 			return nil, err
 		}
 	}
-	if len(p.o.changes) == 0 && !p.o.upsert {
+	if len(p.o.changes) == 0 && !p.o.upsert && (info.hooks == nil || info.hooks.counter == nil) {
 		return nil, fmt.Errorf("no changes: %w", ErrInvalidInput)
 	}
 	k, ks, err := info.primaryKey(sv)
 	if err != nil {
 		return nil, err
 	}
-	p.w = &writeRequest{kind: kindUpdate, info: info, key: k, keyStr: ks, returnNew: true, upsert: p.o.upsert}
-	for _, phase := range []func() error{p.changes, p.indexKeys, p.version, p.upsert, p.receipt} {
+	if env == nil {
+		env = &planEnv{} // one clock reading for the whole write
+	}
+	p.w = &writeRequest{kind: kindUpdate, info: info, key: k, keyStr: ks, returnNew: true, upsert: p.o.upsert, ret: p.o.ret, env: env}
+	for _, phase := range []func() error{p.changes, p.touchUpdated, p.indexKeys, p.version, p.upsert, p.keepCreated, p.receipt} {
 		if err := phase(); err != nil {
 			return nil, err
 		}
 	}
-	p.w.update = joinUpdate(p.sets, p.removes, p.adds)
+	if p.w.wantsOld() {
+		p.w.resendable = false // the item before is only in the response (returnvalues.go)
+	}
+	p.w.update = strings.TrimSpace(joinUpdate(p.sets, p.removes, p.adds) + deleteClause(p.deletes))
 	return p.w, p.guard()
 }
 
@@ -176,11 +194,17 @@ func (p *updatePlan) changes() error {
 	info, w := p.info, p.w
 	for _, c := range p.o.changes {
 		f, ok := info.plan.Field(c.attr)
-		if !ok {
-			return fmt.Errorf("%q is not a stored attribute of %s%s: %w", c.attr, info.name, info.suggestAttr(c.attr), ErrInvalidInput)
+		if !ok || c.op > opAdd {
+			if err := p.pathChange(c); err != nil { // update_ops.go
+				return err
+			}
+			continue
 		}
-		if _, dup := p.newValues[c.attr]; dup || p.added[c.attr] {
+		if _, dup := p.newValues[c.attr]; dup || p.added[c.attr] || p.pathTouched(c.attr) {
 			return fmt.Errorf("%s: changed twice in one update: %w", info.attrName(f), ErrInvalidInput)
+		}
+		if role := info.hooks.library(f); role != "" {
+			return fmt.Errorf("%s: the %s field is set by the library on every write: %w", info.attrName(f), role, ErrInvalidInput)
 		}
 		if info.baseInputs[c.attr] {
 			return fmt.Errorf("%s: feeds the primary key, which cannot change: %w", info.attrName(f), ErrInvalidInput)
@@ -197,6 +221,11 @@ func (p *updatePlan) changes() error {
 		fv, av, keep, err := p.encode(f, c.value)
 		if err != nil {
 			return err
+		}
+		if c.op == opSet {
+			if err := info.hooks.checkField(info, f.Name, fv); err != nil { // validator.go
+				return err
+			}
 		}
 		switch {
 		case c.op == opAdd:
@@ -291,6 +320,7 @@ func (p *updatePlan) indexKey(index string, pair [2]*keyTemplate) error {
 		return nil
 	}
 	var needed []string
+	var missing []*codec.Field
 	untouched := map[*codec.Field]bool{}
 	vals, complete, err := info.renderIndex(pair, func(kt *keyTemplate) (string, bool, error) {
 		return kt.renderWith(info, func(i int) keyValue {
@@ -301,6 +331,7 @@ func (p *updatePlan) indexKey(index string, pair [2]*keyTemplate) error {
 			v := keyValueOfField(f, p.sv)
 			if v.kind == kvMissing {
 				needed = append(needed, info.attrName(f))
+				missing = append(missing, f)
 			} else {
 				untouched[f] = true
 			}
@@ -311,6 +342,9 @@ func (p *updatePlan) indexKey(index string, pair [2]*keyTemplate) error {
 		return err
 	}
 	if !complete {
+		if p.onlyStamped(pair) { // timestamps.go: an updatedAt needs no other input of a sparse index
+			return p.leaveIndex(index, pair, missing)
+		}
 		return fmt.Errorf("recomputing %s's keys needs %s; set them in the key value: %w", index, strings.Join(needed, ", "), ErrInvalidKey)
 	}
 	for j, kt := range pair {
@@ -398,14 +432,14 @@ func (p *updatePlan) receipt() error {
 	switch {
 	case w.version != nil:
 		slot = w.version.receiptSlot(t)
-	case len(p.adds) > 0:
+	case len(p.adds) > 0 || p.nonIdempotent:
 		slot = t.writeReceiptAttr()
 	default:
 		w.resendable = true
 		return nil
 	}
 	var err error
-	if w.receipt, err = t.newReceiptPlan(slot); err != nil {
+	if w.receipt, err = t.newReceiptPlan(w.env, slot); err != nil {
 		return err
 	}
 	p.sets = append(p.sets, w.b.Name(slot)+" = "+w.b.Value(w.receipt.av()))

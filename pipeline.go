@@ -251,7 +251,7 @@ func (t *Table) writeFailed(w *writeRequest, err error) error {
 			err = fmt.Errorf("%w: %w", ErrCondition, err)
 		}
 	}
-	return t.itemErr(w, err)
+	return t.itemErr(w, w.pathHint(err)) // update_ops.go
 }
 
 // unproven is the ErrAmbiguous of a write whose outcome cannot be proven.

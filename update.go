@@ -186,6 +186,7 @@ func (info *entityInfo) planUpdate(sv reflect.Value, opts []UpdateOption, env *p
 		p.w.resendable = false // the item before is only in the response (returnvalues.go)
 	}
 	p.w.update = strings.TrimSpace(joinUpdate(p.sets, p.removes, p.adds) + deleteClause(p.deletes))
+	p.w.paths = p.paths
 	return p.w, p.guard()
 }
 

@@ -1,11 +1,14 @@
 package singletable
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
 )
 
 // List, set and nested operations of [Entity.Update]: [Append], [Prepend],
@@ -280,4 +283,24 @@ func deleteClause(dels []string) string {
 		return ""
 	}
 	return " DELETE " + strings.Join(dels, ", ")
+}
+
+// pathHint explains DynamoDB's refusal of an update whose nested path has no
+// parent in the stored item (a map or list that is missing or NULL), which only
+// the server can see.
+func (w *writeRequest) pathHint(err error) error {
+	var api smithy.APIError
+	if !errors.As(err, &api) || api.ErrorCode() != "ValidationException" || !strings.Contains(api.ErrorMessage(), "document path") {
+		return err
+	}
+	var nested []string
+	for _, p := range w.paths {
+		if len(p.steps) > 1 {
+			nested = append(nested, strconv.Quote(p.text))
+		}
+	}
+	if len(nested) == 0 {
+		return err
+	}
+	return fmt.Errorf("a path of %s goes into a map or list the stored item does not hold (missing or NULL): Set the whole attribute first; nothing was written: %w", strings.Join(nested, ", "), err)
 }

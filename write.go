@@ -71,6 +71,8 @@ type writeRequest struct {
 	ret types.ReturnValue
 	// env is where the plan took its time and randomness from (planenv.go).
 	env *planEnv
+	// paths are the nested document paths an Update changes (update_ops.go).
+	paths []docPath
 }
 
 // storedInput is an input of an index key that an Update recomputes without

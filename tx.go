@@ -271,10 +271,11 @@ func (t *Table) TransactWith(ctx context.Context, o TxOptions, items ...TxItem) 
 				}
 				continue
 			}
-			if t.txLanded(ctx, ws) {
+			seen := txReads{}
+			if t.txLanded(ctx, ws, tce, seen) {
 				return nil
 			}
-			return t.txError(ctx, items, ws, tce, err)
+			return t.txError(ctx, items, ws, tce, err, seen)
 		case ambiguous(err):
 			if o.Token != "" && ctx.Err() == nil && attempt < b.MaxAttempts {
 				// The same token: DynamoDB applies the transaction at most once.
@@ -283,7 +284,7 @@ func (t *Table) TransactWith(ctx context.Context, o TxOptions, items ...TxItem) 
 				}
 				continue
 			}
-			if ctx.Err() == nil && t.txLanded(ctx, ws) {
+			if ctx.Err() == nil && t.txLanded(ctx, ws, nil, nil) {
 				return nil
 			}
 			return fmt.Errorf("singletable: Transact: %w: %w", ErrAmbiguous, err)
@@ -362,24 +363,39 @@ func onlyConflicts(tce *types.TransactionCanceledException) bool {
 
 // txLanded reports whether an earlier attempt of the transaction, whose answer was
 // lost, was applied: transactions are atomic, so the receipt of any one action
-// (versioned writes and Creates carry one) proves it; one consistent read. A
-// transaction without receipts cannot be told apart, and reports false.
-func (t *Table) txLanded(ctx context.Context, ws []*writeRequest) bool {
+// (versioned writes and Creates carry one) proves it. An action's item returned
+// with a cancellation (ReturnValuesOnConditionCheckFailure) tells without a read;
+// otherwise one consistent read. A transaction without receipts cannot be told
+// apart, and reports false.
+func (t *Table) txLanded(ctx context.Context, ws []*writeRequest, tce *types.TransactionCanceledException, seen txReads) bool {
+	if tce != nil {
+		for i, r := range tce.CancellationReasons {
+			if i < len(ws) && ws[i].receipt != nil && r.Item != nil {
+				return ws[i].receipt.found(r.Item)
+			}
+		}
+	}
 	for _, w := range ws {
 		if w == nil || w.receipt == nil {
 			continue
 		}
 		cur, err := t.readBack(ctx, w.key)
+		if err == nil && seen != nil {
+			seen[w] = cur
+		}
 		return err == nil && w.receipt.found(cur)
 	}
 	return false
 }
 
+// txReads are the items a cancelled transaction's actions read back, by action.
+type txReads map[*writeRequest]map[string]types.AttributeValue
+
 // txError builds the TxError of a cancelled transaction, explaining failed
 // conditions from the items DynamoDB returned with them
 // (ReturnValuesOnConditionCheckFailure), or by reading them back where it returns
 // none.
-func (t *Table) txError(ctx context.Context, items []TxItem, ws []*writeRequest, tce *types.TransactionCanceledException, err error) error {
+func (t *Table) txError(ctx context.Context, items []TxItem, ws []*writeRequest, tce *types.TransactionCanceledException, err error, seen txReads) error {
 	txe := &TxError{Err: err}
 	for i, r := range tce.CancellationReasons {
 		code := aws.ToString(r.Code)
@@ -390,7 +406,7 @@ func (t *Table) txError(ctx context.Context, items []TxItem, ws []*writeRequest,
 		reason := TxReason{Index: i, Op: it.kind.String(), Entity: it.info.name, Code: code, Message: aws.ToString(r.Message)}
 		reason.Key = w.keyStrings(t)
 		if code == "ConditionalCheckFailed" {
-			if cur, known := t.failedTxItem(ctx, w, r.Item); known {
+			if cur, known := t.failedTxItem(ctx, w, r.Item, seen); known {
 				reason.Conflict = t.conflictOf(w, cur)
 				reason.TypeMismatch = cur != nil && !it.info.isType(cur)
 			}
@@ -402,13 +418,16 @@ func (t *Table) txError(ctx context.Context, items []TxItem, ws []*writeRequest,
 
 // failedTxItem is failedItem for a transaction action: the item returned with its
 // cancellation reason, else (where DynamoDB returns none) read back.
-func (t *Table) failedTxItem(ctx context.Context, w *writeRequest, item map[string]types.AttributeValue) (map[string]types.AttributeValue, bool) {
+func (t *Table) failedTxItem(ctx context.Context, w *writeRequest, item map[string]types.AttributeValue, seen txReads) (map[string]types.AttributeValue, bool) {
 	switch {
 	case item != nil:
 		t.failedItems.Store(1)
 		return item, true
 	case t.failedItems.Load() == 1:
 		return nil, true // this DynamoDB returns the item when there is one
+	}
+	if cur, ok := seen[w]; ok { // read back already, to judge the transaction
+		return cur, true
 	}
 	cur, err := t.readBack(ctx, w.key)
 	if err != nil {

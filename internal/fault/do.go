@@ -111,6 +111,9 @@ func (i *Injector) forward(req *http.Request, op string, body []byte, f *Fault) 
 		setResponseBody(resp, b)
 	}
 	if !ok {
+		if f != nil && f.kind == KindOmitConditionItems {
+			return omitConditionItems(resp)
+		}
 		return resp, nil
 	}
 	if lag.enabled() && (op == opQuery || op == opScan) {

@@ -114,3 +114,25 @@ func (info *entityInfo) keyInputOf(f *codec.Field) (attrs []string, base bool) {
 	}
 	return attrs, base
 }
+
+// describe adds the fields the hooks keep to an entity's design.
+func (h *writeHooks) describe(e *EntityDesign) {
+	if h == nil {
+		return
+	}
+	if h.createdAt != nil {
+		e.CreatedAt = h.createdAt.f.Name
+	}
+	if h.updatedAt != nil {
+		e.UpdatedAt = h.updatedAt.f.Name
+	}
+	if h.counter != nil {
+		e.Counter = h.counter.Name
+	}
+	if h.ttl != nil {
+		e.TTL = h.ttl.Name
+	}
+	for _, d := range h.defaults {
+		e.Defaults = append(e.Defaults, d.f.Name)
+	}
+}

@@ -65,7 +65,9 @@ func compileTTL(info *entityInfo, index []int, sf reflect.StructField) error {
 		return fail("the field is the " + info.roleTaken(f) + " field already")
 	case base == timeType && !f.UnixTime:
 		return fail("a time.Time is stored as RFC 3339 text, which DynamoDB's TTL ignores: tag it dynamodbav:\"" + f.Name + ",unixtime\" to store Unix seconds")
-	case base != timeType && (!isIntegerKind(base.Kind()) || f.AsString):
+	case f.AsString:
+		return fail("the string option stores the number as text, which DynamoDB's TTL ignores")
+	case base != timeType && !isIntegerKind(base.Kind()):
 		return fail("DynamoDB's TTL is a number of Unix seconds: use an integer field or a time.Time tagged unixtime, not " + f.Type.String())
 	}
 	t := info.table

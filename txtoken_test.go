@@ -68,7 +68,8 @@ func TestTransactTokenResentAfterCrash(t *testing.T) {
 	_, err = first.counters.Put(ctx, vCounter{ID: "c"})
 	require.NoError(t, err)
 
-	opts := TxOptions{Token: "checkout-o1-pay", At: clk.Now()}
+	// DynamoDB Local keeps tokens across tables for ten minutes: one per run.
+	opts := TxOptions{Token: "checkout-o1-pay-" + uniqueSuffix(t), At: clk.Now()}
 	crashed, crash := context.WithCancel(ctx)
 	inj.Add(fault.Rule{Ops: []string{"TransactWriteItems"}, Fault: fault.LoseResponse().Then(crash), Times: 1})
 	err = tbl.TransactWith(crashed, opts, first.checkout(30)...)
@@ -98,7 +99,7 @@ func TestTransactTokenResentAfterCrash(t *testing.T) {
 	require.ErrorIs(t, err, ErrTokenMismatch)
 	var ipm *types.IdempotentParameterMismatchException
 	assert.ErrorAs(t, err, &ipm)
-	assert.Contains(t, err.Error(), "checkout-o1-pay")
+	assert.Contains(t, err.Error(), opts.Token)
 	// The same actions at another time are another transaction too.
 	err = other.TransactWith(ctx, TxOptions{Token: opts.Token, At: opts.At.Add(time.Second)}, second.checkout(30)...)
 	require.ErrorIs(t, err, ErrTokenMismatch)
@@ -120,7 +121,7 @@ func TestTransactTokenLostResponsesRetried(t *testing.T) {
 	_, err := e.accounts.Put(ctx, tokAccount{ID: "a", Balance: 100})
 	require.NoError(t, err)
 	inj.Add(fault.Rule{Ops: []string{"TransactWriteItems"}, Fault: fault.LoseResponse(), Times: 5})
-	err = tbl.TransactWith(ctx, TxOptions{Token: "t-lost", At: time.Unix(1700000000, 0)},
+	err = tbl.TransactWith(ctx, TxOptions{Token: "t-lost-" + uniqueSuffix(t), At: time.Unix(1700000000, 0)},
 		e.accounts.TxUpdate(tokAccount{ID: "a"}, Add("balance", -1)), e.orders.TxCreate(tokOrder{ID: "o"}))
 	require.NoError(t, err)
 	assert.Equal(t, 5, inj.Stats().LostWrites)
@@ -184,4 +185,13 @@ func TestTransactTokenPlansDeterministically(t *testing.T) {
 	d := plan(offlineTable(t), TxOptions{At: at})
 	e := plan(offlineTable(t), TxOptions{At: at})
 	assert.NotEqual(t, d, e, "without a token, receipts are random")
+}
+
+// uniqueSuffix returns 12 random hex digits: tokens live for ten minutes, across
+// tables and test runs.
+func uniqueSuffix(t *testing.T) string {
+	t.Helper()
+	s, err := newToken()
+	require.NoError(t, err)
+	return s[:12]
 }

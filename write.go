@@ -357,25 +357,7 @@ func (info *entityInfo) planUpdatePut(sv reflect.Value, o writeOptions, vp *vers
 		return nil, err
 	}
 	w.setKey(t, item)
-	own := func(name string) bool { // attributes set by clauses of their own below
-		return name == tk.PartitionKey || name == tk.SortKey || vp != nil && name == vp.attr || h.ownsStored(name)
-	}
-	var sets, removes []string
-	for _, name := range sortedKeys(item) {
-		if !own(name) {
-			sets = append(sets, w.b.Name(name)+" = "+w.b.Value(item[name]))
-		}
-	}
-	for _, f := range info.plan.Fields() {
-		if _, ok := item[f.Name]; !ok && !own(f.Name) {
-			removes = append(removes, w.b.Name(f.Name))
-		}
-	}
-	for _, kt := range info.all {
-		if _, ok := item[kt.attr]; !ok {
-			removes = append(removes, w.b.Name(kt.attr))
-		}
-	}
+	sets, removes := w.putClauses(item)
 	stored, err := w.keepStored(sv, item) // createdAt, the counter
 	if err != nil {
 		return nil, err
@@ -403,23 +385,56 @@ func (info *entityInfo) planUpdatePut(sv reflect.Value, o writeOptions, vp *vers
 	if vp == nil {
 		// Idempotent unless it counts (or asks for the item it replaces).
 		w.resendable = !counted && w.ret == ""
-		return w, w.setCondition(expr.And(info.typeGuard(&w.b), w.createdGuard()), o.cond)
 	}
-	var guard string
+	return w, w.setCondition(expr.And(w.putGuard(), w.createdGuard()), o.cond)
+}
+
+// putClauses returns the SET clauses of every attribute of item and the REMOVE
+// clauses of every field and key attribute it lacks, but for those set by clauses
+// of their own (the key, the version, createdAt, the counter).
+func (w *writeRequest) putClauses(item map[string]types.AttributeValue) (sets, removes []string) {
+	info, tk, vp := w.info, w.info.table.opts, w.version
+	own := func(name string) bool {
+		return name == tk.PartitionKey || name == tk.SortKey || vp != nil && name == vp.attr || info.hooks.ownsStored(name)
+	}
+	for _, name := range sortedKeys(item) {
+		if !own(name) {
+			sets = append(sets, w.b.Name(name)+" = "+w.b.Value(item[name]))
+		}
+	}
+	for _, f := range info.plan.Fields() {
+		if _, ok := item[f.Name]; !ok && !own(f.Name) {
+			removes = append(removes, w.b.Name(f.Name))
+		}
+	}
+	for _, kt := range info.all {
+		if _, ok := item[kt.attr]; !ok {
+			removes = append(removes, w.b.Name(kt.attr))
+		}
+	}
+	return sets, removes
+}
+
+// putGuard is the condition of a Put planned as an UpdateItem: of this type (or
+// absent), at the version held, pinned to the incarnation read.
+func (w *writeRequest) putGuard() string {
+	info, vp, p := w.info, w.version, w.pin
+	t := info.table
 	switch {
+	case vp == nil:
+		return info.typeGuard(&w.b)
 	case p != nil:
-		guard = w.pinGuard(t)
+		guard := w.pinGuard(t)
 		if p.exists {
 			guard = expr.And(guard, info.typeAndVersion(&w.b, vp))
 		}
+		return guard
 	case vp.clobber:
-		guard = expr.And(info.typeGuard(&w.b), vp.guard(&w.b))
+		return expr.And(info.typeGuard(&w.b), vp.guard(&w.b))
 	case vp.expected == 0:
-		guard = info.absentOr(&w.b, info.typeAndVersion(&w.b, vp))
-	default:
-		guard = info.typeAndVersion(&w.b, vp)
+		return info.absentOr(&w.b, info.typeAndVersion(&w.b, vp))
 	}
-	return w, w.setCondition(expr.And(guard, w.createdGuard()), o.cond)
+	return info.typeAndVersion(&w.b, vp)
 }
 
 // planDelete plans a Delete of the item at sv's key, for the incarnation p when

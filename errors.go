@@ -37,7 +37,9 @@ var (
 	ErrConflict = errors.New("singletable: version conflict")
 	// ErrAmbiguous means a write's response was lost and reading the item back could
 	// not prove whether the write was applied: it may have landed on an item that was
-	// deleted or replaced since. Nothing is sent again; read the item and decide.
+	// deleted or replaced since. It also means a write that asked for the item it
+	// replaced ([ReturnOld], [Returning]) lost that item with its response, though the
+	// write may have landed. Nothing is sent again; read the item and decide.
 	ErrAmbiguous = errors.New("singletable: write outcome unknown")
 	// ErrUnknownType means a collection query met an item whose type attribute is
 	// missing or names no entity registered on the table. The error is an

@@ -60,7 +60,8 @@ func boolPtr(b bool) *bool {
 }
 
 // WriteOption configures [Entity.Put], [Entity.Create], [Entity.Delete] and, since
-// every WriteOption is also an [UpdateOption], [Entity.Update].
+// every WriteOption is also an [UpdateOption], [Entity.Update]: [If], [Clobber],
+// [ReturnOld] (Put and Delete only; the others refuse it).
 type WriteOption interface {
 	UpdateOption
 	applyWrite(*writeOptions)

@@ -111,8 +111,8 @@ type TableOptions struct {
 
 // TableOption configures [NewTable]: WithIndex, WithKeys, WithTypeAttribute,
 // WithDelimiter, WithCursorSecret, WithBackoff, WithObserver, WithLogger,
-// WithReceipts, WithReceiptAttribute, WithSchemaAttribute and WithRandom, each
-// setting the [TableOptions] field it names.
+// WithReceipts, WithReceiptAttribute, WithSchemaAttribute, WithRandom, WithClock
+// and WithTTLAttribute, each setting the [TableOptions] field it names.
 type TableOption interface {
 	applyTable(*TableOptions) error
 }

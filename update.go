@@ -14,7 +14,8 @@ import (
 )
 
 // UpdateOption is a change or an option for [Entity.Update]: [Set], [Remove], [Add],
-// [Upsert], or any [WriteOption] such as [If].
+// [Append], [Prepend], [DeleteFromSet], [SetIfNotExists], [Upsert], [Returning],
+// or any [WriteOption] such as [If] ([ReturnOld] is refused: see [Returning]).
 type UpdateOption interface {
 	applyUpdate(*updateOptions) error
 }
@@ -52,11 +53,16 @@ func (c changeOption) applyUpdate(o *updateOptions) error {
 // Set sets a field, named by its stored attribute name, to value. The value must be
 // of the field's type or convert to it without loss (5 for an int64 field, "x" for
 // a named string type). Setting an omitempty field to its zero value removes it.
+// attr may be a document path into a map, struct or list ("address.city",
+// "lines[2].qty"), checked against T's types (see update_ops.go); the value is
+// then of the type at the path.
 func Set(attr string, value any) UpdateOption {
 	return changeOption{op: opSet, attr: attr, value: value}
 }
 
-// Remove removes fields, named by their stored attribute names.
+// Remove removes fields, named by their stored attribute names, or parts of them
+// named by document paths: "address.zip", or "tags[2]" to remove a list element
+// by its index (not idempotent: see [Append]).
 func Remove(attrs ...string) UpdateOption {
 	return updateFunc(func(o *updateOptions) error {
 		for _, a := range attrs {
@@ -88,8 +94,11 @@ func Upsert() UpdateOption {
 }
 
 // Update changes some attributes of the item at key's primary key (one UpdateItem)
-// and returns the whole item as stored afterwards (ReturnValues ALL_NEW). Cost: 1
-// WCU per 1 KB of the item.
+// and returns the whole item as stored afterwards (ReturnValues ALL_NEW; see
+// [Returning] for the item before, or only what changed). Cost: 1 WCU per 1 KB of
+// the item. It stamps updatedAt, keeps createdAt and moves the counter of an
+// entity with such fields, and checks each value it Sets with the field's
+// [FieldValidator].
 //
 // Index keys whose inputs a change touches are recomputed in the same request. Their
 // other inputs are taken from key, so set them there (the error says which are

@@ -69,6 +69,11 @@ func (e *Entity[T]) BatchGet(ctx context.Context, keys []T, opts ...GetOption) (
 // those attributes, and never writes back.
 func (e *Entity[T]) batchGet(ctx context.Context, keys []T, o getOptions, project []string) (BatchGetResult[T], error) {
 	var res BatchGetResult[T]
+	if o.skipExpired {
+		if err := e.info.refuseSkipExpired(); err != nil {
+			return res, fmt.Errorf("singletable: BatchGet %s: %w", e.info.name, err)
+		}
+	}
 	t := e.table
 	ids := make([]itemKey, len(keys))
 	avs := map[itemKey]map[string]types.AttributeValue{}
@@ -138,6 +143,10 @@ func (e *Entity[T]) batchGet(ctx context.Context, keys []T, o getOptions, projec
 					continue
 				}
 			}
+			if e.skipExpired(o, &v) != nil { // ttl.go: expired, as good as missing
+				res.Missing = append(res.Missing, keys[i])
+				continue
+			}
 			res.Items = append(res.Items, v)
 		case left[id]:
 			res.Unprocessed = append(res.Unprocessed, keys[i])
@@ -167,10 +176,14 @@ func (e *Entity[T]) batchGet(ctx context.Context, keys []T, o getOptions, projec
 func (e *Entity[T]) BatchPut(ctx context.Context, items []T) ([]T, error) {
 	ctx = e.observe(ctx)
 	reqs := make([]types.WriteRequest, len(items))
+	env := &planEnv{} // one clock reading for the batch
 	for i := range items {
 		v := items[i] // a copy: a drawn shard is not written back into the caller's slice
 		sv := reflect.ValueOf(&v).Elem()
 		if _, err := e.info.fillShard(sv, true); err != nil {
+			return nil, fmt.Errorf("singletable: BatchPut %s: item %d: %w", e.info.name, i, err)
+		}
+		if err := e.info.prepareWhole(sv, kindPut, env); err != nil { // wholeitem.go: defaults, timestamps, validation
 			return nil, fmt.Errorf("singletable: BatchPut %s: item %d: %w", e.info.name, i, err)
 		}
 		item, err := e.info.encodeItem(sv)

@@ -28,6 +28,10 @@ type Design struct {
 	Delimiter byte
 	// Indexes are the table's global secondary indexes, in the table's order.
 	Indexes []Index
+	// TTLAttribute is the table's TTL attribute ([Table.TTLAttribute]); "" when it
+	// has none. Describe sends nothing: whether TTL is on is DynamoDB's to say
+	// (DescribeTimeToLive; [Table.EnableTTL] turns it on).
+	TTLAttribute string
 	// Entities are the registered entities, by Go type name, then discriminator.
 	Entities []EntityDesign
 	// Patterns are the reads the key templates serve: per entity (get by key, then
@@ -63,6 +67,11 @@ type EntityDesign struct {
 	Schema int
 	// WriteBack is when migrated items are written back; meaningful when Schema > 0.
 	WriteBack WriteBack
+	// CreatedAt, UpdatedAt, Counter and TTL are the stored attributes of the fields
+	// tagged `singletable:"createdAt"`, "updatedAt", "counter" and "ttl"; "" for
+	// none. Defaults names the attributes that have a `default=`.
+	CreatedAt, UpdatedAt, Counter, TTL string
+	Defaults                           []string
 }
 
 // KeyDesign is an entity's key templates on the base table or on one index.
@@ -120,6 +129,7 @@ func (t *Table) Describe() Design {
 		TypeAttribute: t.opts.TypeAttribute,
 		Delimiter:     t.opts.Delimiter,
 		Indexes:       slices.Clone(t.opts.Indexes),
+		TTLAttribute:  t.ttlAttribute(),
 	}
 	for _, info := range infos {
 		d.Entities = append(d.Entities, t.describeEntity(info))
@@ -156,6 +166,7 @@ func (t *Table) describeEntity(info *entityInfo) EntityDesign {
 	if mp := info.migration; mp != nil {
 		e.Schema, e.WriteBack = mp.current, mp.mode
 	}
+	info.hooks.describe(&e) // fieldtags.go
 	return e
 }
 

@@ -23,8 +23,19 @@
 //	receipt.go      receipts and incarnations: how a write whose answer was lost is judged
 //	occ.go          optimistic concurrency: Clobber, Mutate, ConflictError
 //	update.go       Update and its options (Set, Remove, Add, Upsert), planned in phases
+//	update_ops.go   Append, Prepend, DeleteFromSet, SetIfNotExists; changes at document paths
+//	docpath.go      document paths ("address.city", "tags[2]"): parsed, checked against T's types
+//	returnvalues.go ReturnOld, Old, Returning: the items writes return
+//	fieldtags.go    field tags (createdAt, updatedAt, counter, ttl, default=) and the write hooks
+//	wholeitem.go    the whole-item phases: defaults, timestamps, counter, validation; Put's kept fields
+//	timestamps.go   createdAt and updatedAt, stamped by the table's clock (WithClock)
+//	counter.go      the counter field, moved on the server by every write
+//	defaults.go     default= values, parsed at Register
+//	validator.go    Validate methods, Validator, FieldValidator, ValidationError
+//	ttl.go          the TTL field, EnableTTL, SkipExpired
+//	planenv.go      the time and randomness a plan takes (token-derived for TransactWith)
 //	batch.go        BatchGet, BatchPut, BatchDelete with unprocessed-item retry
-//	tx.go           transactions (Table.Transact, TxItem)
+//	tx.go           transactions (Table.Transact, TransactWith and its idempotency token, TxItem)
 //	query.go        query options by call kind; Entity.Query and All; preparing and paging a query
 //	sortkey.go      sort key conditions (SKEqual..., SK[T]) and the narrowing by a partial key
 //	cursor.go       cursors: seal, open, check against their query
@@ -77,6 +88,12 @@
 // is identical to attributevalue.MarshalMap's, but compiled once per type, and an
 // unknown tag option is an error rather than ignored.
 //
+// Fields may carry a role in a `singletable:"..."` tag: version, shard,
+// createdAt, updatedAt (time.Time, or Unix seconds; ",unixms"), counter, ttl (Unix
+// seconds), or default=TEXT (the value of a zero field in a whole item written).
+// A Validate() error method on T, [Validator] and [FieldValidator] check values
+// before they are sent.
+//
 // # Keys
 //
 // Placeholders name stored attributes. Formats make keys sort as their values do:
@@ -112,7 +129,9 @@
 // write fails with a [*ConflictError]; [Entity.Mutate] reads, applies and retries.
 // Each versioned write stores a random receipt, so a write whose response was lost
 // is recognised when the item is read back: reported as the success it was, never
-// as a conflict, never sent twice. Transactions carry a ClientRequestToken.
+// as a conflict, never sent twice. Transactions carry a ClientRequestToken: a
+// random one per call, or the caller's ([Table.TransactWith]), so that a
+// transaction resent after a crash is applied once.
 //
 // # Item collections
 //

@@ -130,6 +130,11 @@ func (e *Entity[T]) Get(ctx context.Context, key T, opts ...GetOption) (T, error
 	if len(opts) > 0 {
 		o = collectGetOptions(opts)
 	}
+	if o.skipExpired {
+		if err := e.info.refuseSkipExpired(); err != nil {
+			return zero, e.itemErr("Get", nil, err)
+		}
+	}
 	sv := reflect.ValueOf(&key).Elem()
 	found, err := e.resolveShardItem(ctx, sv, o.consistent)
 	if err != nil {
@@ -137,6 +142,9 @@ func (e *Entity[T]) Get(ctx context.Context, key T, opts ...GetOption) (T, error
 	}
 	if found != nil { // a random shard's lookup read the item already
 		v, err := e.decode(ctx, found)
+		if err == nil {
+			err = e.skipExpired(o, &v)
+		}
 		if err != nil {
 			return zero, e.itemErr("Get", e.info.table.keyStrings(found), err)
 		}
@@ -151,6 +159,9 @@ func (e *Entity[T]) Get(ctx context.Context, key T, opts ...GetOption) (T, error
 		Key:            k,
 		ConsistentRead: boolPtr(o.consistent),
 	})
+	if err == nil {
+		err = e.skipExpired(o, &v)
+	}
 	if err != nil {
 		return zero, e.itemErr("Get", e.table.keyStrings(k), err)
 	}
@@ -208,8 +219,13 @@ func (e *Entity[T]) put(ctx context.Context, v T, kind writeKind, opts []WriteOp
 	if err != nil {
 		return v, err
 	}
-	if vp := w.version; vp != nil {
-		e.info.setVersion(sv, vp.stored(attrs))
+	if err := e.info.settle(sv, w, attrs); err != nil { // wholeitem.go
+		return v, e.itemErr(kind.String(), w.keyStrings(e.table), err)
+	}
+	if o.old != nil {
+		if err := e.fillOld(ctx, o.old, attrs); err != nil { // returnvalues.go
+			return v, e.itemErr(kind.String(), w.keyStrings(e.table), err)
+		}
 	}
 	return v, nil
 }
@@ -240,7 +256,12 @@ func (e *Entity[T]) Delete(ctx context.Context, key T, opts ...WriteOption) erro
 	if err != nil {
 		return e.itemErr("Delete", nil, err)
 	}
-	_, err = e.table.execute(ctx, w)
+	attrs, err := e.table.execute(ctx, w)
+	if err == nil && o.old != nil {
+		if err = e.fillOld(ctx, o.old, attrs); err != nil { // returnvalues.go
+			return e.itemErr("Delete", w.keyStr, err)
+		}
+	}
 	return err
 }
 

@@ -37,7 +37,9 @@ var (
 	ErrConflict = errors.New("singletable: version conflict")
 	// ErrAmbiguous means a write's response was lost and reading the item back could
 	// not prove whether the write was applied: it may have landed on an item that was
-	// deleted or replaced since. Nothing is sent again; read the item and decide.
+	// deleted or replaced since. It also means a write that asked for the item it
+	// replaced ([ReturnOld], [Returning]) lost that item with its response, though the
+	// write may have landed. Nothing is sent again; read the item and decide.
 	ErrAmbiguous = errors.New("singletable: write outcome unknown")
 	// ErrUnknownType means a collection query met an item whose type attribute is
 	// missing or names no entity registered on the table. The error is an
@@ -62,6 +64,16 @@ var (
 	// ErrRailroadClosed is returned by a submission to a closed [Railroad], and is
 	// the error of every task that [Railroad.Close] dropped before it could run.
 	ErrRailroadClosed = errors.New("singletable: railroad closed")
+	// ErrValidation means a value was refused by its entity's validation (a
+	// Validate method, a [Validator] or a [FieldValidator]) before anything was
+	// sent. The error is a [*ValidationError] wrapping the check's error; it also
+	// matches ErrInvalidInput.
+	ErrValidation = errors.New("singletable: validation failed")
+	// ErrTokenMismatch means DynamoDB refused a transaction because its
+	// idempotency token (ClientRequestToken, see [Table.TransactWith]) was used in
+	// the last ten minutes for a different transaction
+	// (IdempotentParameterMismatchException). Nothing was applied.
+	ErrTokenMismatch = errors.New("singletable: idempotency token reused for another transaction")
 )
 
 // KeyError reports a key that could not be rendered, parsed or accepted.

@@ -110,7 +110,7 @@ func newTestTable(t *testing.T, opts ...TableOption) (*Table, *countingClient) {
 }
 
 // offlineTable is a table for tests that send nothing (registration, rendering).
-func offlineTable(t *testing.T, opts ...TableOption) *Table {
+func offlineTable(t testing.TB, opts ...TableOption) *Table {
 	t.Helper()
 	tbl, err := NewTable(dynamodb.New(dynamodb.Options{Region: "us-east-1"}), "offline", append([]TableOption{testTableOptions}, opts...)...)
 	require.NoError(t, err)

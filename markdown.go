@@ -56,6 +56,7 @@ func (d Design) Markdown() string {
 			row(&b, e.Name, code(e.Type), orDash(code(e.Version)), shards, schema)
 		}
 
+		fieldRoles(&b, d)
 		b.WriteString("\n## Key templates\n\n")
 		attrs := []string{d.PartitionKey, d.SortKey}
 		for _, ix := range d.Indexes {
@@ -139,6 +140,9 @@ func (d Design) Mermaid() string {
 		}
 		if e.Schema > 0 {
 			traits = append(traits, "schema v"+strconv.Itoa(e.Schema))
+		}
+		if e.TTL != "" {
+			traits = append(traits, "TTL "+e.TTL)
 		}
 		if len(traits) > 0 {
 			label += "\n" + strings.Join(traits, ", ")
@@ -245,4 +249,23 @@ func mermaidText(s string) string {
 	}
 	b.WriteByte('"')
 	return b.String()
+}
+
+// fieldRoles writes the fields the library keeps (timestamps, counters, TTL,
+// defaults) and the table's TTL attribute, when an entity has any.
+func fieldRoles(b *strings.Builder, d Design) {
+	has := false
+	for _, e := range d.Entities {
+		has = has || e.CreatedAt != "" || e.UpdatedAt != "" || e.Counter != "" || e.TTL != "" || len(e.Defaults) > 0
+	}
+	if !has && d.TTLAttribute == "" {
+		return
+	}
+	b.WriteString("\nFields the library keeps:\n\n| entity | createdAt | updatedAt | counter | ttl | defaults |\n|---|---|---|---|---|---|\n")
+	for _, e := range d.Entities {
+		row(b, e.Name, orDash(code(e.CreatedAt)), orDash(code(e.UpdatedAt)), orDash(code(e.Counter)), orDash(code(e.TTL)), orDash(codes(e.Defaults, ", ")))
+	}
+	if d.TTLAttribute != "" {
+		b.WriteString("\nItems expire by DynamoDB's TTL on " + code(d.TTLAttribute) + " (Unix seconds), once TTL is on for the table (`CreateTable` or `EnableTTL`).\n")
+	}
 }

@@ -211,9 +211,12 @@ func (e *Entity[T]) mutateOnce(ctx context.Context, key T, k map[string]types.At
 	if err != nil {
 		return zero, e.itemErr("Mutate", wantKey, err)
 	}
-	if _, err := t.execute(ctx, w); err != nil {
+	attrs, err := t.execute(ctx, w)
+	if err != nil {
 		return zero, err
 	}
-	e.info.setVersion(nv, w.version.next)
+	if err := e.info.settle(nv, w, attrs); err != nil { // the version, createdAt and count stored
+		return zero, e.itemErr("Mutate", wantKey, err)
+	}
 	return next, nil
 }

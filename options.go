@@ -8,7 +8,10 @@ import (
 // GetOption configures [Entity.Get] and [Entity.BatchGet].
 type GetOption interface{ applyGet(*getOptions) }
 
-type getOptions struct{ consistent bool }
+type getOptions struct {
+	consistent  bool
+	skipExpired bool // SkipExpired (ttl.go)
+}
 
 // ReadOption is an option for point reads, queries and scans.
 type ReadOption interface {
@@ -61,7 +64,8 @@ func boolPtr(b bool) *bool {
 }
 
 // WriteOption configures [Entity.Put], [Entity.Create], [Entity.Delete] and, since
-// every WriteOption is also an [UpdateOption], [Entity.Update].
+// every WriteOption is also an [UpdateOption], [Entity.Update]: [If], [Clobber],
+// [ReturnOld] (Put and Delete only; the others refuse it).
 type WriteOption interface {
 	UpdateOption
 	applyWrite(*writeOptions)
@@ -70,6 +74,8 @@ type WriteOption interface {
 type writeOptions struct {
 	cond    expression.ConditionBuilder
 	clobber bool
+	env     *planEnv // planenv.go; nil: the table's clock and crypto/rand
+	old     oldSink  // ReturnOld (returnvalues.go)
 }
 
 type ifOption struct{ cond expression.ConditionBuilder }

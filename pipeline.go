@@ -82,6 +82,9 @@ func (t *Table) execute(ctx context.Context, w *writeRequest) (map[string]types.
 		}
 		switch v {
 		case landed:
+			if w.wantsOld() { // returnvalues.go: the item it replaced was in the lost response
+				return nil, t.unproven(w, err, "the write landed, but the item it replaced, asked for with its ReturnValues, was lost with its response")
+			}
 			return cur, nil
 		case lost:
 			return nil, t.explain(w, cur, true, err)
@@ -205,7 +208,7 @@ func (t *Table) explain(w *writeRequest, cur map[string]types.AttributeValue, kn
 	}
 	if cur != nil {
 		for _, in := range w.inputs {
-			if stored := cur[in.field.Name]; !avEqual(stored, in.av) {
+			if stored := cur[in.field.Name]; !avEqual(stored, in.av) && (stored != nil || !in.orAbsent) {
 				return t.itemErr(w, &KeyError{Entity: info.name, Attribute: in.index, Field: in.field.GoName,
 					Reason: info.attrName(in.field) + " in the key value (" + avText(in.av) + ") is not the stored one (" + avText(stored) + "): index keys are rendered only from stored values; pass the item as read, or Set the field too"})
 			}
@@ -248,7 +251,7 @@ func (t *Table) writeFailed(w *writeRequest, err error) error {
 			err = fmt.Errorf("%w: %w", ErrCondition, err)
 		}
 	}
-	return t.itemErr(w, err)
+	return t.itemErr(w, w.pathHint(err)) // update_ops.go
 }
 
 // unproven is the ErrAmbiguous of a write whose outcome cannot be proven.

@@ -121,6 +121,9 @@ type queryOptions struct {
 	// Projections (projection.go): the attributes to read (ProjectionExpression);
 	// nil reads whole items.
 	project []string
+	// SkipExpired (ttl.go): the filter it adds, built by prepareQuery.
+	skipExpired bool
+	ttlFilter   string
 }
 
 // On queries the named global secondary index instead of the base table. Index
@@ -324,6 +327,9 @@ func (t *Table) prepareQuery(info *entityInfo, sv reflect.Value, o *queryOptions
 			keyCond += " AND " + cond
 		}
 	}
+	if o.ttlFilter, err = t.expiredFilterFor(&b, info, o); err != nil { // ttl.go
+		return nil, fail("%w", err)
+	}
 	if err := t.queryInput(pq, &b, keyCond, o); err != nil {
 		return nil, fail("%w", err)
 	}
@@ -425,6 +431,7 @@ func (t *Table) queryInput(pq *preparedQuery, b *expr.Builder, keyCond string, o
 	if err != nil {
 		return fmt.Errorf("Filter: %w: %w", ErrInvalidInput, err)
 	}
+	filter = expr.And(filter, o.ttlFilter)
 	pq.in = dynamodb.QueryInput{
 		TableName:                 t.namePtr(),
 		KeyConditionExpression:    aws.String(keyCond),

@@ -2,7 +2,6 @@ package singletable
 
 import (
 	"crypto/rand"
-	"encoding/base64"
 	"encoding/hex"
 	"fmt"
 	"strconv"
@@ -46,16 +45,7 @@ func newToken() (string, error) {
 	return hex.EncodeToString(b[:]), nil
 }
 
-// newReceipt returns a random receipt: 16 characters (96 random bits).
-func newReceipt() (string, error) {
-	var b [12]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", fmt.Errorf("singletable: random receipt: %w", err)
-	}
-	return base64.RawURLEncoding.EncodeToString(b[:]), nil
-}
-
-// receiptLen is the length of a receipt from newReceipt.
+// receiptLen is the length of a receipt (planEnv.receipt): 16 characters, 96 random bits.
 const receiptLen = 16
 
 // receiptAttr names the receipt slot of a version.
@@ -95,8 +85,8 @@ func (t *Table) reservedFold(name string) string {
 // nil receiptPlan (a write that stores none) finds nothing.
 type receiptPlan struct{ attr, token string }
 
-func (t *Table) newReceiptPlan(attr string) (*receiptPlan, error) {
-	token, err := newReceipt()
+func (t *Table) newReceiptPlan(env *planEnv, attr string) (*receiptPlan, error) {
+	token, err := env.receipt()
 	if err != nil {
 		return nil, err
 	}

@@ -26,6 +26,7 @@ type entityInfo struct {
 	version       *codec.Field               // the `singletable:"version"` field, or nil
 	shard         *shardPlan                 // write sharding, or nil
 	migration     *migrationPlan             // schema history, or nil
+	hooks         *writeHooks                // defaults, timestamps, counter, TTL, validation (fieldtags.go), or nil
 	all           []*keyTemplate             // base keys first, then index keys in table order
 	baseInputs    map[string]bool            // attribute names that feed the primary key
 	// ignored are the attributes the library stores beside T's fields (keys, type,
@@ -62,6 +63,9 @@ func compileEntity(t *Table, rt reflect.Type) (*entityInfo, error) {
 	info.putGuard = pb.Fix(info.typeGuard(&pb))
 	info.createGuard = cb.Fix("attribute_not_exists(" + cb.Name(t.opts.PartitionKey) + ")")
 	if err := compileFieldOptions(info, rt); err != nil {
+		return nil, err
+	}
+	if err := compileHooks(info, rt); err != nil { // validator.go
 		return nil, err
 	}
 	if err := compileSharding(info, entityOpts); err != nil {
@@ -306,16 +310,7 @@ func walkFieldOptions(info *entityInfo, rt reflect.Type, at []int, depth int) er
 		if !ok || sf.Name == "_" {
 			continue
 		}
-		var err error
-		switch opt {
-		case "version":
-			err = compileVersion(info, index, sf)
-		case "shard":
-			err = compileShardField(info, index, sf)
-		default:
-			err = &EntityError{Entity: info.name, Field: sf.Name, Reason: "unknown singletable tag option " + strconv.Quote(opt) + " (want \"version\" or \"shard\")"}
-		}
-		if err != nil {
+		if err := compileFieldTag(info, index, sf, opt); err != nil { // fieldtags.go
 			return err
 		}
 	}

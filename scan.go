@@ -261,6 +261,11 @@ func (t *Table) prepareScan(info *entityInfo, o *queryOptions) (*preparedQuery, 
 			filter = expr.And(filter, b.Name(t.opts.TypeAttribute)+" = "+b.S(info.discriminator))
 		}
 	}
+	ttl, err := t.expiredFilterFor(&b, info, o) // SkipExpired (ttl.go)
+	if err != nil {
+		return nil, fail("%w", err)
+	}
+	filter = expr.And(filter, ttl)
 	pq.scan = t.scanInput(&b, filter, ix, o)
 	pq.identity = []byte("scan\x00" + t.name + "\x00" + o.index + "\x00" + kind + "\x00" + strconv.Itoa(o.segment) + "/" + strconv.Itoa(o.segments))
 	if o.cursor != "" {

@@ -114,12 +114,20 @@ type TableOptions struct {
 	// attribute values, then the codec); nil or true: items are decoded straight
 	// from the response's JSON where they can be. See [WithWireDecoding].
 	WireDecoding *bool
+	// Clock gives the time of createdAt and updatedAt fields and of TTL checks
+	// (timestamps.go, ttl.go); default time.Now. It is called from concurrent
+	// writes, so it must be safe for concurrent use. Tests make it deterministic.
+	Clock func() time.Time
+	// TTLAttribute names the table's TTL attribute (ttl.go), which CreateTable and
+	// [Table.EnableTTL] turn on; default: the attribute of the registered
+	// entities' `singletable:"ttl"` fields.
+	TTLAttribute string
 }
 
 // TableOption configures [NewTable]: WithIndex, WithKeys, WithTypeAttribute,
 // WithDelimiter, WithCursorSecret, WithBackoff, WithObserver, WithLogger,
-// WithReceipts, WithReceiptAttribute, WithSchemaAttribute and WithRandom, each
-// setting the [TableOptions] field it names.
+// WithReceipts, WithReceiptAttribute, WithSchemaAttribute, WithRandom, WithClock
+// and WithTTLAttribute, each setting the [TableOptions] field it names.
 type TableOption interface {
 	applyTable(*TableOptions) error
 }
@@ -217,6 +225,11 @@ func WithSchemaAttribute(name string) TableOption {
 // use. See [TableOptions.Random].
 func WithRandom(random func() uint64) TableOption {
 	return tableOptionFunc(func(o *TableOptions) error { o.Random = random; return nil })
+}
+
+// WithClock sets the clock of timestamps and TTL checks; see [TableOptions.Clock].
+func WithClock(now func() time.Time) TableOption {
+	return tableOptionFunc(func(o *TableOptions) error { o.Clock = now; return nil })
 }
 
 // Table is one DynamoDB table shared by many entity types. Create it with
@@ -375,6 +388,9 @@ func (o *TableOptions) fillDefaults() {
 	if o.IncarnationAttribute == "" {
 		o.IncarnationAttribute = "_inc"
 	}
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
 }
 
 // addKeys records the key attributes of the base table and every index, refusing
@@ -490,8 +506,9 @@ func (t *Table) index(name string) (Index, bool) {
 // their types (strings unless [WithKeyType] says otherwise), on-demand billing,
 // the global and local secondary indexes with their projections (ALL unless
 // declared otherwise); then waits (DescribeTable) until the table is ACTIVE or
-// ctx ends. Each edit may adjust the input before it is sent, for example to
-// enable a stream.
+// ctx ends, and turns TTL on when the table has a TTL attribute
+// ([Table.EnableTTL]). Each edit may adjust the input before it is sent, for
+// example to enable a stream.
 func (t *Table) CreateTable(ctx context.Context, edits ...func(*dynamodb.CreateTableInput)) error {
 	attrs := make([]types.AttributeDefinition, 0, len(t.keys))
 	for _, name := range sortedKeys(t.keys) {
@@ -511,7 +528,7 @@ func (t *Table) CreateTable(ctx context.Context, edits ...func(*dynamodb.CreateT
 	if _, err := t.client.CreateTable(ctx, in); err != nil {
 		return fmt.Errorf("singletable: CreateTable %s: %w", t.name, err)
 	}
-	return t.waitStatus(ctx, func(out *dynamodb.DescribeTableOutput, err error) (bool, error) {
+	err := t.waitStatus(ctx, func(out *dynamodb.DescribeTableOutput, err error) (bool, error) {
 		if err != nil {
 			var nf *types.ResourceNotFoundException
 			if errors.As(err, &nf) {
@@ -521,6 +538,10 @@ func (t *Table) CreateTable(ctx context.Context, edits ...func(*dynamodb.CreateT
 		}
 		return out.Table != nil && out.Table.TableStatus == types.TableStatusActive, nil
 	})
+	if err != nil {
+		return err
+	}
+	return t.enableTTLAfterCreate(ctx) // ttl.go
 }
 
 // DeleteTable calls DeleteTable and waits until the table is gone. A table that does

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -15,15 +18,15 @@ import (
 )
 
 // TxItem is one action of a write transaction, made by an entity's TxPut, TxCreate,
-// TxUpdate, TxDelete or TxCheck and run by [Table.Transact]. An error found while
-// building it is kept and reported by Transact, before anything is sent. The
+// TxUpdate, TxDelete or TxCheck and run by [Table.Transact] or [Table.TransactWith].
+// It is planned when the transaction runs: defaults, timestamps and validation
+// apply then, and an error is reported by Transact, before anything is sent. The
 // version rules of [Entity.Put], [Entity.Update] and [Entity.Delete] apply to every
-// action of a versioned entity.
+// action of a versioned entity. A TxItem may be run again (it is planned afresh).
 type TxItem struct {
-	w    *writeRequest
 	info *entityInfo
 	kind writeKind
-	item types.TransactWriteItem
+	plan func(env *planEnv) (*writeRequest, error)
 	err  error
 }
 
@@ -36,6 +39,9 @@ func (e *Entity[T]) TxCreate(v T, opts ...WriteOption) TxItem { return e.txPut(v
 
 func (e *Entity[T]) txPut(v T, kind writeKind, opts []WriteOption) TxItem {
 	o := collectWriteOptions(opts)
+	if err := o.refuseReturns("Tx" + kind.String()); err != nil {
+		return e.txItem(kind, nil, err)
+	}
 	sv := reflect.ValueOf(&v).Elem()
 	if err := e.info.refuseRandomCreate(kind); err != nil {
 		return e.txItem(kind, nil, err)
@@ -43,11 +49,16 @@ func (e *Entity[T]) txPut(v T, kind writeKind, opts []WriteOption) TxItem {
 	if _, err := e.info.fillShard(sv, true); err != nil {
 		return e.txItem(kind, nil, err)
 	}
-	w, err := e.info.planPut(sv, kind, o, nil)
-	if err == nil && w.key == nil {
-		w.setKey(e.table, w.item) // transactions judge every action by its key
-	}
-	return e.txItem(kind, w, err)
+	return e.txItem(kind, func(env *planEnv) (*writeRequest, error) {
+		v := v // a copy per plan: the whole-item phases change it
+		o := o
+		o.env = env
+		w, err := e.info.planPut(reflect.ValueOf(&v).Elem(), kind, o, nil)
+		if err == nil && w.key == nil {
+			w.setKey(e.table, w.item) // transactions judge every action by its key
+		}
+		return w, err
+	}, nil)
 }
 
 // TxUpdate is [Entity.Update] as a transaction action.
@@ -56,22 +67,35 @@ func (e *Entity[T]) TxUpdate(key T, opts ...UpdateOption) TxItem {
 	if _, err := e.info.fillShard(sv, false); err != nil {
 		return e.txItem(kindUpdate, nil, err)
 	}
-	w, err := e.info.planUpdate(sv, opts)
-	if w != nil {
+	opts = slices.Clone(opts)
+	return e.txItem(kindUpdate, func(env *planEnv) (*writeRequest, error) {
+		w, err := e.info.planUpdate(reflect.ValueOf(&key).Elem(), opts, env)
+		if err != nil {
+			return nil, err
+		}
+		if w.ret != "" {
+			return nil, fmt.Errorf("Returning does not apply to TxUpdate: transactions return no items: %w", ErrInvalidInput)
+		}
 		w.returnNew = false // transactions return nothing
-	}
-	return e.txItem(kindUpdate, w, err)
+		return w, nil
+	}, nil)
 }
 
 // TxDelete is [Entity.Delete] as a transaction action.
 func (e *Entity[T]) TxDelete(key T, opts ...WriteOption) TxItem {
 	o := collectWriteOptions(opts)
+	if err := o.refuseReturns("TxDelete"); err != nil {
+		return e.txItem(kindDelete, nil, err)
+	}
 	sv := reflect.ValueOf(&key).Elem()
 	if _, err := e.info.fillShard(sv, false); err != nil {
 		return e.txItem(kindDelete, nil, err)
 	}
-	w, err := e.info.planDelete(sv, o, nil)
-	return e.txItem(kindDelete, w, err)
+	return e.txItem(kindDelete, func(env *planEnv) (*writeRequest, error) {
+		o := o
+		o.env = env
+		return e.info.planDelete(reflect.ValueOf(&key).Elem(), o, nil)
+	}, nil)
 }
 
 // TxCheck makes the transaction depend on a condition on the item at key's primary
@@ -85,24 +109,22 @@ func (e *Entity[T]) TxCheck(key T, cond expression.ConditionBuilder) TxItem {
 	if err != nil {
 		return e.txItem(kindCheck, nil, err)
 	}
-	w := &writeRequest{kind: kindCheck, info: e.info, key: k, keyStr: ks}
-	c, err := w.b.Condition(cond)
-	if err == nil && c == "" {
-		err = errors.New("empty condition")
-	}
-	if err != nil {
-		return e.txItem(kindCheck, nil, fmt.Errorf("singletable: condition: %w: %w", ErrInvalidInput, err))
-	}
-	w.cond = c
-	return e.txItem(kindCheck, w, nil)
+	return e.txItem(kindCheck, func(*planEnv) (*writeRequest, error) {
+		w := &writeRequest{kind: kindCheck, info: e.info, key: k, keyStr: ks}
+		c, err := w.b.Condition(cond)
+		if err == nil && c == "" {
+			err = errors.New("empty condition")
+		}
+		if err != nil {
+			return nil, fmt.Errorf("singletable: condition: %w: %w", ErrInvalidInput, err)
+		}
+		w.cond = c
+		return w, nil
+	}, nil)
 }
 
-func (e *Entity[T]) txItem(kind writeKind, w *writeRequest, err error) TxItem {
-	it := TxItem{kind: kind, info: e.info, w: w, err: err}
-	if err == nil {
-		it.item = w.transactItem(e.table.name)
-	}
-	return it
+func (e *Entity[T]) txItem(kind writeKind, plan func(*planEnv) (*writeRequest, error), err error) TxItem {
+	return TxItem{kind: kind, info: e.info, plan: plan, err: err}
 }
 
 // TxReason is why one action of a cancelled transaction failed.
@@ -174,27 +196,61 @@ func (e *TxError) Is(target error) bool {
 // transaction on the same items) is retried with a new token, by the table's
 // Backoff. Cost: 2 WCU per 1 KB per action. DynamoDB allows 100 actions (25 on
 // DynamoDB Local 1.x) on distinct items. A cancelled transaction returns a
-// [*TxError] naming each failed action; version conditions are explained by
-// reading the item back.
+// [*TxError] naming each failed action; failed conditions are explained from the
+// items DynamoDB returns with the cancellation, or by reading them back where it
+// returns none. The actions are planned here, at one clock reading for all; see
+// [Table.TransactWith] for a token of the caller's, which survives a restart.
 func (t *Table) Transact(ctx context.Context, items ...TxItem) error {
-	if len(items) == 0 {
-		return fmt.Errorf("singletable: Transact: no actions: %w", ErrInvalidInput)
+	return t.TransactWith(ctx, TxOptions{}, items...)
+}
+
+// TxOptions configures [Table.TransactWith]. The zero TxOptions is [Table.Transact].
+type TxOptions struct {
+	// Token is the transaction's idempotency token (ClientRequestToken), 1 to 36
+	// characters, chosen by the caller and kept with the work it does, say an
+	// order id and a step. For ten minutes after a transaction under a token
+	// succeeds, DynamoDB applies a transaction sent again under it no more: it
+	// answers success. So a process that crashed, or lost the response, can build
+	// the same actions again and resend them under the same token without applying
+	// them twice. A different transaction under a token used in the last ten
+	// minutes fails with [ErrTokenMismatch]. Empty: a new random token per call
+	// (and per retry of a conflict).
+	//
+	// With a Token, the actions are planned deterministically: their receipts and
+	// incarnation ids come from the token, so the same actions give the same
+	// request. The same must hold for the caller's part: the same values in the
+	// same order, and the same At. Entities sharded at random, which draw a shard
+	// per TxPut, are refused.
+	Token string
+	// At is the time createdAt and updatedAt fields of the actions take. With a
+	// Token and an action of an entity with such fields it is required (keep it
+	// with the token); otherwise zero means the table's clock.
+	At time.Time
+}
+
+// maxTokenLen is DynamoDB's limit on a ClientRequestToken.
+const maxTokenLen = 36
+
+// TransactWith is [Table.Transact] with options: an idempotency token of the
+// caller's, which makes a transaction safe to resend after a crash (see
+// [TxOptions]). With a token, a response lost or a conflict is retried with that
+// same token by the table's Backoff, which DynamoDB applies at most once.
+func (t *Table) TransactWith(ctx context.Context, o TxOptions, items ...TxItem) error {
+	ws, err := t.planTx(o, items)
+	if err != nil {
+		return err
 	}
-	actions := make([]types.TransactWriteItem, len(items))
-	for i, it := range items {
-		if it.err != nil {
-			return fmt.Errorf("singletable: Transact: action %d (%s %s): %w", i, it.kind, it.info.name, it.err)
-		}
-		if it.kind == 0 || it.info == nil {
-			return fmt.Errorf("singletable: Transact: action %d is a zero TxItem; make actions with an entity's TxPut, TxCreate, TxUpdate, TxDelete or TxCheck: %w", i, ErrInvalidInput)
-		}
-		actions[i] = it.item
+	actions := make([]types.TransactWriteItem, len(ws))
+	for i, w := range ws {
+		actions[i] = w.transactItem(t.name)
 	}
 	b := t.opts.Backoff.withDefaults()
 	for attempt := 1; ; attempt++ {
-		token, err := newToken()
-		if err != nil {
-			return err
+		token := o.Token
+		if token == "" {
+			if token, err = newToken(); err != nil {
+				return err
+			}
 		}
 		_, err = t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
 			TransactItems:      actions,
@@ -204,7 +260,10 @@ func (t *Table) Transact(ctx context.Context, items ...TxItem) error {
 			return nil
 		}
 		var tce *types.TransactionCanceledException
+		var ipm *types.IdempotentParameterMismatchException
 		switch {
+		case errors.As(err, &ipm):
+			return fmt.Errorf("singletable: Transact: token %q was used in the last ten minutes for a different transaction (other actions, values, or times: a resend must be planned from the same values and TxOptions.At); nothing was applied: %w: %w", o.Token, ErrTokenMismatch, err)
 		case errors.As(err, &tce):
 			if onlyConflicts(tce) && attempt < b.MaxAttempts {
 				if werr := b.Wait(ctx, attempt); werr != nil {
@@ -212,18 +271,79 @@ func (t *Table) Transact(ctx context.Context, items ...TxItem) error {
 				}
 				continue
 			}
-			if t.txLanded(ctx, items) {
+			seen := txReads{}
+			if t.txLanded(ctx, ws, tce, seen) {
 				return nil
 			}
-			return t.txError(ctx, items, tce, err)
+			return t.txError(ctx, items, ws, tce, err, seen)
 		case ambiguous(err):
-			if ctx.Err() == nil && t.txLanded(ctx, items) {
+			if o.Token != "" && ctx.Err() == nil && attempt < b.MaxAttempts {
+				// The same token: DynamoDB applies the transaction at most once.
+				if werr := b.Wait(ctx, attempt); werr != nil {
+					return fmt.Errorf("singletable: Transact: %w: %w (last: %w)", ErrAmbiguous, werr, err)
+				}
+				continue
+			}
+			if ctx.Err() == nil && t.txLanded(ctx, ws, nil, nil) {
 				return nil
 			}
 			return fmt.Errorf("singletable: Transact: %w: %w", ErrAmbiguous, err)
 		}
 		return fmt.Errorf("singletable: Transact: %w", err)
 	}
+}
+
+// planTx checks a transaction's actions and options and plans every action,
+// before anything is sent.
+func (t *Table) planTx(o TxOptions, items []TxItem) ([]*writeRequest, error) {
+	if len(items) == 0 {
+		return nil, fmt.Errorf("singletable: Transact: no actions: %w", ErrInvalidInput)
+	}
+	if o.Token != "" && (len(o.Token) > maxTokenLen || !utf8.ValidString(o.Token)) {
+		return nil, fmt.Errorf("singletable: Transact: token %q: DynamoDB takes 1 to %d characters of UTF-8: %w", o.Token, maxTokenLen, ErrInvalidInput)
+	}
+	at := o.At
+	if at.IsZero() {
+		at = t.now() // one instant for every action
+	}
+	ws := make([]*writeRequest, len(items))
+	for i, it := range items {
+		if it.kind == 0 || it.info == nil {
+			return nil, fmt.Errorf("singletable: Transact: action %d is a zero TxItem; make actions with an entity's TxPut, TxCreate, TxUpdate, TxDelete or TxCheck: %w", i, ErrInvalidInput)
+		}
+		fail := func(err error) error {
+			return fmt.Errorf("singletable: Transact: action %d (%s %s): %w", i, it.kind, it.info.name, err)
+		}
+		if it.err != nil {
+			return nil, fail(it.err)
+		}
+		env := &planEnv{at: at}
+		if o.Token != "" {
+			if err := it.deterministic(o); err != nil {
+				return nil, fail(err)
+			}
+			env.rand = newDerivedStream(o.Token, "singletable/tx/"+strconv.Itoa(i))
+		}
+		w, err := it.plan(env)
+		if err != nil {
+			return nil, fail(err)
+		}
+		ws[i] = w
+	}
+	return ws, nil
+}
+
+// deterministic refuses an action that a transaction with a token cannot plan the
+// same way twice.
+func (it TxItem) deterministic(o TxOptions) error {
+	info := it.info
+	if sh := info.shard; sh != nil && len(sh.by) == 0 && it.kind == kindPut {
+		return fmt.Errorf("%s is sharded at random, so a TxPut planned again draws another shard: a transaction with a token must be the same when resent; shard by a hash (shardBy): %w", info.name, ErrInvalidInput)
+	}
+	if h := info.hooks; o.At.IsZero() && h != nil && (h.createdAt != nil || h.updatedAt != nil) && it.kind != kindDelete && it.kind != kindCheck {
+		return fmt.Errorf("%s has timestamps: a transaction with a token needs TxOptions.At (kept with the token), so that a resend stamps the same time: %w", info.name, ErrInvalidInput)
+	}
+	return nil
 }
 
 // onlyConflicts reports whether every failed action failed for TransactionConflict.
@@ -243,46 +363,78 @@ func onlyConflicts(tce *types.TransactionCanceledException) bool {
 
 // txLanded reports whether an earlier attempt of the transaction, whose answer was
 // lost, was applied: transactions are atomic, so the receipt of any one action
-// (versioned writes and Creates carry one) proves it; one consistent read. A
-// transaction without receipts cannot be told apart, and reports false.
-func (t *Table) txLanded(ctx context.Context, items []TxItem) bool {
-	for _, it := range items {
-		if it.w == nil || it.w.receipt == nil {
+// (versioned writes and Creates carry one) proves it. An action's item returned
+// with a cancellation (ReturnValuesOnConditionCheckFailure) tells without a read;
+// otherwise one consistent read. A transaction without receipts cannot be told
+// apart, and reports false.
+func (t *Table) txLanded(ctx context.Context, ws []*writeRequest, tce *types.TransactionCanceledException, seen txReads) bool {
+	if tce != nil {
+		for i, r := range tce.CancellationReasons {
+			if i < len(ws) && ws[i].receipt != nil && r.Item != nil {
+				return ws[i].receipt.found(r.Item)
+			}
+		}
+	}
+	for _, w := range ws {
+		if w == nil || w.receipt == nil {
 			continue
 		}
-		cur, err := t.readBack(ctx, it.w.key)
-		return err == nil && it.w.receipt.found(cur)
+		cur, err := t.readBack(ctx, w.key)
+		if err == nil && seen != nil {
+			seen[w] = cur
+		}
+		return err == nil && w.receipt.found(cur)
 	}
 	return false
 }
 
-// txError builds the TxError of a cancelled transaction, explaining failed version
-// conditions by reading the items back.
-func (t *Table) txError(ctx context.Context, items []TxItem, tce *types.TransactionCanceledException, err error) error {
+// txReads are the items a cancelled transaction's actions read back, by action.
+type txReads map[*writeRequest]map[string]types.AttributeValue
+
+// txError builds the TxError of a cancelled transaction, explaining failed
+// conditions from the items DynamoDB returned with them
+// (ReturnValuesOnConditionCheckFailure), or by reading them back where it returns
+// none.
+func (t *Table) txError(ctx context.Context, items []TxItem, ws []*writeRequest, tce *types.TransactionCanceledException, err error, seen txReads) error {
 	txe := &TxError{Err: err}
 	for i, r := range tce.CancellationReasons {
 		code := aws.ToString(r.Code)
 		if code == "" || code == "None" || i >= len(items) {
 			continue
 		}
-		it := items[i]
+		it, w := items[i], ws[i]
 		reason := TxReason{Index: i, Op: it.kind.String(), Entity: it.info.name, Code: code, Message: aws.ToString(r.Message)}
-		if it.w != nil {
-			reason.Key = it.w.keyStrings(t)
-		}
-		if code == "ConditionalCheckFailed" && it.w != nil {
-			cur, known := r.Item, r.Item != nil
-			if !known && it.w.version != nil {
-				var rerr error
-				cur, rerr = t.readBack(ctx, it.w.key)
-				known = rerr == nil
-			}
-			if known {
-				reason.Conflict = t.conflictOf(it.w, cur)
+		reason.Key = w.keyStrings(t)
+		if code == "ConditionalCheckFailed" {
+			if cur, known := t.failedTxItem(ctx, w, r.Item, seen); known {
+				reason.Conflict = t.conflictOf(w, cur)
 				reason.TypeMismatch = cur != nil && !it.info.isType(cur)
 			}
 		}
 		txe.Reasons = append(txe.Reasons, reason)
 	}
 	return txe
+}
+
+// failedTxItem is failedItem for a transaction action: the item returned with its
+// cancellation reason, else (where DynamoDB returns none) read back.
+func (t *Table) failedTxItem(ctx context.Context, w *writeRequest, item map[string]types.AttributeValue, seen txReads) (map[string]types.AttributeValue, bool) {
+	switch {
+	case item != nil:
+		t.failedItems.Store(1)
+		return item, true
+	case t.failedItems.Load() == 1:
+		return nil, true // this DynamoDB returns the item when there is one
+	}
+	if cur, ok := seen[w]; ok { // read back already, to judge the transaction
+		return cur, true
+	}
+	cur, err := t.readBack(ctx, w.key)
+	if err != nil {
+		return nil, false
+	}
+	if cur != nil {
+		t.failedItems.Store(-1)
+	}
+	return cur, true
 }

@@ -14,7 +14,8 @@ import (
 )
 
 // UpdateOption is a change or an option for [Entity.Update]: [Set], [Remove], [Add],
-// [Upsert], or any [WriteOption] such as [If].
+// [Append], [Prepend], [DeleteFromSet], [SetIfNotExists], [Upsert], [Returning],
+// or any [WriteOption] such as [If] ([ReturnOld] is refused: see [Returning]).
 type UpdateOption interface {
 	applyUpdate(*updateOptions) error
 }
@@ -28,9 +29,10 @@ const (
 )
 
 type change struct {
-	op    changeOp
-	attr  string
-	value any
+	op     changeOp
+	attr   string
+	value  any
+	values []any // list and set operations (update_ops.go)
 }
 
 type updateOptions struct {
@@ -38,6 +40,7 @@ type updateOptions struct {
 	cond    expression.ConditionBuilder
 	upsert  bool
 	clobber bool
+	ret     types.ReturnValue // Returning (returnvalues.go); "": ALL_NEW
 }
 
 type changeOption change
@@ -50,11 +53,16 @@ func (c changeOption) applyUpdate(o *updateOptions) error {
 // Set sets a field, named by its stored attribute name, to value. The value must be
 // of the field's type or convert to it without loss (5 for an int64 field, "x" for
 // a named string type). Setting an omitempty field to its zero value removes it.
+// attr may be a document path into a map, struct or list ("address.city",
+// "lines[2].qty"), checked against T's types (see update_ops.go); the value is
+// then of the type at the path.
 func Set(attr string, value any) UpdateOption {
 	return changeOption{op: opSet, attr: attr, value: value}
 }
 
-// Remove removes fields, named by their stored attribute names.
+// Remove removes fields, named by their stored attribute names, or parts of them
+// named by document paths: "address.zip", or "tags[2]" to remove a list element
+// by its index (not idempotent: see [Append]).
 func Remove(attrs ...string) UpdateOption {
 	return updateFunc(func(o *updateOptions) error {
 		for _, a := range attrs {
@@ -86,8 +94,11 @@ func Upsert() UpdateOption {
 }
 
 // Update changes some attributes of the item at key's primary key (one UpdateItem)
-// and returns the whole item as stored afterwards (ReturnValues ALL_NEW). Cost: 1
-// WCU per 1 KB of the item.
+// and returns the whole item as stored afterwards (ReturnValues ALL_NEW; see
+// [Returning] for the item before, or only what changed). Cost: 1 WCU per 1 KB of
+// the item. It stamps updatedAt, keeps createdAt and moves the counter of an
+// entity with such fields, and checks each value it Sets with the field's
+// [FieldValidator].
 //
 // Index keys whose inputs a change touches are recomputed in the same request. Their
 // other inputs are taken from key, so set them there (the error says which are
@@ -112,7 +123,7 @@ func (e *Entity[T]) Update(ctx context.Context, key T, opts ...UpdateOption) (T,
 	if err := e.resolveShard(ctx, sv, true); err != nil {
 		return zero, e.itemErr("Update", nil, err)
 	}
-	w, err := e.info.planUpdate(sv, opts)
+	w, err := e.info.planUpdate(sv, opts, nil)
 	if err != nil {
 		return zero, e.itemErr("Update", nil, err)
 	}
@@ -120,7 +131,7 @@ func (e *Entity[T]) Update(ctx context.Context, key T, opts ...UpdateOption) (T,
 	if err != nil {
 		return zero, err
 	}
-	v, err := e.decodeWith(ctx, attrs, false) // the item just written is migrated on its next read
+	v, err := e.updateResult(ctx, w, attrs) // returnvalues.go
 	if err != nil {
 		return zero, e.itemErr("Update", w.keyStr, err)
 	}
@@ -135,6 +146,7 @@ type updatePlan struct {
 	w    *writeRequest
 
 	sets, removes, adds []string
+	deletes             []string        // DELETE clauses (update_ops.go)
 	conds               []string        // conditions on the existing item, besides its type
 	stored              map[string]bool // attributes an upsert sets to the key value's inputs
 	// newValues holds the Go value each Set gives a field, for index key rendering;
@@ -142,32 +154,48 @@ type updatePlan struct {
 	newValues map[string]*reflect.Value
 	added     map[string]bool
 	sent      int // bytes of the values set or added
+	// nonIdempotent is set by changes that a second attempt would apply again
+	// (a counter, list appends): the update then carries a receipt, as with Add.
+	nonIdempotent bool
+	paths         []docPath // the paths changed, to refuse overlaps (update_ops.go)
 }
 
 // planUpdate validates the changes and builds the update and condition
-// expressions, in phases: changes (validated and encoded), index keys recomputed,
-// version, upsert, receipt, guard.
-func (info *entityInfo) planUpdate(sv reflect.Value, opts []UpdateOption) (*writeRequest, error) {
+// expressions, in phases: changes (validated and encoded; list, set and nested
+// operations in update_ops.go), updatedAt stamped, index keys recomputed, version,
+// upsert, createdAt kept and the count moved, receipt, guard. env is nil but for
+// a transaction with a caller's token (planenv.go).
+func (info *entityInfo) planUpdate(sv reflect.Value, opts []UpdateOption, env *planEnv) (*writeRequest, error) {
 	p := &updatePlan{info: info, sv: sv, newValues: map[string]*reflect.Value{}, added: map[string]bool{}, stored: map[string]bool{}}
 	for _, opt := range opts {
+		if opt == nil {
+			return nil, fmt.Errorf("a nil option: %w", ErrInvalidInput)
+		}
 		if err := opt.applyUpdate(&p.o); err != nil {
 			return nil, err
 		}
 	}
-	if len(p.o.changes) == 0 && !p.o.upsert {
+	if len(p.o.changes) == 0 && !p.o.upsert && (info.hooks == nil || info.hooks.counter == nil) {
 		return nil, fmt.Errorf("no changes: %w", ErrInvalidInput)
 	}
 	k, ks, err := info.primaryKey(sv)
 	if err != nil {
 		return nil, err
 	}
-	p.w = &writeRequest{kind: kindUpdate, info: info, key: k, keyStr: ks, returnNew: true, upsert: p.o.upsert}
-	for _, phase := range []func() error{p.changes, p.indexKeys, p.version, p.upsert, p.receipt} {
+	if env == nil {
+		env = &planEnv{} // one clock reading for the whole write
+	}
+	p.w = &writeRequest{kind: kindUpdate, info: info, key: k, keyStr: ks, returnNew: true, upsert: p.o.upsert, ret: p.o.ret, env: env}
+	for _, phase := range []func() error{p.changes, p.touchUpdated, p.indexKeys, p.version, p.upsert, p.keepCreated, p.receipt} {
 		if err := phase(); err != nil {
 			return nil, err
 		}
 	}
-	p.w.update = joinUpdate(p.sets, p.removes, p.adds)
+	if p.w.wantsOld() {
+		p.w.resendable = false // the item before is only in the response (returnvalues.go)
+	}
+	p.w.update = strings.TrimSpace(joinUpdate(p.sets, p.removes, p.adds) + deleteClause(p.deletes))
+	p.w.paths = p.paths
 	return p.w, p.guard()
 }
 
@@ -176,11 +204,17 @@ func (p *updatePlan) changes() error {
 	info, w := p.info, p.w
 	for _, c := range p.o.changes {
 		f, ok := info.plan.Field(c.attr)
-		if !ok {
-			return fmt.Errorf("%q is not a stored attribute of %s%s: %w", c.attr, info.name, info.suggestAttr(c.attr), ErrInvalidInput)
+		if !ok || c.op > opAdd {
+			if err := p.pathChange(c); err != nil { // update_ops.go
+				return err
+			}
+			continue
 		}
-		if _, dup := p.newValues[c.attr]; dup || p.added[c.attr] {
+		if _, dup := p.newValues[c.attr]; dup || p.added[c.attr] || p.pathTouched(c.attr) {
 			return fmt.Errorf("%s: changed twice in one update: %w", info.attrName(f), ErrInvalidInput)
+		}
+		if role := info.hooks.library(f); role != "" {
+			return fmt.Errorf("%s: the %s field is set by the library on every write: %w", info.attrName(f), role, ErrInvalidInput)
 		}
 		if info.baseInputs[c.attr] {
 			return fmt.Errorf("%s: feeds the primary key, which cannot change: %w", info.attrName(f), ErrInvalidInput)
@@ -197,6 +231,11 @@ func (p *updatePlan) changes() error {
 		fv, av, keep, err := p.encode(f, c.value)
 		if err != nil {
 			return err
+		}
+		if c.op == opSet {
+			if err := info.hooks.checkField(info, f.Name, fv); err != nil { // validator.go
+				return err
+			}
 		}
 		switch {
 		case c.op == opAdd:
@@ -291,6 +330,7 @@ func (p *updatePlan) indexKey(index string, pair [2]*keyTemplate) error {
 		return nil
 	}
 	var needed []string
+	var missing []*codec.Field
 	untouched := map[*codec.Field]bool{}
 	vals, complete, err := info.renderIndex(pair, func(kt *keyTemplate) (string, bool, error) {
 		return kt.renderWith(info, func(i int) keyValue {
@@ -301,6 +341,7 @@ func (p *updatePlan) indexKey(index string, pair [2]*keyTemplate) error {
 			v := keyValueOfField(f, p.sv)
 			if v.kind == kvMissing {
 				needed = append(needed, info.attrName(f))
+				missing = append(missing, f)
 			} else {
 				untouched[f] = true
 			}
@@ -311,6 +352,9 @@ func (p *updatePlan) indexKey(index string, pair [2]*keyTemplate) error {
 		return err
 	}
 	if !complete {
+		if p.onlyStamped(pair) { // timestamps.go: an updatedAt needs no other input of a sparse index
+			return p.leaveIndex(index, pair, missing)
+		}
 		return fmt.Errorf("recomputing %s's keys needs %s; set them in the key value: %w", index, strings.Join(needed, ", "), ErrInvalidKey)
 	}
 	for j, kt := range pair {
@@ -398,14 +442,14 @@ func (p *updatePlan) receipt() error {
 	switch {
 	case w.version != nil:
 		slot = w.version.receiptSlot(t)
-	case len(p.adds) > 0:
+	case len(p.adds) > 0 || p.nonIdempotent:
 		slot = t.writeReceiptAttr()
 	default:
 		w.resendable = true
 		return nil
 	}
 	var err error
-	if w.receipt, err = t.newReceiptPlan(slot); err != nil {
+	if w.receipt, err = t.newReceiptPlan(w.env, slot); err != nil {
 		return err
 	}
 	p.sets = append(p.sets, w.b.Name(slot)+" = "+w.b.Value(w.receipt.av()))

@@ -66,6 +66,13 @@ type writeRequest struct {
 	resendable bool
 	// returnNew asks an UpdateItem for the item as stored afterwards.
 	returnNew bool
+	// ret, when set, is the ReturnValues the caller asked for (returnvalues.go);
+	// it takes the place of returnNew.
+	ret types.ReturnValue
+	// env is where the plan took its time and randomness from (planenv.go).
+	env *planEnv
+	// paths are the nested document paths an Update changes (update_ops.go).
+	paths []docPath
 }
 
 // storedInput is an input of an index key that an Update recomputes without
@@ -75,6 +82,9 @@ type storedInput struct {
 	field *codec.Field
 	index string // the index whose keys it feeds
 	av    types.AttributeValue
+	// orAbsent: the stored value may also be missing (a createdAt that a Put
+	// stores with if_not_exists).
+	orAbsent bool
 }
 
 // setCondition joins the library's guard with the caller's condition, if any.
@@ -131,22 +141,26 @@ func (w *writeRequest) setKey(t *Table, item map[string]types.AttributeValue) {
 
 // call sends the write once as PutItem (item set), UpdateItem (update set) or
 // DeleteItem, asking for the item when the condition fails. It returns what
-// DynamoDB returned: the attributes of an UpdateItem with returnNew, and, on a
-// failed condition, the item as stored (nil when the item is missing, or when the
+// DynamoDB returned: the attributes of an UpdateItem with returnNew, those its
+// ReturnValues (ret) asked for, and, on a failed condition, the item as stored (nil when the item is missing, or when the
 // DynamoDB answering does not return items on failed conditions).
 func (w *writeRequest) call(ctx context.Context, t *Table, optFns ...func(*dynamodb.Options)) (attrs map[string]types.AttributeValue, err error) {
 	const failed = types.ReturnValuesOnConditionCheckFailureAllOld
 	switch {
 	case w.item != nil:
-		_, err = t.client.PutItem(ctx, &dynamodb.PutItemInput{
+		out, err := t.client.PutItem(ctx, &dynamodb.PutItemInput{
 			TableName:                           t.namePtr(),
 			Item:                                w.item,
 			ConditionExpression:                 w.condPtr(),
 			ExpressionAttributeNames:            w.b.Names(),
 			ExpressionAttributeValues:           w.b.Values(),
+			ReturnValues:                        w.ret,
 			ReturnValuesOnConditionCheckFailure: failed,
 		}, optFns...)
-		return nil, err
+		if err != nil {
+			return nil, err
+		}
+		return out.Attributes, nil
 	case w.update != "":
 		in := &dynamodb.UpdateItemInput{
 			TableName:                           t.namePtr(),
@@ -157,7 +171,9 @@ func (w *writeRequest) call(ctx context.Context, t *Table, optFns ...func(*dynam
 			ExpressionAttributeValues:           w.b.Values(),
 			ReturnValuesOnConditionCheckFailure: failed,
 		}
-		if w.returnNew {
+		if w.ret != "" {
+			in.ReturnValues = w.ret
+		} else if w.returnNew {
 			in.ReturnValues = types.ReturnValueAllNew
 		}
 		out, err := t.client.UpdateItem(ctx, in, optFns...)
@@ -166,15 +182,19 @@ func (w *writeRequest) call(ctx context.Context, t *Table, optFns ...func(*dynam
 		}
 		return out.Attributes, nil
 	default:
-		_, err = t.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		out, err := t.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 			TableName:                           t.namePtr(),
 			Key:                                 w.key,
 			ConditionExpression:                 w.condPtr(),
 			ExpressionAttributeNames:            w.b.Names(),
 			ExpressionAttributeValues:           w.b.Values(),
+			ReturnValues:                        w.ret,
 			ReturnValuesOnConditionCheckFailure: failed,
 		}, optFns...)
-		return nil, err
+		if err != nil {
+			return nil, err
+		}
+		return out.Attributes, nil
 	}
 }
 
@@ -217,7 +237,7 @@ func (w *writeRequest) keepIncarnation(t *Table) (string, error) {
 	if w.info.version == nil {
 		return "", nil
 	}
-	id, err := newToken()
+	id, err := w.env.token()
 	if err != nil {
 		return "", err
 	}
@@ -244,12 +264,20 @@ func (info *entityInfo) absentOr(b *expr.Builder, cond string) string {
 	return "attribute_not_exists(" + b.Name(info.table.opts.PartitionKey) + ") OR (" + cond + ")"
 }
 
-// planPut plans a Put or a Create of the value sv (whose shard is set), for the
-// incarnation p when the caller read it (nil otherwise). An unversioned Put is a
-// PutItem; a versioned Put an UpdateItem (so that the receipts of earlier writes,
-// the incarnation and attributes T does not know are kept); a Create a PutItem on
-// the condition that no item exists.
+// planPut plans a Put or a Create of the value sv (whose shard is set; a copy the
+// library owns, which the whole-item phases change), for the incarnation p when the
+// caller read it (nil otherwise). An unversioned Put is a PutItem; a versioned Put,
+// and the Put of an entity with a createdAt or counter field, an UpdateItem (so
+// that the receipts of earlier writes, the incarnation, the stored createdAt and
+// count, and attributes T does not know are kept); a Create a PutItem on the
+// condition that no item exists.
 func (info *entityInfo) planPut(sv reflect.Value, kind writeKind, o writeOptions, p *pin) (*writeRequest, error) {
+	if o.env == nil {
+		o.env = &planEnv{} // one clock reading for the whole write
+	}
+	if err := info.prepareWhole(sv, kind, o.env); err != nil { // wholeitem.go
+		return nil, err
+	}
 	var vp *versionPlan
 	var err error
 	if kind == kindCreate {
@@ -257,15 +285,18 @@ func (info *entityInfo) planPut(sv reflect.Value, kind writeKind, o writeOptions
 	} else if vp, err = info.planVersion(sv, o.clobber); err != nil {
 		return nil, err
 	}
-	if vp != nil && kind == kindPut {
-		return info.planVersionedPut(sv, o, vp, p)
+	if kind == kindPut && (vp != nil || info.hooks.keepsStored()) {
+		return info.planUpdatePut(sv, o, vp, p)
 	}
 	item, err := info.encodeItem(sv)
 	if err != nil {
 		return nil, err
 	}
 	t := info.table
-	w := &writeRequest{kind: kind, info: info, item: item, version: vp, pin: p}
+	w := &writeRequest{kind: kind, info: info, item: item, version: vp, pin: p, env: o.env}
+	if err := w.askOld(o); err != nil { // returnvalues.go
+		return nil, err
+	}
 	if kind == kindCreate {
 		// A receipt, so that a Create whose response is lost is not reported as
 		// ErrAlreadyExists because of itself; and a new incarnation.
@@ -273,13 +304,13 @@ func (info *entityInfo) planPut(sv reflect.Value, kind writeKind, o writeOptions
 		if vp != nil {
 			item[vp.attr] = numberAV(vp.next)
 			slot = t.receiptAttr(vp.next)
-			id, err := newToken()
+			id, err := o.env.token()
 			if err != nil {
 				return nil, err
 			}
 			item[t.opts.IncarnationAttribute] = &types.AttributeValueMemberS{Value: id}
 		}
-		if w.receipt, err = t.newReceiptPlan(slot); err != nil {
+		if w.receipt, err = t.newReceiptPlan(o.env, slot); err != nil {
 			return nil, err
 		}
 		item[slot] = w.receipt.av()
@@ -291,36 +322,87 @@ func (info *entityInfo) planPut(sv reflect.Value, kind writeKind, o writeOptions
 		return w, w.setFixedCondition(info.createGuard, o.cond)
 	}
 	// A plain Put is idempotent and needs no key until something fails.
-	w.resendable = true
+	w.resendable = w.ret == ""
 	return w, w.setFixedCondition(info.putGuard, o.cond)
 }
 
-// planVersionedPut plans a Put of a versioned entity as an UpdateItem that sets
-// every stored attribute and removes every empty one, so that the receipts of
-// earlier writes, the incarnation, and attributes T does not know are kept.
-func (info *entityInfo) planVersionedPut(sv reflect.Value, o writeOptions, vp *versionPlan, p *pin) (*writeRequest, error) {
+// planUpdatePut plans a Put as an UpdateItem that sets every stored attribute and
+// removes every empty one, so that the receipts of earlier writes, the
+// incarnation, attributes T does not know, the stored createdAt (if_not_exists)
+// and the count (moved on the server) are kept. vp is nil for an unversioned
+// entity.
+func (info *entityInfo) planUpdatePut(sv reflect.Value, o writeOptions, vp *versionPlan, p *pin) (*writeRequest, error) {
 	item, err := info.encodeItem(sv)
 	if err != nil {
 		return nil, err
 	}
 	t := info.table
 	tk := t.opts
+	h := info.hooks
+	counted := h != nil && h.counter != nil
 	// The stored item also holds the version, the incarnation and the receipts.
-	receipts := (tk.Receipts+1)*(len(tk.ReceiptAttribute)+len(strconv.Itoa(tk.Receipts-1))+receiptLen) + len(tk.IncarnationAttribute) + tokenLen
-	if err := info.checkSize(item, len(vp.attr)+20+receipts); err != nil {
+	extra := 0
+	if vp != nil {
+		extra = len(vp.attr) + 20 + (tk.Receipts+1)*(len(tk.ReceiptAttribute)+len(strconv.Itoa(tk.Receipts-1))+receiptLen) + len(tk.IncarnationAttribute) + tokenLen
+	} else if counted {
+		extra = len(t.writeReceiptAttr()) + receiptLen
+	}
+	if err := info.checkSize(item, extra); err != nil {
 		return nil, err
 	}
-	w := &writeRequest{kind: kindPut, info: info, version: vp, pin: p, returnNew: vp.clobber}
+	w := &writeRequest{kind: kindPut, info: info, version: vp, pin: p, env: o.env,
+		returnNew: vp != nil && vp.clobber || h.keepsStored()}
+	if err := w.askOld(o); err != nil {
+		return nil, err
+	}
 	w.setKey(t, item)
-	var sets, removes []string
-	for _, name := range sortedKeys(item) {
-		if name == tk.PartitionKey || name == tk.SortKey || name == vp.attr {
-			continue
+	sets, removes := w.putClauses(item)
+	stored, err := w.keepStored(sv, item) // createdAt, the counter
+	if err != nil {
+		return nil, err
+	}
+	sets = append(sets, stored...)
+	sets = append(sets, vp.sets(&w.b)...)
+	if vp != nil || counted {
+		slot := t.writeReceiptAttr()
+		if vp != nil {
+			slot = vp.receiptSlot(t)
 		}
-		sets = append(sets, w.b.Name(name)+" = "+w.b.Value(item[name]))
+		if w.receipt, err = t.newReceiptPlan(o.env, slot); err != nil {
+			return nil, err
+		}
+		sets = append(sets, w.b.Name(w.receipt.attr)+" = "+w.b.Value(w.receipt.av()))
+	}
+	inc, err := w.keepIncarnation(t)
+	if err != nil {
+		return nil, err
+	}
+	if inc != "" {
+		sets = append(sets, inc)
+	}
+	w.update = joinUpdate(sets, removes, nil)
+	if vp == nil {
+		// Idempotent unless it counts (or asks for the item it replaces).
+		w.resendable = !counted && w.ret == ""
+	}
+	return w, w.setCondition(expr.And(w.putGuard(), w.createdGuard()), o.cond)
+}
+
+// putClauses returns the SET clauses of every attribute of item and the REMOVE
+// clauses of every field and key attribute it lacks, but for those set by clauses
+// of their own (the key, the version, createdAt, the counter).
+func (w *writeRequest) putClauses(item map[string]types.AttributeValue) (sets, removes []string) {
+	info, tk, vp := w.info, w.info.table.opts, w.version
+	own := func(name string) bool {
+		return name == tk.PartitionKey || name == tk.SortKey || vp != nil && name == vp.attr || info.hooks.ownsStored(name)
+	}
+	for _, name := range sortedKeys(item) {
+		if !own(name) {
+			sets = append(sets, w.b.Name(name)+" = "+w.b.Value(item[name]))
+		}
 	}
 	for _, f := range info.plan.Fields() {
-		if _, ok := item[f.Name]; !ok && f.Name != vp.attr {
+		if _, ok := item[f.Name]; !ok && !own(f.Name) {
 			removes = append(removes, w.b.Name(f.Name))
 		}
 	}
@@ -329,32 +411,29 @@ func (info *entityInfo) planVersionedPut(sv reflect.Value, o writeOptions, vp *v
 			removes = append(removes, w.b.Name(kt.attr))
 		}
 	}
-	sets = append(sets, vp.sets(&w.b)...)
-	if w.receipt, err = t.newReceiptPlan(vp.receiptSlot(t)); err != nil {
-		return nil, err
-	}
-	sets = append(sets, w.b.Name(w.receipt.attr)+" = "+w.b.Value(w.receipt.av()))
-	inc, err := w.keepIncarnation(t)
-	if err != nil {
-		return nil, err
-	}
-	sets = append(sets, inc)
-	w.update = joinUpdate(sets, removes, nil)
-	var guard string
+	return sets, removes
+}
+
+// putGuard is the condition of a Put planned as an UpdateItem: of this type (or
+// absent), at the version held, pinned to the incarnation read.
+func (w *writeRequest) putGuard() string {
+	info, vp, p := w.info, w.version, w.pin
+	t := info.table
 	switch {
+	case vp == nil:
+		return info.typeGuard(&w.b)
 	case p != nil:
-		guard = w.pinGuard(t)
+		guard := w.pinGuard(t)
 		if p.exists {
 			guard = expr.And(guard, info.typeAndVersion(&w.b, vp))
 		}
+		return guard
 	case vp.clobber:
-		guard = expr.And(info.typeGuard(&w.b), vp.guard(&w.b))
+		return expr.And(info.typeGuard(&w.b), vp.guard(&w.b))
 	case vp.expected == 0:
-		guard = info.absentOr(&w.b, info.typeAndVersion(&w.b, vp))
-	default:
-		guard = info.typeAndVersion(&w.b, vp)
+		return info.absentOr(&w.b, info.typeAndVersion(&w.b, vp))
 	}
-	return w, w.setCondition(guard, o.cond)
+	return info.typeAndVersion(&w.b, vp)
 }
 
 // planDelete plans a Delete of the item at sv's key, for the incarnation p when
@@ -364,7 +443,7 @@ func (info *entityInfo) planDelete(sv reflect.Value, o writeOptions, p *pin) (*w
 	if err != nil {
 		return nil, err
 	}
-	w := &writeRequest{kind: kindDelete, info: info, key: k, keyStr: ks, pin: p}
+	w := &writeRequest{kind: kindDelete, info: info, key: k, keyStr: ks, pin: p, env: o.env}
 	if w.version, err = info.planVersion(sv, o.clobber); err != nil {
 		return nil, err
 	}
@@ -372,7 +451,13 @@ func (info *entityInfo) planDelete(sv reflect.Value, o writeOptions, p *pin) (*w
 	if vp == nil || vp.clobber {
 		w.version = nil // a clobbering Delete stores nothing to judge
 		w.resendable = true
+		if err := w.askOld(o); err != nil { // not resendable when it asks for the item
+			return nil, err
+		}
 		return w, w.setFixedCondition(info.putGuard, o.cond)
+	}
+	if err := w.askOld(o); err != nil {
+		return nil, err
 	}
 	guard := info.typeAndVersion(&w.b, vp)
 	if vp.expected == 0 {

@@ -89,6 +89,9 @@ func (i *Injector) forward(req *http.Request, op string, body []byte, f *Fault) 
 		return nil, err
 	}
 	if !ok {
+		if f != nil && f.kind == KindOmitConditionItems {
+			return omitConditionItems(resp)
+		}
 		return resp, nil
 	}
 	if lag.enabled() && (op == opQuery || op == opScan) {

@@ -19,6 +19,8 @@ const (
 	KindUnprocessed  Kind = "Unprocessed"
 	KindTxConflict   Kind = "TxConflict"
 	KindDelay        Kind = "Delay"
+	// KindOmitConditionItems is [OmitConditionItems].
+	KindOmitConditionItems Kind = "OmitConditionItems"
 )
 
 // Fault is what a [Rule] does to a request it fires on. Make one with a

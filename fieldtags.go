@@ -1,0 +1,138 @@
+package singletable
+
+import (
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/singletable/singletable/internal/codec"
+)
+
+// Field tags: `singletable:"..."` on a field gives it a role the library keeps.
+//
+//	version              optimistic locking (version.go)
+//	shard                the write shard (shard.go)
+//	createdAt            set when the item is created, never changed after (timestamps.go)
+//	updatedAt            set by every write but Delete (timestamps.go)
+//	createdAt,unixms     the same on an integer field, in Unix milliseconds (default: seconds)
+//	counter              incremented by every write to an existing item (counter.go)
+//	ttl                  the item's expiry in Unix seconds, DynamoDB's TTL attribute (ttl.go)
+//	default=TEXT         the value a zero field takes before a whole item is written (defaults.go)
+//
+// One role per field. default= takes the rest of the tag, commas included, so it
+// comes alone.
+
+// writeHooks is what an entity's field tags and validators add to its writes:
+// defaults, timestamps, a counter, a TTL field and validation. A nil *writeHooks
+// (an entity with none) adds nothing: its methods are nil-safe.
+type writeHooks struct {
+	createdAt, updatedAt *stampField
+	counter              *codec.Field
+	ttl                  *codec.Field
+	defaults             []fieldDefault
+	// validate checks a whole value; nil when T has no Validate method and no
+	// Validator was registered.
+	validate []func(reflect.Value) error
+	// fieldChecks check one field's value, by attribute (FieldValidator).
+	fieldChecks map[string][]func(reflect.Value) error
+}
+
+// hooksOf returns info's hooks, making them on first use (at registration).
+func (info *entityInfo) hooksOf() *writeHooks {
+	if info.hooks == nil {
+		info.hooks = &writeHooks{}
+	}
+	return info.hooks
+}
+
+// compileFieldTag compiles the `singletable:"..."` tag of the struct field at
+// index (through embedded structs).
+func compileFieldTag(info *entityInfo, index []int, sf reflect.StructField, tag string) error {
+	fail := func(reason string) error { return &EntityError{Entity: info.name, Field: sf.Name, Reason: reason} }
+	if text, ok := strings.CutPrefix(tag, "default="); ok {
+		return compileDefault(info, index, sf, text)
+	}
+	opts := strings.Split(tag, ",")
+	role, mods := opts[0], opts[1:]
+	for _, m := range mods {
+		switch {
+		case strings.HasPrefix(m, "default="):
+			return fail("default= comes alone: a field with a role (" + strconv.Quote(role) + ") takes no default")
+		case m != "unixms":
+			return fail("unknown singletable tag option " + strconv.Quote(m) + " after " + strconv.Quote(role) + " (want \"unixms\" after createdAt or updatedAt)")
+		case role != "createdAt" && role != "updatedAt":
+			return fail("unixms applies to createdAt and updatedAt, not " + strconv.Quote(role))
+		}
+	}
+	switch role {
+	case "version":
+		return compileVersion(info, index, sf)
+	case "shard":
+		return compileShardField(info, index, sf)
+	case "createdAt", "updatedAt":
+		return compileStamp(info, index, sf, role, len(mods) > 0)
+	case "counter":
+		return compileCounter(info, index, sf)
+	case "ttl":
+		return compileTTL(info, index, sf)
+	}
+	return fail("unknown singletable tag option " + strconv.Quote(role) + " (want version, shard, createdAt, updatedAt, counter, ttl or default=...)")
+}
+
+// roleTaken refuses a field that has a role already (as version or shard).
+func (info *entityInfo) roleTaken(f *codec.Field) string {
+	h := info.hooks
+	switch {
+	case info.version == f:
+		return "version"
+	case info.shard != nil && info.shard.field == f:
+		return "shard"
+	case h == nil:
+		return ""
+	case h.createdAt != nil && h.createdAt.f == f:
+		return "createdAt"
+	case h.updatedAt != nil && h.updatedAt.f == f:
+		return "updatedAt"
+	case h.counter == f:
+		return "counter"
+	case h.ttl == f:
+		return "ttl"
+	}
+	return ""
+}
+
+// keyInputOf returns the key attributes f feeds, base table's first.
+func (info *entityInfo) keyInputOf(f *codec.Field) (attrs []string, base bool) {
+	for _, kt := range info.all {
+		for _, kf := range kt.fields {
+			if kf == f {
+				attrs = append(attrs, kt.attr)
+				base = base || kt.index == ""
+				break
+			}
+		}
+	}
+	return attrs, base
+}
+
+// describe adds the fields the hooks keep to an entity's design.
+func (h *writeHooks) describe(e *EntityDesign) {
+	if h == nil {
+		return
+	}
+	if h.createdAt != nil {
+		e.CreatedAt = h.createdAt.f.Name
+	}
+	if h.updatedAt != nil {
+		e.UpdatedAt = h.updatedAt.f.Name
+	}
+	if h.counter != nil {
+		e.Counter = h.counter.Name
+	}
+	if h.ttl != nil {
+		e.TTL = h.ttl.Name
+	}
+	for _, d := range h.defaults {
+		e.Defaults = append(e.Defaults, d.f.Name)
+	}
+}

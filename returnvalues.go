@@ -1,0 +1,172 @@
+package singletable
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Return values. [Entity.Put] and [Entity.Delete] can return the item they
+// replaced or deleted ([ReturnOld]); [Entity.Update] returns the item as stored
+// afterwards, or with [Returning] the item before, or only the attributes it
+// changed. DynamoDB returns them with the write's own response (ReturnValues), at
+// no extra read capacity.
+//
+// The item replaced exists only in the write's response. When that response is
+// lost (a reset, a timeout, a 5xx) the write is never sent again blindly (a second
+// attempt would return the item the first one wrote): an unversioned write is then
+// [ErrAmbiguous]; a versioned one whose receipt shows it landed is [ErrAmbiguous]
+// too, since the item it replaced is gone; one that provably did not land is sent
+// again, as always. Transactions return no items: ReturnOld and Returning are
+// refused there, and so is ReturnOld on Create, which never replaces an item.
+
+// Old receives the item a write replaced or deleted; see [ReturnOld].
+type Old[T any] struct {
+	// Item is the item as it was before the write, decoded (and migrated in
+	// memory); the zero T when Found is false.
+	Item T
+	// Found is false when there was no item at the key.
+	Found bool
+}
+
+// oldSink is an *Old[T] of some T, as a write option holds it.
+type oldSink interface{ oldType() reflect.Type }
+
+func (o *Old[T]) oldType() reflect.Type { return reflect.TypeFor[T]() }
+
+type returnOldOption struct{ dst oldSink }
+
+// ReturnOld asks [Entity.Put] or [Entity.Delete] for the item the write replaced
+// or deleted (ReturnValues ALL_OLD), decoded into dst: dst.Found is false when
+// there was none. Put of a versioned entity, or of one with a createdAt or counter
+// field, returns the stored version, createdAt and count worked out from it. It
+// costs no read capacity. dst must be an *Old of the entity's own type; Create,
+// transaction actions and [Entity.Update] (which takes [Returning]) refuse it with
+// [ErrInvalidInput]. A write asking for it is never resent after a lost response
+// (see the notes on return values): the call then fails with [ErrAmbiguous].
+func ReturnOld[T any](dst *Old[T]) WriteOption { return returnOldOption{dst: dst} }
+
+func (o returnOldOption) applyWrite(w *writeOptions) { w.old = o.dst }
+func (o returnOldOption) applyUpdate(*updateOptions) error {
+	return fmt.Errorf("ReturnOld does not apply to Update, which returns the item it stored; ask for the item before with Returning(ReturnAllOld): %w", ErrInvalidInput)
+}
+
+// askOld sets up a Put or Delete that asks for the item it replaces.
+func (w *writeRequest) askOld(o writeOptions) error {
+	if o.old == nil {
+		return nil
+	}
+	switch {
+	case reflect.ValueOf(o.old).IsNil():
+		return fmt.Errorf("ReturnOld(nil): %w", ErrInvalidInput)
+	case o.old.oldType() != w.info.goType:
+		return fmt.Errorf("ReturnOld holds a %s, but the write is of %s: %w", o.old.oldType(), w.info.goType, ErrInvalidInput)
+	case w.kind == kindCreate:
+		return fmt.Errorf("ReturnOld does not apply to Create, which never replaces an item: %w", ErrInvalidInput)
+	}
+	w.ret = types.ReturnValueAllOld
+	w.resendable = false
+	return nil
+}
+
+// refuseReturns refuses return-value options on a transaction action, which
+// returns nothing.
+func (o writeOptions) refuseReturns(call string) error {
+	if o.old != nil {
+		return fmt.Errorf("ReturnOld does not apply to %s: transactions return no items: %w", call, ErrInvalidInput)
+	}
+	return nil
+}
+
+// wantsOld reports whether the write asked for the item before it (ALL_OLD,
+// UPDATED_OLD), which only its own response carries.
+func (w *writeRequest) wantsOld() bool {
+	return w.ret == types.ReturnValueAllOld || w.ret == types.ReturnValueUpdatedOld
+}
+
+// fillOld decodes the item a write replaced into the caller's Old.
+func (e *Entity[T]) fillOld(ctx context.Context, sink oldSink, attrs map[string]types.AttributeValue) error {
+	dst, ok := sink.(*Old[T])
+	if !ok || dst == nil {
+		return nil
+	}
+	var zero T
+	dst.Item, dst.Found = zero, attrs != nil
+	if attrs == nil {
+		return nil
+	}
+	v, err := e.decodeWith(ctx, attrs, false) // migrated in memory: the item is gone or replaced
+	if err != nil {
+		return err
+	}
+	dst.Item = v
+	return nil
+}
+
+// ReturnValue says what [Entity.Update] returns; see [Returning].
+type ReturnValue uint8
+
+const (
+	// ReturnAllNew returns the whole item as stored after the update (the default).
+	ReturnAllNew ReturnValue = iota
+	// ReturnAllOld returns the whole item as it was before the update; the zero T
+	// when an [Upsert] created it.
+	ReturnAllOld
+	// ReturnUpdatedNew returns only the attributes the update wrote, as stored
+	// after it, in an otherwise zero T (the library's own, such as the version and
+	// timestamps, included).
+	ReturnUpdatedNew
+	// ReturnUpdatedOld returns only the attributes the update wrote, as they were
+	// before it, in an otherwise zero T.
+	ReturnUpdatedOld
+	// ReturnNothing returns the zero T: the smallest response.
+	ReturnNothing
+)
+
+var returnValues = [...]types.ReturnValue{
+	ReturnAllNew:     types.ReturnValueAllNew,
+	ReturnAllOld:     types.ReturnValueAllOld,
+	ReturnUpdatedNew: types.ReturnValueUpdatedNew,
+	ReturnUpdatedOld: types.ReturnValueUpdatedOld,
+	ReturnNothing:    types.ReturnValueNone,
+}
+
+// Returning says what [Entity.Update] returns (ReturnValues): the item after the
+// update (ReturnAllNew, the default), before it (ReturnAllOld), only the
+// attributes it wrote after or before it (ReturnUpdatedNew, ReturnUpdatedOld), or
+// nothing (ReturnNothing). It costs no read capacity. Asking for what was there
+// before the update makes a lost response [ErrAmbiguous] (see the notes on return
+// values). [Entity.TxUpdate] refuses it: transactions return nothing.
+func Returning(r ReturnValue) UpdateOption {
+	return updateFunc(func(o *updateOptions) error {
+		if int(r) >= len(returnValues) {
+			return fmt.Errorf("Returning(%d): unknown ReturnValue: %w", r, ErrInvalidInput)
+		}
+		o.ret = returnValues[r]
+		return nil
+	})
+}
+
+// updateResult decodes what an Update returned, as its ReturnValues asked.
+func (e *Entity[T]) updateResult(ctx context.Context, w *writeRequest, attrs map[string]types.AttributeValue) (T, error) {
+	var v T
+	switch w.ret {
+	case "", types.ReturnValueAllNew:
+		return e.decodeWith(ctx, attrs, false) // the item just written is migrated on its next read
+	case types.ReturnValueAllOld:
+		if attrs == nil {
+			return v, nil
+		}
+		return e.decodeWith(ctx, attrs, false)
+	case types.ReturnValueNone:
+		return v, nil
+	}
+	// UPDATED_*: a part of the item, decoded as it is (never migrated).
+	err := e.info.plan.DecodeIgnoring(attrs, reflect.ValueOf(&v).Elem(), e.info.ignored)
+	if err != nil {
+		return v, fmt.Errorf("singletable: decode %s: %w", e.info.name, err)
+	}
+	return v, nil
+}

@@ -9,6 +9,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/singletable/singletable/internal/expr"
 )
 
 // DynamoDB's limits per batch request.
@@ -37,6 +39,9 @@ type itemKey struct{ pk, sk string }
 // keyID returns the identity of the primary key in key, or the zero itemKey when
 // an attribute is missing or not a string.
 func (t *Table) keyID(key map[string]types.AttributeValue) itemKey {
+	if t.opts.KeyTypes != nil || t.opts.NoSortKey {
+		return t.typedKeyID(key) // keytypes.go
+	}
 	pk, _ := key[t.opts.PartitionKey].(*types.AttributeValueMemberS)
 	sk, _ := key[t.opts.SortKey].(*types.AttributeValueMemberS)
 	if pk == nil || sk == nil {
@@ -53,11 +58,17 @@ func (t *Table) keyID(key map[string]types.AttributeValue) itemKey {
 // keys is not modified.
 func (e *Entity[T]) BatchGet(ctx context.Context, keys []T, opts ...GetOption) (BatchGetResult[T], error) {
 	ctx = e.observe(ctx)
-	var res BatchGetResult[T]
 	var o getOptions
 	for _, opt := range opts {
 		opt.applyGet(&o)
 	}
+	return e.batchGet(ctx, keys, o, nil)
+}
+
+// batchGet is BatchGet; a projection (project, as readList makes it) reads only
+// those attributes, and never writes back.
+func (e *Entity[T]) batchGet(ctx context.Context, keys []T, o getOptions, project []string) (BatchGetResult[T], error) {
+	var res BatchGetResult[T]
 	if o.skipExpired {
 		if err := e.info.refuseSkipExpired(); err != nil {
 			return res, fmt.Errorf("singletable: BatchGet %s: %w", e.info.name, err)
@@ -96,10 +107,14 @@ func (e *Entity[T]) BatchGet(ctx context.Context, keys []T, opts ...GetOption) (
 		for i, id := range queue[:n] {
 			chunk[i] = avs[id]
 		}
+		ka := types.KeysAndAttributes{Keys: chunk, ConsistentRead: aws.Bool(o.consistent)}
+		if project != nil {
+			var b expr.Builder
+			ka.ProjectionExpression = aws.String(projectionExpression(&b, project)) // projection.go
+			ka.ExpressionAttributeNames = b.Names()
+		}
 		out, err := e.batchGetItem(ctx, &dynamodb.BatchGetItemInput{ // BatchGetItem, items into found (wire.go)
-			RequestItems: map[string]types.KeysAndAttributes{
-				t.name: {Keys: chunk, ConsistentRead: aws.Bool(o.consistent)},
-			},
+			RequestItems: map[string]types.KeysAndAttributes{t.name: ka},
 		}, found, useWire)
 		if err != nil {
 			loopErr = err
@@ -123,7 +138,7 @@ func (e *Entity[T]) BatchGet(ctx context.Context, keys []T, opts ...GetOption) (
 		case ok:
 			if item != nil {
 				var err error
-				if v, err = e.decode(ctx, item); err != nil {
+				if v, err = e.decodeWith(ctx, item, project == nil); err != nil {
 					decodeErr = errors.Join(decodeErr, fmt.Errorf("key %d: %w", i, err))
 					continue
 				}

@@ -49,11 +49,12 @@ const (
 	UnknownCollect
 )
 
-// UnknownOption is what [OnUnknown] returns: an option of collection queries,
-// of [ConsumeStream] and of [Table.Decode] (not of entity queries, which skip every
-// item of another type).
+// UnknownOption is what [OnUnknown] returns: an option of collection queries, of
+// table scans ([Table.Scan]), of [ConsumeStream] and of [Table.Decode] (not of
+// entity queries or scans, which skip every item of another type).
 type UnknownOption interface {
 	CollectionOption
+	TableScanOption
 	StreamOption
 	DecodeOption
 }
@@ -68,9 +69,11 @@ func (u unknownOption) check() error {
 }
 
 func (u unknownOption) applyCollection(o *queryOptions) error {
-	o.unknown = u.m
+	o.unknown, o.unknownSet = u.m, true
 	return u.check()
 }
+
+func (u unknownOption) applyTableScan(o *queryOptions) error { return u.applyCollection(o) }
 
 func (u unknownOption) applyStream(o *streamOptions) error {
 	o.unknown = u.m
@@ -110,7 +113,7 @@ func (t *Table) Query(ctx context.Context, key any, opts ...CollectionOption) (P
 	if err != nil {
 		return Page[any]{}, err
 	}
-	return Page[any]{Items: vals, Cursor: meta.cursor, Scanned: meta.scanned, Capacity: meta.capacity}, nil
+	return Page[any]{Items: vals, Cursor: meta.cursor, Scanned: meta.scanned, Capacity: meta.capacity, Partial: pq.partial}, nil
 }
 
 // All iterates over every item of a collection query, page after page, as
@@ -119,6 +122,9 @@ func (t *Table) Query(ctx context.Context, key any, opts ...CollectionOption) (P
 func (t *Table) All(ctx context.Context, key any, opts ...CollectionOption) iter.Seq2[any, error] {
 	return func(yield func(any, error) bool) {
 		pq, o, err := t.prepareCollection(key, opts)
+		if err == nil && pq.partial {
+			err = t.refuseIterPartial("All", "collection", pq.index, "page through it with Table.Query (Page.Partial says so)")
+		}
 		if err != nil {
 			yield(nil, err)
 			return
@@ -344,10 +350,13 @@ type CollectionPage[C any] struct {
 func (c *Collection[C]) Query(ctx context.Context, key any, opts ...CollectionOption) (CollectionPage[C], error) {
 	var res CollectionPage[C]
 	pq, o, err := c.table.prepareCollection(key, opts)
+	if err == nil && pq.partial {
+		err = c.table.refuseIterPartial("Query", c.name, pq.index, "a Collection's struct cannot say its items are partial: page through it with Table.Query (Page.Partial says so)")
+	}
 	if err != nil {
 		return res, err
 	}
-	d := c.decoder(ctx, &res.Value, o.unknown, pq.index.Name == "")
+	d := c.decoder(ctx, &res.Value, o.unknown, pq.full())
 	_, meta, err := d.addPage(ctx, pq, nil) // wire.go
 	if err != nil {
 		return CollectionPage[C]{}, err
@@ -361,10 +370,13 @@ func (c *Collection[C]) Query(ctx context.Context, key any, opts ...CollectionOp
 func (c *Collection[C]) Load(ctx context.Context, key any, opts ...CollectionOption) (C, error) {
 	var v C
 	pq, o, err := c.table.prepareCollection(key, opts)
+	if err == nil && pq.partial {
+		err = c.table.refuseIterPartial("Load", c.name, pq.index, "a Collection's struct cannot say its items are partial: page through it with Table.Query (Page.Partial says so)")
+	}
 	if err != nil {
 		return v, err
 	}
-	d := c.decoder(ctx, &v, o.unknown, pq.index.Name == "")
+	d := c.decoder(ctx, &v, o.unknown, pq.full())
 	var start map[string]types.AttributeValue
 	for first := true; first || start != nil; first = false {
 		out, _, err := d.addPage(ctx, pq, start) // wire.go

@@ -87,3 +87,7 @@ func (c compatClient) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWrit
 func (c compatClient) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, f ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
 	return hinted(c.Client.TransactWriteItems(ctx, in, f...))
 }
+
+func (c compatClient) TransactGetItems(ctx context.Context, in *dynamodb.TransactGetItemsInput, f ...func(*dynamodb.Options)) (*dynamodb.TransactGetItemsOutput, error) {
+	return hinted(c.Client.TransactGetItems(ctx, in, f...))
+}

@@ -165,9 +165,7 @@ func (e *Entity[T]) indexLookup(index string, v T) (func(context.Context) (*T, e
 				return nil, fmt.Errorf("singletable: wait %s on %s: %w", e.info.name, index, err)
 			}
 			for _, item := range out.Items {
-				pk, _ := item[tk.PartitionKey].(*types.AttributeValueMemberS)
-				sk, _ := item[tk.SortKey].(*types.AttributeValueMemberS)
-				if pk == nil || sk == nil || pk.Value != want[tk.PartitionKey] || sk.Value != want[tk.SortKey] {
+				if got := e.table.keyStrings(item); got[tk.PartitionKey] != want[tk.PartitionKey] || got[tk.SortKey] != want[tk.SortKey] {
 					continue
 				}
 				got, err := e.decodeWith(ctx, item, false) // read through an index

@@ -137,30 +137,36 @@ func (t *Table) openCursor(kind byte, id cursorID, cursor string) ([]byte, error
 	return sealed[1+cursorIDLen:], nil
 }
 
-// appendKeyValues appends the string values of attrs in key, each as uvarint(len)
-// value, for readKeyValues.
-func appendKeyValues(b []byte, attrs []string, key map[string]types.AttributeValue) ([]byte, error) {
+// appendKeyValues appends the values of attrs in key (the text of each: a
+// string, a number's digits, a binary's bytes; of the type the table declares),
+// each as uvarint(len) value, for readKeyValues.
+func (t *Table) appendKeyValues(b []byte, attrs []string, key map[string]types.AttributeValue) ([]byte, error) {
 	for _, a := range attrs {
-		s, ok := key[a].(*types.AttributeValueMemberS)
+		s, ok := t.keyTextOf(key, a)
 		if !ok {
-			return nil, fmt.Errorf("key attribute %q is missing or not a string", a)
+			return nil, fmt.Errorf("key attribute %q is missing or not a %s", a, typeName(t.keyType(a)))
 		}
-		b = binary.AppendUvarint(b, uint64(len(s.Value)))
-		b = append(b, s.Value...)
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
 	}
 	return b, nil
 }
 
 // readKeyValues reads what appendKeyValues wrote for attrs and returns the key and
-// the bytes after it; ok is false when a value is missing, empty or cut short.
-func readKeyValues(b []byte, attrs []string) (key map[string]types.AttributeValue, rest []byte, ok bool) {
+// the bytes after it; ok is false when a value is missing, empty, cut short, or
+// not a number where the table keys by numbers.
+func (t *Table) readKeyValues(b []byte, attrs []string) (key map[string]types.AttributeValue, rest []byte, ok bool) {
 	key = make(map[string]types.AttributeValue, len(attrs))
 	for _, a := range attrs {
 		n, w := binary.Uvarint(b)
 		if w <= 0 || n == 0 || n > uint64(len(b)-w) {
 			return nil, nil, false
 		}
-		key[a] = &types.AttributeValueMemberS{Value: string(b[w : w+int(n)])}
+		text := string(b[w : w+int(n)])
+		if t.keyType(a) == types.ScalarAttributeTypeN && !isNumberText(text) {
+			return nil, nil, false
+		}
+		key[a] = t.keyAV(a, text)
 		b = b[w+int(n):]
 	}
 	return key, b, true
@@ -172,7 +178,7 @@ func (t *Table) sealKeys(kind byte, id cursorID, attrs []string, key map[string]
 	if len(key) != len(attrs) {
 		return "", fmt.Errorf("%s: the last evaluated key has %d attributes, want %d", cursorKindName(kind), len(key), len(attrs))
 	}
-	b, err := appendKeyValues(beginCursor(kind, id), attrs, key)
+	b, err := t.appendKeyValues(beginCursor(kind, id), attrs, key)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", cursorKindName(kind), err)
 	}
@@ -185,7 +191,7 @@ func (t *Table) openKeys(kind byte, id cursorID, attrs []string, cursor string) 
 	if err != nil {
 		return nil, err
 	}
-	key, rest, ok := readKeyValues(payload, attrs)
+	key, rest, ok := t.readKeyValues(payload, attrs)
 	if !ok {
 		return nil, fmt.Errorf("%w: %s truncated", ErrInvalidCursor, cursorKindName(kind))
 	}
@@ -204,14 +210,20 @@ func (t *Table) decodeCursor(cursor string, pq *preparedQuery) (map[string]types
 	if err != nil {
 		return nil, err
 	}
-	if got := start[pq.index.PartitionKey].(*types.AttributeValueMemberS).Value; got != pq.partition {
+	if got, _ := keyText(start[pq.index.PartitionKey]); got != pq.partition {
 		return nil, fmt.Errorf("%w: it points into another partition", ErrInvalidCursor)
 	}
 	return start, nil
 }
 
-// baseKeyAttrs are the base table's key attributes, partition key first.
-func (t *Table) baseKeyAttrs() []string { return []string{t.opts.PartitionKey, t.opts.SortKey} }
+// baseKeyAttrs are the base table's key attributes, partition key first (one
+// for a table without sort key).
+func (t *Table) baseKeyAttrs() []string {
+	if t.opts.NoSortKey {
+		return []string{t.opts.PartitionKey}
+	}
+	return []string{t.opts.PartitionKey, t.opts.SortKey}
+}
 
 // scanCursorID is the identity of a sweep's checkpoints: the table and its keys.
 func (t *Table) scanCursorID() cursorID {

@@ -180,7 +180,7 @@ type view struct {
 func (t *Table) views(info *entityInfo) []view {
 	out := []view{{pk: info.pk, sk: info.sk}}
 	for _, ix := range t.opts.Indexes {
-		if pair, ok := info.indexes[ix.Name]; ok {
+		if pair, ok := info.indexPair(ix.Name); ok {
 			out = append(out, view{index: ix.Name, pk: pair[0], sk: pair[1]})
 		}
 	}
@@ -278,7 +278,10 @@ func shardedBy(info *entityInfo, pk *keyTemplate) bool {
 
 // getPattern is the point read by primary key.
 func getPattern(info *entityInfo) AccessPattern {
-	pk, sk := info.pk.tmpl.String(), info.sk.tmpl.String()
+	cond := info.pk.attr + " = " + quoted(info.pk.tmpl.String())
+	if info.sk != nil {
+		cond += " AND " + info.sk.attr + " = " + quoted(info.sk.tmpl.String())
+	}
 	desc := "get one by its primary key"
 	if sp := info.shard; sp != nil {
 		if len(sp.by) > 0 {
@@ -294,7 +297,7 @@ func getPattern(info *entityInfo) AccessPattern {
 	return AccessPattern{
 		Entities:     []string{info.name},
 		Description:  desc,
-		KeyCondition: info.pk.attr + " = " + quoted(pk) + " AND " + info.sk.attr + " = " + quoted(sk),
+		KeyCondition: cond,
 		Operation:    "GetItem",
 		Call:         "Get(k); BatchGet(ks)",
 	}
@@ -329,6 +332,9 @@ func queryPatterns(info *entityInfo, v view) []AccessPattern {
 	}
 
 	if v.sk == nil {
+		if v.index == "" {
+			return nil // a table keyed by partition alone: one item per partition, the get covers it
+		}
 		p := base
 		p.Description, p.KeyCondition, p.Call = head, cond, call()
 		return []AccessPattern{p}
@@ -608,7 +614,7 @@ func (t *Table) designNotes(infos []*entityInfo) []string {
 				notes = append(notes, "Every "+info.name+" item is in the one "+where(v.index)+" `"+v.pk.tmpl.String()+"`: a hot partition as it grows; consider write sharding or an input in the partition key.")
 			}
 			// Integers in a sort key that sort as text.
-			if v.sk == nil {
+			if v.sk == nil || v.sk.typ != "" { // a number key sorts as numbers
 				continue
 			}
 			for _, part := range v.sk.parts() {

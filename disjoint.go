@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
 // Disjoint primary keys. Two entities on one table must never render the same
@@ -295,6 +297,9 @@ func (info *entityInfo) phLangs(kt *keyTemplate) []phLang {
 	out := make([]phLang, len(kt.fields))
 	for i, f := range kt.fields {
 		out[i].kind = keyKindOf(derefType(f.Type))
+		if kt.typ == types.ScalarAttributeTypeB {
+			out[i].kind = kvString // a binary key's bytes: any text, as far as colliding goes
+		}
 		if info.shard != nil && f == info.shard.field {
 			out[i].shards = info.shard.count
 		}
@@ -304,6 +309,9 @@ func (info *entityInfo) phLangs(kt *keyTemplate) []phLang {
 
 // primaryLangs returns the languages of info's partition and sort key templates.
 func (info *entityInfo) primaryLangs() (pk, sk *keyLang) {
+	if info.sk == nil { // a table keyed by partition alone
+		return newKeyLang(info.pk.tmpl, info.phLangs(info.pk)), nil
+	}
 	return newKeyLang(info.pk.tmpl, info.phLangs(info.pk)), newKeyLang(info.sk.tmpl, info.phLangs(info.sk))
 }
 
@@ -314,6 +322,9 @@ func sharedPrimaryKey(a, b *entityInfo) (pk, sk string, ok bool) {
 	bpk, bsk := b.primaryLangs()
 	if pk, ok = commonKey(apk, bpk); !ok {
 		return "", "", false
+	}
+	if ask == nil || bsk == nil {
+		return pk, "", true
 	}
 	if sk, ok = commonKey(ask, bsk); !ok {
 		return "", "", false
@@ -328,6 +339,11 @@ func (t *Table) checkDisjoint(info, other *entityInfo) error {
 	pk, sk, ok := sharedPrimaryKey(info, other)
 	if !ok {
 		return nil
+	}
+	if info.sk == nil {
+		reason := "key template " + strconv.Quote(info.pk.tmpl.String()) + " collides with " + other.name + "'s " + strconv.Quote(other.pk.tmpl.String()) +
+			": both render " + t.opts.PartitionKey + " " + strconv.Quote(t.keyDisplay(t.opts.PartitionKey, pk)) + ", so a batch write of one would overwrite the other's item; give one of them a distinct static prefix"
+		return &EntityError{Entity: info.name, Field: t.opts.PartitionKey, Reason: reason}
 	}
 	reason := "key templates " + strconv.Quote(info.pk.tmpl.String()) + " / " + strconv.Quote(info.sk.tmpl.String()) +
 		" collide with " + other.name + "'s " + strconv.Quote(other.pk.tmpl.String()) + " / " + strconv.Quote(other.sk.tmpl.String()) +

@@ -12,6 +12,7 @@
 //	keys.go         key templates: parse, render, extract (Template)
 //	tags.go         struct tag parsing
 //	register.go     Register: tags parsed and checked once, key templates bound to T's fields
+//	disjoint.go     the proof that two entities' primary keys never collide (automata product)
 //	render.go       keys rendered from a value; the whole item encoded
 //	validate.go     items checked before sending (sizes, numbers, UTF-8); attribute values compared
 //	entity.go       Entity[T]: the typed surface (Get, Put, Create, Delete, Key, ParseKey)
@@ -39,13 +40,22 @@
 //	sortkey.go      sort key conditions (SKEqual..., SK[T]) and the narrowing by a partial key
 //	cursor.go       cursors: seal, open, check against their query
 //	collection.go   item collections: Table.Query/All, Collection[C], OnUnknown
+//	wire.go         the wire path: reads decoded from the response's JSON (internal/wire)
+//	wire_default.go whether the wire path is the default (the build tag singletable_sdkdecoding)
 //	shard.go        write sharding: shard plans, choosing and locating an item's shard
 //	fanout.go       fan-out reads: QueryShards/AllShards, the merge, the fan-out cursor
 //	consistency.go  index waits (WaitIndexed, WaitFor), RetryOption
 //	backoff.go      Backoff: exponential with full jitter
 //	migrate.go      schema versions, migration on read, write-back of what a migration changed
 //	sweep.go        Sweep: migrating every item eagerly, in segments
+//	sweep_store.go  SweepProgress and SweepStore: a sweep's progress kept in memory or in the table
 //	stream.go       ConsumeStream: a table's stream in order per item
+//	stream_options.go  StreamOption: Leases, Worker, LeaseTiming, FromStream, batch and poll settings
+//	stream_fleet.go the lease leader: takes, renews, balances, hands over and releases shards
+//	stream_shard.go reading one shard: records to the railroad, checkpoints in order
+//	lease.go        Lease, LeaseStore, MemoryStore: the fleet's leases and checkpoints
+//	lease_table.go  TableStore: leases and sweep progress as items of a DynamoDB table
+//	decode.go       Table.Decode and DecodeRecord: items and stream records decoded by type
 //	railroad.go     Railroad: per-key ordered execution
 //	describe.go     Table.Describe: the design built from the registered entities
 //	markdown.go     a Design as Markdown and as a Mermaid key map

@@ -280,7 +280,7 @@ func (e *Entity[T]) Key(v T) (map[string]string, error) {
 		return nil, err
 	}
 	out := map[string]string{}
-	for _, kt := range []*keyTemplate{e.info.pk, e.info.sk} {
+	for _, kt := range e.info.baseTemplates() {
 		s, _, err := kt.render(e.info, sv, false)
 		if err != nil {
 			return nil, err
@@ -296,9 +296,9 @@ func (e *Entity[T]) Key(v T) (map[string]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		for j := range vals {
-			if ok {
-				out[pair[j].attr] = vals[j]
+		for j, kt := range pair {
+			if ok && kt != nil {
+				out[kt.attr] = vals[j]
 			}
 		}
 	}
@@ -311,15 +311,12 @@ func (e *Entity[T]) Key(v T) (map[string]string, error) {
 func (e *Entity[T]) ParseKey(key map[string]string) (T, error) {
 	var v T
 	sv := reflect.ValueOf(&v).Elem()
-	for _, kt := range []*keyTemplate{e.info.pk, e.info.sk} {
+	for _, kt := range e.info.baseTemplates() {
 		s, ok := key[kt.attr]
 		if !ok {
 			return v, &KeyError{Entity: e.info.name, Attribute: kt.attr, Reason: "missing"}
 		}
-		err := kt.tmpl.extract(s, func(name, raw string, f keyFormat) error {
-			fld, _ := e.info.plan.Field(name)
-			return setFromKey(fld, sv, raw, f)
-		})
+		err := kt.parseInto(e.info, s, sv, nil) // projection.go
 		if err != nil {
 			var ke *KeyError
 			if errors.As(err, &ke) {

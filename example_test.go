@@ -247,7 +247,7 @@ func ExampleDesign() {
 // A Railroad runs the tasks of one key one after another, in the order they were
 // submitted, and the tasks of different keys side by side.
 func ExampleRailroad() {
-	rr := singletable.NewRailroad[string](func(o *singletable.RailroadOptions) { o.Concurrency = 4 })
+	rr := singletable.NewRailroad[string](singletable.RailroadOptions{Concurrency: 4})
 	ctx := context.Background()
 
 	var mu sync.Mutex // protects seen

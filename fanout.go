@@ -602,7 +602,7 @@ func (t *Table) encodeFanoutCursor(fq *fanoutQuery) (string, error) {
 		}
 		payload = append(payload, 1+exempt)
 		var err error
-		if payload, err = appendKeyValues(payload, attrs, pos); err != nil {
+		if payload, err = t.appendKeyValues(payload, attrs, pos); err != nil {
 			return "", fmt.Errorf("singletable: cursor: %w", err)
 		}
 	}
@@ -651,12 +651,12 @@ func (t *Table) decodeFanoutCursor(cursor string, fq *fanoutQuery) error {
 		case 2:
 			s.done, s.fetched = true, true
 		case 1:
-			start, after, ok := readKeyValues(rest, attrs)
+			start, after, ok := t.readKeyValues(rest, attrs)
 			if !ok {
 				return fmt.Errorf("%w: truncated", ErrInvalidCursor)
 			}
 			rest = after
-			if start[fq.index.PartitionKey].(*types.AttributeValueMemberS).Value != s.pq.partition {
+			if got, _ := keyText(start[fq.index.PartitionKey]); got != s.pq.partition {
 				return fmt.Errorf("%w: it points into another partition", ErrInvalidCursor)
 			}
 			s.start, s.pos = start, start

@@ -121,7 +121,7 @@ func checkResume(t *testing.T, tbl *Table, name, cursor string, base, pq *prepar
 	t.Helper()
 	got := pq.in
 	got.ExclusiveStartKey = nil
-	if !reflect.DeepEqual(got, base.in) || pq.partition != base.partition || pq.index != base.index {
+	if !reflect.DeepEqual(got, base.in) || pq.partition != base.partition || !reflect.DeepEqual(pq.index, base.index) {
 		t.Fatalf("%s: cursor %q changed the query: %+v, want %+v", name, cursor, got, base.in)
 	}
 	start := pq.in.ExclusiveStartKey

@@ -221,6 +221,7 @@ const (
 	kvInt
 	kvUint
 	kvTime
+	kvBytes // a []byte, only in a binary key's template (keytypes.go)
 )
 
 // keyValueOf converts a value given to the map-based Template methods.
@@ -356,6 +357,8 @@ func (t *Template) appendValueAt(dst []byte, s *segment, v *keyValue) ([]byte, e
 			return strconv.AppendUint(dst, v.u, 10), nil
 		case kvTime:
 			return appendTime(dst, s, fmtTime, 0, &v.t)
+		case kvBytes:
+			return append(dst, v.s...), nil // alone in its template: no delimiter to keep out
 		}
 	case fmtPad:
 		var u uint64

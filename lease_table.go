@@ -104,6 +104,9 @@ func NewTableStore(t *Table) (*TableStore, error) {
 	if t == nil {
 		return nil, fmt.Errorf("singletable: NewTableStore: nil table: %w", ErrInvalidInput)
 	}
+	if !t.stringKeys() { // keytypes.go
+		return nil, fmt.Errorf("singletable: NewTableStore %s: the store keeps its items under string partition and sort keys, and this table has a number, binary or no sort key: use a table of its own: %w", t.name, ErrInvalidInput)
+	}
 	for _, a := range storeAttrs {
 		if _, isKey := t.keys[a]; isKey || a == t.opts.TypeAttribute {
 			return nil, fmt.Errorf("singletable: NewTableStore %s: attribute %q is a key or type attribute of the table: %w", t.name, a, ErrInvalidInput)
@@ -170,14 +173,7 @@ func (s *TableStore) decodeLease(group string, item map[string]types.AttributeVa
 		}
 		return v.Value
 	}
-	num := func(a string) int64 {
-		v, _ := item[a].(*types.AttributeValueMemberN)
-		if v == nil {
-			return 0
-		}
-		n, _ := strconv.ParseInt(v.Value, 10, 64)
-		return n
-	}
+	num := func(a string) int64 { return intAttr(item, a) }
 	l.Shard = str(s.t.opts.SortKey)
 	l.Owner = str(attrOwner)
 	l.Counter = num(attrCounter)
@@ -359,4 +355,15 @@ func (s *TableStore) HandOver(ctx context.Context, l Lease, expires time.Time) (
 	set := []string{bump(&b), b.Name(attrOwner) + " = " + b.S(l.HandOff), b.Name(attrExpires) + " = " + b.Value(expiresAV(expires))}
 	guard := owns(&b, l) + " AND " + b.Name(attrHandOff) + " = " + b.S(l.HandOff)
 	return s.update(ctx, "hand over", l, &b, set, []string{b.Name(attrHandOff)}, guard)
+}
+
+// intAttr is item's number attribute a as an int64; 0 when it is missing, not
+// a number or not an integer (the stores' own items, written by them).
+func intAttr(item map[string]types.AttributeValue, a string) int64 {
+	v, _ := item[a].(*types.AttributeValueMemberN)
+	if v == nil {
+		return 0
+	}
+	n, _ := strconv.ParseInt(v.Value, 10, 64)
+	return n
 }

@@ -345,7 +345,7 @@ func (info *entityInfo) planWriteBack(stored, work map[string]types.AttributeVal
 	}
 	maps.Copy(want, enc)
 	w := &writeRequest{kind: kindWriteBack, info: info, keyStr: t.keyStrings(stored)}
-	w.key = map[string]types.AttributeValue{t.opts.PartitionKey: stored[t.opts.PartitionKey], t.opts.SortKey: stored[t.opts.SortKey]}
+	w.key = t.keyOf(stored)
 	var sets, removes []string
 	skip := func(name string) bool {
 		return name == t.opts.PartitionKey || name == t.opts.SortKey || info.version != nil && name == info.version.Name

@@ -207,6 +207,10 @@ func (c withOptFns) TransactWriteItems(ctx context.Context, in *dynamodb.Transac
 	return withOpts(ctx, c.c.TransactWriteItems, in, c.optFns, f)
 }
 
+func (c withOptFns) TransactGetItems(ctx context.Context, in *dynamodb.TransactGetItemsInput, f ...func(*dynamodb.Options)) (*dynamodb.TransactGetItemsOutput, error) {
+	return withOpts(ctx, c.c.TransactGetItems, in, c.optFns, f)
+}
+
 func (c withOptFns) CreateTable(ctx context.Context, in *dynamodb.CreateTableInput, f ...func(*dynamodb.Options)) (*dynamodb.CreateTableOutput, error) {
 	return withOpts(ctx, c.c.CreateTable, in, c.optFns, f)
 }

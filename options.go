@@ -13,10 +13,11 @@ type getOptions struct {
 	skipExpired bool // SkipExpired (ttl.go)
 }
 
-// ReadOption is an option for both point reads and queries.
+// ReadOption is an option for point reads, queries and scans.
 type ReadOption interface {
 	GetOption
 	QueryOption
+	ScanOption
 }
 
 type consistentOption struct{}
@@ -26,10 +27,13 @@ func (consistentOption) applyQuery(o *queryOptions) error {
 	o.consistent = true
 	return nil
 }
+func (c consistentOption) applyScan(o *queryOptions) error      { return c.applyQuery(o) }
+func (c consistentOption) applyTableScan(o *queryOptions) error { return c.applyQuery(o) }
 
 // Consistent asks for a strongly consistent read (ConsistentRead=true): it sees every
-// write acknowledged before it and costs twice the read capacity. Indexes do not
-// support it; a query on an index with it fails before sending.
+// write acknowledged before it and costs twice the read capacity. Global secondary
+// indexes do not support it; a query or scan of one with it fails before sending
+// (local secondary indexes do: see [WithLocalIndex]).
 func Consistent() ReadOption { return consistentOption{} }
 
 func collectGetOptions(opts []GetOption) getOptions {

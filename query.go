@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -61,6 +60,23 @@ func (f queryFunc) applyQuery(o *queryOptions) error      { return f(o) }
 func (f queryFunc) applyShardQuery(o *queryOptions) error { return f(o) }
 func (f queryFunc) applyCollection(o *queryOptions) error { return f(o) }
 
+// PageOption is an option of every read that pages: every kind of query, and
+// scans ([ScanOption], [TableScanOption]). [On], [Limit], [After], [Filter] and
+// [ReturnCapacity] are PageOptions.
+type PageOption interface {
+	QueryOption
+	ScanOption
+}
+
+// pageFunc is an option for every kind of query and scan.
+type pageFunc func(*queryOptions) error
+
+func (f pageFunc) applyQuery(o *queryOptions) error      { return f(o) }
+func (f pageFunc) applyShardQuery(o *queryOptions) error { return f(o) }
+func (f pageFunc) applyCollection(o *queryOptions) error { return f(o) }
+func (f pageFunc) applyScan(o *queryOptions) error       { return f(o) }
+func (f pageFunc) applyTableScan(o *queryOptions) error  { return f(o) }
+
 // Consistent (entity.go) is a [ReadOption], and so a QueryOption: it applies to
 // every kind of query.
 func (c consistentOption) applyShardQuery(o *queryOptions) error { return c.applyQuery(o) }
@@ -92,11 +108,19 @@ type queryOptions struct {
 	capacity   bool
 	collection bool         // a query of every entity type in the partition
 	unknown    UnknownTypes // what a collection query does with unregistered types
+	unknownSet bool         // OnUnknown was given
 	// Fan-out queries (QueryShards).
 	dayAttr        string
 	dayFrom, dayTo time.Time
 	parallel       int
 	partial        bool
+	// Scans (scan.go) and counts (count.go).
+	segments, segment int  // Segments(total), Segment(i); 0 and 0 when not given
+	segmentSet        bool // Segment was given
+	scan              bool // the call is a scan: no key condition
+	// Projections (projection.go): the attributes to read (ProjectionExpression);
+	// nil reads whole items.
+	project []string
 	// SkipExpired (ttl.go): the filter it adds, built by prepareQuery.
 	skipExpired bool
 	ttlFilter   string
@@ -104,15 +128,15 @@ type queryOptions struct {
 
 // On queries the named global secondary index instead of the base table. Index
 // reads are eventually consistent; combining On with [Consistent] is an error.
-func On(index string) QueryOption {
-	return queryFunc(func(o *queryOptions) error { o.index = index; return nil })
+func On(index string) PageOption {
+	return pageFunc(func(o *queryOptions) error { o.index = index; return nil })
 }
 
 // Limit caps the number of items DynamoDB reads per page (its Limit). Items of other
 // entity types and items removed by a [Filter] count towards it, so a page may hold
 // fewer; the cursor resumes after the last item read.
-func Limit(n int) QueryOption {
-	return queryFunc(func(o *queryOptions) error {
+func Limit(n int) PageOption {
+	return pageFunc(func(o *queryOptions) error {
 		if n <= 0 || n > 1<<31-1 {
 			return fmt.Errorf("Limit(%d): want a positive limit: %w", n, ErrInvalidInput)
 		}
@@ -130,15 +154,15 @@ func Descending() QueryOption {
 // After resumes a query after the page that returned cursor. An empty cursor starts
 // from the beginning. A cursor from another query, or one altered in any way, is
 // rejected with [ErrInvalidCursor] before anything is sent.
-func After(cursor string) QueryOption {
-	return queryFunc(func(o *queryOptions) error { o.cursor = cursor; return nil })
+func After(cursor string) PageOption {
+	return pageFunc(func(o *queryOptions) error { o.cursor = cursor; return nil })
 }
 
 // Filter adds a filter expression, built with the SDK's expression package. DynamoDB
 // applies it after reading, so filtered-out items still cost read capacity and count
 // towards [Limit].
-func Filter(cond expression.ConditionBuilder) QueryOption {
-	return queryFunc(func(o *queryOptions) error { o.filter = andCond(o.filter, cond); return nil })
+func Filter(cond expression.ConditionBuilder) PageOption {
+	return pageFunc(func(o *queryOptions) error { o.filter = andCond(o.filter, cond); return nil })
 }
 
 // Partition gives the partition key value as rendered text, in place of rendering it
@@ -149,8 +173,8 @@ func Partition(value string) QueryOption {
 
 // ReturnCapacity asks DynamoDB for the read capacity each page consumed
 // (ReturnConsumedCapacity=TOTAL); it is reported in [Page.Capacity].
-func ReturnCapacity() QueryOption {
-	return queryFunc(func(o *queryOptions) error { o.capacity = true; return nil })
+func ReturnCapacity() PageOption {
+	return pageFunc(func(o *queryOptions) error { o.capacity = true; return nil })
 }
 
 // Page is one page of a query.
@@ -164,6 +188,13 @@ type Page[T any] struct {
 	Scanned int
 	// Capacity is the read capacity consumed, when [ReturnCapacity] was given.
 	Capacity float64
+	// Partial says the items lack attributes: the page was read through an index
+	// whose projection does not hold every field of the entity (see
+	// [ProjectKeysOnly], [ProjectInclude]), or with a projection ([Entity.Project]).
+	// Fields not read are zero. The library never writes a partial item back (no
+	// migration write-back); do not Put one either: it would erase what was not
+	// read.
+	Partial bool
 }
 
 // preparedQuery is a validated query, ready to run page after page.
@@ -173,7 +204,29 @@ type preparedQuery struct {
 	partition string
 	identity  []byte // what a cursor must match
 	treeRoot  string // with SKTree: items must have this sort key or continue it after the delimiter
+	// partial: items read lack attributes (a projection, or an index that does not
+	// project every field), so they are never written back.
+	partial bool
+	// parseKeys: items may lack the type attribute or key inputs (an index that
+	// does not hold them): they are told apart, and their key inputs filled, from
+	// their primary keys, on the attribute-value path (projection.go).
+	parseKeys bool
+	// scan, when set, makes this a scan (scan.go): Scan is called with it instead
+	// of Query with in.
+	scan *dynamodb.ScanInput
 }
+
+// call names the read's DynamoDB call in messages.
+func (pq *preparedQuery) call() string {
+	if pq.scan != nil {
+		return "Scan"
+	}
+	return "Query"
+}
+
+// full reports whether the query reads whole items from the base table: only
+// those may be written back after a migration.
+func (pq *preparedQuery) full() bool { return pq.index.Name == "" && !pq.partial }
 
 // Query reads one page of the entity's items in one partition (one Query call):
 // the base table's, or with [On] an index's. The partition key is rendered from
@@ -210,26 +263,14 @@ func (e *Entity[T]) All(ctx context.Context, key T, opts ...QueryOption) iter.Se
 	return func(yield func(T, error) bool) {
 		var zero T
 		pq, err := e.prepareQuery(reflect.ValueOf(&key).Elem(), opts)
+		if err == nil && pq.partial {
+			err = e.table.refuseIterPartial("All", e.info.name, pq.index, "page through it with Query (Page.Partial says so), or iterate with Project(...).All (values of type Partial)")
+		}
 		if err != nil {
 			yield(zero, err)
 			return
 		}
-		var start map[string]types.AttributeValue
-		first := true
-		for first || start != nil {
-			first = false
-			page, err := e.queryPage(ctx, pq, start)
-			if err != nil {
-				yield(zero, err)
-				return
-			}
-			for _, it := range page.Items {
-				if !yield(it, nil) {
-					return
-				}
-			}
-			start = page.last
-		}
+		e.pages(ctx, pq, func(v T) bool { return yield(v, nil) }, func(err error) { yield(zero, err) })
 	}
 }
 
@@ -257,8 +298,8 @@ func (t *Table) prepareQuery(info *entityInfo, sv reflect.Value, o *queryOptions
 	if err != nil {
 		return nil, fail("On(%q): %w", o.index, err)
 	}
-	if o.consistent && o.index != "" {
-		return nil, fail("index %s does not support consistent reads (Consistent): %w", o.index, ErrInvalidInput)
+	if o.consistent && o.index != "" && !ix.Local {
+		return nil, fail("global index %s does not support consistent reads (Consistent): %w", o.index, ErrInvalidInput)
 	}
 	if ix.SortKey == "" && o.sk != nil {
 		return nil, fail("index %s has no sort key, so %s does not apply: %w", o.index, skFuncNames[o.sk.op], ErrInvalidInput)
@@ -268,15 +309,16 @@ func (t *Table) prepareQuery(info *entityInfo, sv reflect.Value, o *queryOptions
 		return nil, err
 	}
 	pq := &preparedQuery{index: ix, partition: pv}
+	pq.partial, pq.parseKeys = t.readKind(info, ix, o) // projection.go
 	var b expr.Builder
-	keyCond := b.Name(ix.PartitionKey) + " = " + b.S(pv)
+	keyCond := b.Name(ix.PartitionKey) + " = " + b.Value(t.keyAV(ix.PartitionKey, pv))
 	kind := "*"
 	if info != nil && !o.collection {
 		kind = info.discriminator
 	}
 	pq.identity = []byte(t.name + "\x00" + o.index + "\x00" + kind + "\x00" + pv + "\x00" + strconv.FormatBool(o.desc))
 	if ix.SortKey != "" {
-		sk := skCondition{what: what, attr: ix.SortKey, tmpl: skT, pk: pkT, info: info, asEntity: asEntity, collection: o.collection, delim: t.opts.Delimiter}
+		sk := skCondition{what: what, attr: ix.SortKey, tmpl: skT, pk: pkT, info: info, asEntity: asEntity, collection: o.collection, delim: t.opts.Delimiter, typ: t.keyType(ix.SortKey)}
 		cond, err := pq.sortKeyCondition(&b, sk, sv, o.sk)
 		if err != nil {
 			return nil, err
@@ -318,7 +360,7 @@ func (t *Table) queryTemplates(info *entityInfo, index string) (Index, *keyTempl
 	case index == "":
 		return ix, info.pk, info.sk, nil
 	}
-	pair, ok := info.indexes[index]
+	pair, ok := info.indexPair(index)
 	if !ok {
 		names := make([]string, 0, len(info.indexes))
 		for _, x := range t.opts.Indexes {
@@ -348,14 +390,14 @@ func (t *Table) queryPartition(info *entityInfo, sv reflect.Value, o *queryOptio
 	switch {
 	case o.partition != nil:
 		pv := *o.partition
-		if pv == "" || len(pv) > MaxPartitionKeyBytes || !utf8.ValidString(pv) {
-			return "", fmt.Errorf("singletable: Query %s: Partition(%q): the value must be 1-%d bytes of UTF-8: %w", what, pv, MaxPartitionKeyBytes, ErrInvalidKey)
+		if err := t.checkKeyText(t.partitionAttr(o.index), pv, MaxPartitionKeyBytes); err != nil { // keytypes.go
+			return "", fmt.Errorf("singletable: Query %s: Partition(%q): %w", what, pv, err)
 		}
 		return pv, nil
 	case pkT == nil:
 		return "", fmt.Errorf("singletable: Query %s: no partition value: %w", what, ErrInvalidInput)
 	}
-	if err := info.checkShard(sv); err != nil && o.index == "" {
+	if err := info.checkShard(sv); err != nil && pkT == info.pk {
 		return "", fmt.Errorf("singletable: Query %s: %w (query every shard with QueryShards)", what, err)
 	}
 	pv, _, err := pkT.render(info, sv, false)
@@ -410,6 +452,11 @@ func (t *Table) queryInput(pq *preparedQuery, b *expr.Builder, keyCond string, o
 	if o.capacity {
 		pq.in.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
 	}
+	if len(o.project) > 0 {
+		pq.in.ProjectionExpression = aws.String(projectionExpression(b, o.project)) // projection.go
+		pq.in.ExpressionAttributeNames = b.Names()
+		pq.partial = true
+	}
 	return nil
 }
 
@@ -420,23 +467,22 @@ type pageResult[T any] struct {
 }
 
 func (e *Entity[T]) queryPage(ctx context.Context, pq *preparedQuery, start map[string]types.AttributeValue) (pageResult[T], error) {
-	if tg := e.info.wireTarget(); tg != nil {
+	if tg := e.info.wireTarget(); tg != nil && !pq.parseKeys {
 		return e.queryPageWire(ctx, pq, start, tg) // wire.go
 	}
 	out, meta, err := e.table.fetchPage(ctx, pq, start, e.info.name)
 	if err != nil {
 		return pageResult[T]{}, err
 	}
-	res := pageResult[T]{Page: Page[T]{Items: make([]T, 0, len(out.Items)), Cursor: meta.cursor, Scanned: meta.scanned, Capacity: meta.capacity}, last: out.LastEvaluatedKey}
+	res := pageResult[T]{Page: Page[T]{Items: make([]T, 0, len(out.Items)), Cursor: meta.cursor, Scanned: meta.scanned, Capacity: meta.capacity, Partial: pq.partial}, last: out.LastEvaluatedKey}
 	for _, item := range out.Items {
-		if !e.info.isType(item) {
-			continue
-		}
-		v, err := e.decodeFrom(ctx, item, pq.index.Name)
+		v, ok, err := e.decodeRead(ctx, pq, item) // projection.go
 		if err != nil {
-			return pageResult[T]{}, fmt.Errorf("singletable: Query %s: %w", e.info.name, err)
+			return pageResult[T]{}, fmt.Errorf("singletable: %s %s: %w", pq.call(), e.info.name, err)
 		}
-		res.Items = append(res.Items, v)
+		if ok {
+			res.Items = append(res.Items, v)
+		}
 	}
 	return res, nil
 }
@@ -450,13 +496,9 @@ type pageMeta struct {
 
 // fetchPage runs one Query call of a prepared query, starting after start.
 func (t *Table) fetchPage(ctx context.Context, pq *preparedQuery, start map[string]types.AttributeValue, what string) (*dynamodb.QueryOutput, pageMeta, error) {
-	in := pq.in // a copy: the prepared input is never mutated
-	if start != nil {
-		in.ExclusiveStartKey = start
-	}
-	out, err := t.client.Query(ctx, &in)
+	out, err := t.send(ctx, pq, start)
 	if err != nil {
-		return nil, pageMeta{}, fmt.Errorf("singletable: Query %s: %w", what, err)
+		return nil, pageMeta{}, fmt.Errorf("singletable: %s %s: %w", pq.call(), what, err)
 	}
 	if pq.treeRoot != "" {
 		out.Items = t.keepTree(out.Items, pq)
@@ -466,6 +508,28 @@ func (t *Table) fetchPage(ctx context.Context, pq *preparedQuery, start map[stri
 		return nil, pageMeta{}, err
 	}
 	return out, meta, nil
+}
+
+// send calls Query, or Scan for a scan (scan.go), once for a prepared read,
+// starting after start. A Scan's output is returned as a QueryOutput: the two
+// carry the same members.
+func (t *Table) send(ctx context.Context, pq *preparedQuery, start map[string]types.AttributeValue, optFns ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
+	if pq.scan != nil {
+		in := *pq.scan // a copy: the prepared input is never mutated
+		if start != nil {
+			in.ExclusiveStartKey = start
+		}
+		out, err := t.client.Scan(ctx, &in, optFns...)
+		if err != nil {
+			return nil, err
+		}
+		return &dynamodb.QueryOutput{Items: out.Items, Count: out.Count, ScannedCount: out.ScannedCount, LastEvaluatedKey: out.LastEvaluatedKey, ConsumedCapacity: out.ConsumedCapacity, ResultMetadata: out.ResultMetadata}, nil
+	}
+	in := pq.in // a copy: the prepared input is never mutated
+	if start != nil {
+		in.ExclusiveStartKey = start
+	}
+	return t.client.Query(ctx, &in, optFns...)
 }
 
 // pageMeta is what a page's output says beyond its items: its cursor, the items
@@ -478,7 +542,7 @@ func (t *Table) pageMeta(pq *preparedQuery, out *dynamodb.QueryOutput, what stri
 	if len(out.LastEvaluatedKey) > 0 {
 		c, err := t.encodeCursor(pq, out.LastEvaluatedKey)
 		if err != nil {
-			return pageMeta{}, fmt.Errorf("singletable: Query %s: %w", what, err)
+			return pageMeta{}, fmt.Errorf("singletable: %s %s: %w", pq.call(), what, err)
 		}
 		meta.cursor = c
 	}

@@ -129,13 +129,33 @@ type waiter[K comparable] struct {
 	global bool       // holds a slot on its rail and waits in Railroad.waiting
 }
 
-// NewRailroad returns an empty railroad for keys of type K. It starts no
-// goroutine: workers start with the first task and end when there is nothing
-// left to run.
-func NewRailroad[K comparable](opts ...func(*RailroadOptions)) *Railroad[K] {
+// RailroadOption configures [NewRailroad]. [RailroadOptions] is one: its
+// non-zero fields are applied.
+type RailroadOption interface {
+	applyRailroad(*RailroadOptions)
+}
+
+// applyRailroad sets the fields of dst that o sets (non-zero).
+func (o RailroadOptions) applyRailroad(dst *RailroadOptions) {
+	if o.Concurrency != 0 {
+		dst.Concurrency = o.Concurrency
+	}
+	if o.QueueSize != 0 {
+		dst.QueueSize = o.QueueSize
+	}
+	if o.MaxPending != 0 {
+		dst.MaxPending = o.MaxPending
+	}
+}
+
+// NewRailroad returns an empty railroad for keys of type K, configured by
+// opts (e.g. RailroadOptions{Concurrency: 8}; zero fields take the defaults).
+// It starts no goroutine: workers start with the first task and end when there
+// is nothing left to run.
+func NewRailroad[K comparable](opts ...RailroadOption) *Railroad[K] {
 	var o RailroadOptions
-	for _, f := range opts {
-		f(&o)
+	for _, opt := range opts {
+		opt.applyRailroad(&o)
 	}
 	return &Railroad[K]{opts: o.withDefaults(), rails: map[K]*rail[K]{}}
 }

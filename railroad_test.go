@@ -29,10 +29,8 @@ func noLeaks(t *testing.T, opts ...goleak.Option) {
 	t.Cleanup(func() { goleak.VerifyNone(t, opts...) })
 }
 
-func railroadOpts(concurrency, queue, pending int) func(*RailroadOptions) {
-	return func(o *RailroadOptions) {
-		o.Concurrency, o.QueueSize, o.MaxPending = concurrency, queue, pending
-	}
+func railroadOpts(concurrency, queue, pending int) RailroadOptions {
+	return RailroadOptions{Concurrency: concurrency, QueueSize: queue, MaxPending: pending}
 }
 
 // eventually waits up to five seconds for cond.

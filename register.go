@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"github.com/singletable/singletable/internal/codec"
 	"github.com/singletable/singletable/internal/expr"
 )
@@ -172,18 +174,29 @@ func (info *entityInfo) bindKeys(templates map[string]string) error {
 	if info.sk, err = info.bind(templates, t.opts.SortKey, "", false, MaxSortKeyBytes); err != nil {
 		return err
 	}
-	if info.pk == nil || info.sk == nil {
+	if info.pk == nil || info.sk == nil && !t.opts.NoSortKey {
 		missing := t.opts.PartitionKey
 		if info.pk != nil {
 			missing = t.opts.SortKey
 		}
 		return &EntityError{Entity: info.name, Field: missing, Reason: "missing template for base key attribute " + missing}
 	}
-	info.all = append(info.all, info.pk, info.sk)
-	for _, f := range append(slices.Clone(info.pk.fields), info.sk.fields...) {
+	info.all = append(info.all, info.pk)
+	inputs := slices.Clone(info.pk.fields)
+	if info.sk != nil { // a table keyed by partition alone has none
+		info.all = append(info.all, info.sk)
+		inputs = append(inputs, info.sk.fields...)
+	}
+	for _, f := range inputs {
 		info.baseInputs[f.Name] = true
 	}
 	for _, ix := range t.opts.Indexes {
+		if ix.Local {
+			if err := info.bindLocal(templates, ix); err != nil { // indexes.go
+				return err
+			}
+			continue
+		}
 		p, err := info.bind(templates, ix.PartitionKey, ix.Name, true, MaxPartitionKeyBytes)
 		if err != nil {
 			return err
@@ -230,12 +243,15 @@ func (info *entityInfo) bind(templates map[string]string, attr, index string, pa
 		if seg.name == "" {
 			continue
 		}
-		f, err := info.placeholderField(text, attr, seg)
+		f, err := info.placeholderField(text, attr, seg, info.table.keyType(attr) == types.ScalarAttributeTypeB)
 		if err != nil {
 			return nil, err
 		}
 		kt.fields = append(kt.fields, f)
 		kt.access = append(kt.access, keyAccessOf(f))
+	}
+	if err := info.checkTypedTemplate(kt); err != nil { // keytypes.go
+		return nil, err
 	}
 	kt.compileDirect()
 	return kt, nil
@@ -243,7 +259,7 @@ func (info *entityInfo) bind(templates map[string]string, attr, index string, pa
 
 // placeholderField finds the field a placeholder names and checks that its type
 // fits the placeholder's format (a plain time placeholder takes the time format).
-func (info *entityInfo) placeholderField(text, attr string, seg *segment) (*codec.Field, error) {
+func (info *entityInfo) placeholderField(text, attr string, seg *segment, binary bool) (*codec.Field, error) {
 	f, ok := info.plan.Field(seg.name)
 	if !ok {
 		return nil, &EntityError{Entity: info.name, Field: attr, Reason: "template " + strconv.Quote(text) + " names {" + seg.name + "}, which is not a stored attribute of " + info.name + info.suggestAttr(seg.name)}
@@ -251,6 +267,9 @@ func (info *entityInfo) placeholderField(text, attr string, seg *segment) (*code
 	base := f.Type
 	if base.Kind() == reflect.Pointer {
 		base = base.Elem()
+	}
+	if binary && isBytes(base) {
+		return f, nil // a binary key's input: checkTypedTemplate checks the rest
 	}
 	kind := keyKindOf(base)
 	switch {

@@ -22,6 +22,7 @@ type keyTemplate struct {
 	fields    []*codec.Field // per placeholder, in order
 	access    []keyAccess    // per placeholder: how to read its field
 	maxBytes  int
+	typ       types.ScalarAttributeType // N or B for a number or binary key (keytypes.go); "" for a string
 	// When every placeholder's field can be read without reflect, direct holds
 	// the template as steps for renderDirect, and tail its closing literal text.
 	direct []directStep
@@ -175,6 +176,10 @@ func keyValueOfReflect(fv reflect.Value) keyValue {
 	case reflect.Struct:
 		if tm, ok := reflect.TypeAssert[time.Time](fv); ok && !tm.IsZero() {
 			return keyValue{kind: kvTime, t: tm}
+		}
+	case reflect.Slice:
+		if fv.Type().Elem().Kind() == reflect.Uint8 && fv.Len() > 0 { // a binary key's input (keytypes.go)
+			return keyValue{kind: kvBytes, s: string(fv.Bytes())}
 		}
 	}
 	return keyValue{}
@@ -380,6 +385,9 @@ func (info *entityInfo) primaryKeyAV(sv reflect.Value) (map[string]types.Attribu
 	if err != nil {
 		return nil, err
 	}
+	if info.pk.typ != "" || info.sk == nil || info.sk.typ != "" {
+		return info.typedKeyAV(sv, pk) // keytypes.go
+	}
 	sk, _, err := info.sk.render(info, sv, false)
 	if err != nil {
 		return nil, err
@@ -410,6 +418,10 @@ func (info *entityInfo) encodeItem(sv reflect.Value) (map[string]types.Attribute
 			if err != nil {
 				return nil, err
 			}
+			if kt.typ != "" { // a number or binary key (keytypes.go)
+				item[kt.attr] = info.table.keyAV(kt.attr, v)
+				continue
+			}
 			base[0].Value = v
 			item[kt.attr] = &base[0]
 			base = base[1:]
@@ -420,13 +432,13 @@ func (info *entityInfo) encodeItem(sv reflect.Value) (map[string]types.Attribute
 		if err != nil {
 			return nil, err
 		}
-		if ok {
-			for j, v := range vals {
-				item[pair[j].attr] = &types.AttributeValueMemberS{Value: v}
+		for j, pt := range pair {
+			if ok && pt != nil {
+				item[pt.attr] = info.table.keyAV(pt.attr, vals[j])
 			}
 		}
-		if pair[1] != nil {
-			i++ // the pair's sort key was handled with its partition key
+		if pair[0] != nil && pair[1] != nil {
+			i++ // the pair's sort key was handled with its partition key (a local index has only its sort key in all)
 		}
 	}
 	item[info.table.opts.TypeAttribute] = &avs[2]
@@ -440,32 +452,38 @@ func (info *entityInfo) encodeItem(sv reflect.Value) (map[string]types.Attribute
 // renderIndex renders an index's key pair, each key with render (which renders a
 // prefix). ok is false (and nothing is an error) when an input is missing: the
 // item is left out of the index.
-func (info *entityInfo) renderIndex(pair [2]*keyTemplate, render func(kt *keyTemplate) (string, bool, error)) ([]string, bool, error) {
-	vals := make([]string, 0, 2)
-	for _, kt := range pair {
+func (info *entityInfo) renderIndex(pair [2]*keyTemplate, render func(kt *keyTemplate) (string, bool, error)) ([2]string, bool, error) {
+	var vals [2]string // as pair: a nil template (a local index's partition key, an index without sort key) has ""
+	for j, kt := range pair {
 		if kt == nil {
 			continue
 		}
 		v, complete, err := render(kt)
 		if err != nil {
-			return nil, false, err
+			return vals, false, err
 		}
 		if !complete {
-			return nil, false, nil
+			return vals, false, nil
 		}
-		vals = append(vals, v)
+		vals[j] = v
 	}
 	return vals, true, nil
 }
 
 // decode decodes an item into a T, refusing items of another type, migrating (and
 
-// keyStrings returns an item's primary key as strings, for messages.
+// keyStrings returns an item's primary key as strings, for messages: a number's
+// digits, a binary's bytes in hex.
 func (t *Table) keyStrings(item map[string]types.AttributeValue) map[string]string {
 	key := map[string]string{}
-	for _, a := range []string{t.opts.PartitionKey, t.opts.SortKey} {
-		if s, ok := item[a].(*types.AttributeValueMemberS); ok {
-			key[a] = s.Value
+	for _, a := range t.baseKeyAttrs() {
+		switch v := item[a].(type) {
+		case *types.AttributeValueMemberS:
+			key[a] = v.Value
+		case *types.AttributeValueMemberN:
+			key[a] = v.Value
+		case *types.AttributeValueMemberB:
+			key[a] = t.keyDisplay(a, string(v.Value))
 		}
 	}
 	return key

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"github.com/singletable/singletable/internal/codec"
 	"github.com/singletable/singletable/internal/expr"
 )
@@ -146,6 +148,29 @@ type skCondition struct {
 	asEntity   func(any) (reflect.Value, bool)
 	collection bool // a query of every type in the partition: no default prefix
 	delim      byte
+	typ        types.ScalarAttributeType // the sort key's type: S (or ""), N or B (keytypes.go)
+}
+
+// val is the placeholder of a sort key value given as text, of the key's type.
+func (k skCondition) val(b *expr.Builder, text string) string {
+	switch k.typ {
+	case types.ScalarAttributeTypeN:
+		return b.Value(&types.AttributeValueMemberN{Value: text})
+	case types.ScalarAttributeTypeB:
+		return b.Value(&types.AttributeValueMemberB{Value: []byte(text)})
+	}
+	return b.S(text)
+}
+
+// numeric reports whether the sort key holds numbers.
+func (k skCondition) numeric() bool { return k.typ == types.ScalarAttributeTypeN }
+
+// less compares two sort key values as DynamoDB orders them.
+func (k skCondition) greater(a, b string) bool {
+	if k.numeric() {
+		return compareNumberText(a, b) > 0
+	}
+	return a > b
 }
 
 // sortInput is a placeholder's input in a sort key condition or a query's key
@@ -187,7 +212,7 @@ func (k skCondition) narrowed(sv reflect.Value) (*skCond, error) {
 	c := &skCond{op: skBeginsWith, values: [2]any{s}}
 	switch {
 	case !complete:
-	case k.collection:
+	case k.collection && (k.typ == "" || k.typ == types.ScalarAttributeTypeS):
 		c.op = skTree
 	default:
 		c.op = skEqual
@@ -217,7 +242,7 @@ func (k skCondition) build(b *expr.Builder, c *skCond) (string, string, error) {
 			return "", "", nil
 		}
 		p := k.tmpl.tmpl.StaticPrefix()
-		if p == "" {
+		if p == "" || k.typ == types.ScalarAttributeTypeN {
 			return "", "", nil
 		}
 		return "begins_with(" + b.Name(k.attr) + ", " + b.S(p) + ")", "\x00^" + p, nil
@@ -225,6 +250,9 @@ func (k skCondition) build(b *expr.Builder, c *skCond) (string, string, error) {
 	name := b.Name(k.attr)
 	var lo, hi string
 	var err error
+	if k.numeric() && (c.op == skBeginsWith || c.op == skTree) {
+		return "", "", fmt.Errorf("singletable: Query %s: %s: %s holds numbers, which have no prefixes: use SKEqual, SKBetween or a comparison: %w", k.what, skFuncNames[c.op], k.attr, ErrInvalidInput)
+	}
 	switch c.op {
 	case skBetween:
 		if lo, err = k.render(c.values[0], c.op, false); err != nil {
@@ -233,15 +261,15 @@ func (k skCondition) build(b *expr.Builder, c *skCond) (string, string, error) {
 		if hi, err = k.render(c.values[1], c.op, true); err != nil {
 			return "", "", err
 		}
-		if lo > hi {
+		if k.greater(lo, hi) {
 			return "", "", fmt.Errorf("singletable: Query %s: SKBetween bounds %q > %q: %w", k.what, lo, hi, ErrInvalidInput)
 		}
-		return name + " BETWEEN " + b.S(lo) + " AND " + b.S(hi), "\x00B" + lo + "\x00" + hi, nil
+		return name + " BETWEEN " + k.val(b, lo) + " AND " + k.val(b, hi), "\x00B" + lo + "\x00" + hi, nil
 	case skBeginsWith:
 		if lo, err = k.render(c.values[0], c.op, false); err != nil {
 			return "", "", err
 		}
-		return "begins_with(" + name + ", " + b.S(lo) + ")", "\x00^" + lo, nil
+		return "begins_with(" + name + ", " + k.val(b, lo) + ")", "\x00^" + lo, nil
 	case skTree:
 		if lo, err = k.render(c.values[0], c.op, false); err != nil {
 			return "", "", err
@@ -254,7 +282,7 @@ func (k skCondition) build(b *expr.Builder, c *skCond) (string, string, error) {
 			return "", "", err
 		}
 		op := skOpNames[c.op]
-		return name + " " + op + " " + b.S(lo), "\x00" + op + lo, nil
+		return name + " " + op + " " + k.val(b, lo), "\x00" + op + lo, nil
 	}
 }
 
@@ -284,7 +312,7 @@ func (k skCondition) render(v any, op skOp, upper bool) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if !complete && (op == skEqual || op == skTree) {
+	if !complete && (op == skEqual || op == skTree || k.typ == types.ScalarAttributeTypeN || k.typ == types.ScalarAttributeTypeB) {
 		f := skT.fields[max(missing, 0)]
 		return "", fmt.Errorf("singletable: Query %s: %s needs every input of %s %q, and %s is unset (a zero number counts as unset here: give the rendered key as a string to match a zero): %w",
 			k.what, skFuncNames[op], skT.attr, skT.tmpl.String(), fieldLabel(k.info.name, f), ErrInvalidKey)
@@ -300,11 +328,14 @@ func (k skCondition) render(v any, op skOp, upper bool) (string, error) {
 // prefix (SKBeginsWith) one it could begin with: anything else matches none of the
 // entity's items.
 func (k skCondition) text(s string, op skOp) (string, error) {
-	if s == "" || len(s) > MaxSortKeyBytes || !utf8.ValidString(s) {
+	switch {
+	case k.typ == types.ScalarAttributeTypeN && !isNumberText(s):
+		return "", fmt.Errorf("singletable: Query %s: %s(%q): %s holds numbers, and this is not one: %w", k.what, skFuncNames[op], s, k.attr, ErrInvalidKey)
+	case s == "" || len(s) > MaxSortKeyBytes || k.typ != types.ScalarAttributeTypeB && !utf8.ValidString(s):
 		return "", fmt.Errorf("singletable: Query %s: %s(%q): a sort key value must be 1-%d bytes of UTF-8: %w", k.what, skFuncNames[op], s, MaxSortKeyBytes, ErrInvalidKey)
 	}
-	if k.collection || k.tmpl == nil {
-		return s, nil
+	if k.collection || k.tmpl == nil || k.tmpl.typ != "" {
+		return s, nil // a number or binary key is its one input: any value of its type
 	}
 	tmpl := k.tmpl.tmpl
 	switch op {

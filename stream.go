@@ -276,7 +276,7 @@ func (c *consumer) run(parent context.Context) error {
 	ctx, cancel := context.WithCancelCause(parent)
 	defer cancel(nil)
 	c.cancel = cancel
-	c.rr = NewRailroad[string](func(o *RailroadOptions) { *o = c.o.railroad })
+	c.rr = NewRailroad[string](c.o.railroad)
 
 	l := newLeader(c)
 	if err := l.lead(ctx); err != nil {

@@ -277,13 +277,27 @@ func (l *leader) adopt(ctx context.Context, leases []Lease, now time.Time) {
 // balance takes free and expired leases, up to this worker's share, and when
 // there are none asks the busiest worker for one.
 func (l *leader) balance(ctx context.Context, leases []Lease, now time.Time) {
-	c := l.c
-	me := c.o.worker
+	byShard, ready := readyLeases(leases)
+	mine, free, counts := l.tally(ready, now)
+	workers := len(counts) + 1
+	target := (len(ready) + workers - 1) / workers
+	switch {
+	case mine >= target:
+	case len(free) > 0:
+		l.takeFree(ctx, free, mine, target, now)
+	default:
+		l.askBusiest(ctx, byShard, ready, counts, mine, now)
+	}
+}
+
+// readyLeases indexes leases by shard and returns those that can be read now:
+// unfinished, with every parent finished (or gone).
+func readyLeases(leases []Lease) (map[string]Lease, []Lease) {
 	byShard := make(map[string]Lease, len(leases))
 	for _, x := range leases {
 		byShard[x.Shard] = x
 	}
-	var ready, free []Lease
+	var ready []Lease
 	for _, x := range leases {
 		if x.Finished {
 			continue
@@ -293,45 +307,56 @@ func (l *leader) balance(ctx context.Context, leases []Lease, now time.Time) {
 			ready = append(ready, x)
 		}
 	}
-	counts := map[string]int{} // ready leases by live owner other than us
-	mine := 0
+	return byShard, ready
+}
+
+// tally counts the ready leases this worker holds, lists those free or
+// expired, and counts the others by live owner.
+func (l *leader) tally(ready []Lease, now time.Time) (mine int, free []Lease, counts map[string]int) {
+	counts = map[string]int{}
 	for _, x := range ready {
 		if h, ok := l.held[x.Shard]; ok && !h.dropped {
 			mine++
 			continue
 		}
 		switch {
-		case x.Owner == me: // adopt's to take up
+		case x.Owner == l.c.o.worker: // adopt's to take up
 		case l.expired(x, now):
 			free = append(free, x)
 		default:
 			counts[x.Owner]++
 		}
 	}
-	workers := len(counts) + 1
-	target := (len(ready) + workers - 1) / workers
-	if mine >= target {
-		return
-	}
-	if len(free) > 0 {
-		rand.Shuffle(len(free), func(i, j int) { free[i], free[j] = free[j], free[i] })
-		slices.SortStableFunc(free, func(a, b Lease) int { return cmp.Compare(ownedRank(a), ownedRank(b)) }) // free before expired
-		for _, x := range free {
-			if mine >= target {
-				break
-			}
-			if _, ok := l.held[x.Shard]; ok {
-				continue // dropped, and its reader not yet done
-			}
-			y, err := c.o.leases.TakeLease(ctx, x, me, now.Add(c.o.leaseDuration))
-			if err != nil {
-				continue // another worker took it first, or a failed call
-			}
-			l.hold(y, now)
-			mine++
+	return mine, free, counts
+}
+
+// takeFree takes free leases, then expired ones, in random order, until this
+// worker holds target.
+func (l *leader) takeFree(ctx context.Context, free []Lease, mine, target int, now time.Time) {
+	c := l.c
+	rand.Shuffle(len(free), func(i, j int) { free[i], free[j] = free[j], free[i] })
+	slices.SortStableFunc(free, func(a, b Lease) int { return cmp.Compare(ownedRank(a), ownedRank(b)) }) // free before expired
+	for _, x := range free {
+		if mine >= target {
+			break
 		}
-		return
+		if _, ok := l.held[x.Shard]; ok {
+			continue // dropped, and its reader not yet done
+		}
+		y, err := c.o.leases.TakeLease(ctx, x, c.o.worker, now.Add(c.o.leaseDuration))
+		if err != nil {
+			continue // another worker took it first, or a failed call
+		}
+		l.hold(y, now)
+		mine++
 	}
+}
+
+// askBusiest asks the worker holding the most ready leases to hand one over,
+// when that would make the shares more even and no ask is pending.
+func (l *leader) askBusiest(ctx context.Context, byShard map[string]Lease, ready []Lease, counts map[string]int, mine int, now time.Time) {
+	c := l.c
+	me := c.o.worker
 	if l.asked != "" {
 		x, ok := byShard[l.asked]
 		if ok && !x.Finished && x.HandOff == me && now.Sub(l.askedAt) < 2*c.o.leaseDuration {

@@ -139,63 +139,9 @@ func (c *consumer) shard(readCtx, taskCtx context.Context, h *held) shardResult 
 		defer close(pending)
 		readErr <- c.read(readCtx, taskCtx, h, positionOf(l.Checkpoint), pending)
 	}()
-
-	// done is the checkpoint: the sequence number of the last record such that
-	// it and every record before it have been handled.
-	saved, done := l.Checkpoint, l.Checkpoint
-	lost := false
-	save := func(ctx context.Context, seq string, finished bool) error {
-		err := c.checkpoint(ctx, h, seq, finished)
-		if errors.Is(err, ErrLeaseLost) {
-			lost = true
-			h.stopTasks(ErrLeaseLost)
-			h.stopRead(ErrLeaseLost)
-			return nil
-		}
-		if err == nil {
-			saved = seq
-		}
-		return err
-	}
-	tick := time.NewTicker(c.o.checkpointInterval)
-	defer tick.Stop()
-	maybeSave := func() error {
-		if done == saved || lost {
-			return nil
-		}
-		if err := save(taskCtx, done, false); err != nil && taskCtx.Err() == nil {
-			return err
-		}
-		return nil // when the shard is stopping, the final save below retries
-	}
-
-	var failed error // why handling stopped before the reader did
-loop:
-	for failed == nil {
-		select {
-		case in, ok := <-pending:
-			if !ok {
-				break loop
-			}
-			for in.errc != nil && failed == nil {
-				select {
-				case err := <-in.errc:
-					if err != nil {
-						failed = err // the handler stopped the run, or the shard was stopping
-						continue loop
-					}
-					in.errc = nil
-				case <-tick.C:
-					failed = maybeSave()
-				}
-			}
-			if failed == nil {
-				done = in.seq
-			}
-		case <-tick.C:
-			failed = maybeSave()
-		}
-	}
+	r := &shardRun{c: c, h: h, taskCtx: taskCtx, saved: l.Checkpoint, done: l.Checkpoint, tick: time.NewTicker(c.o.checkpointInterval)}
+	defer r.tick.Stop()
+	failed := r.handle(pending)
 	if failed != nil && taskCtx.Err() == nil {
 		c.fail(failed) // a task error has stopped the run already; a save error has not
 	}
@@ -204,18 +150,104 @@ loop:
 		for range pending { // the reader stops once readCtx has ended
 		}
 	}
-	rerr := <-readErr
-	if lost || errors.Is(rerr, ErrLeaseLost) || errors.Is(context.Cause(taskCtx), ErrLeaseLost) {
+	return r.finish(readCtx, failed, <-readErr)
+}
+
+// shardRun is the checkpointing state of one reading of a shard.
+type shardRun struct {
+	c       *consumer
+	h       *held
+	taskCtx context.Context
+	tick    *time.Ticker
+	// done is the checkpoint: the sequence number of the last record such that
+	// it and every record before it have been handled; saved is the one written.
+	saved, done string
+	lost        bool // a lease write was refused
+}
+
+// save writes seq as the checkpoint (finished: and marks the shard finished).
+// A refused write stops the shard (lost) and is not an error.
+func (r *shardRun) save(ctx context.Context, seq string, finished bool) error {
+	err := r.c.checkpoint(ctx, r.h, seq, finished)
+	if errors.Is(err, ErrLeaseLost) {
+		r.lost = true
+		r.h.stopTasks(ErrLeaseLost)
+		r.h.stopRead(ErrLeaseLost)
+		return nil
+	}
+	if err == nil {
+		r.saved = seq
+	}
+	return err
+}
+
+// maybeSave writes the checkpoint if it moved on; an error only while the
+// shard is not stopping (then the final save retries).
+func (r *shardRun) maybeSave() error {
+	if r.done == r.saved || r.lost {
+		return nil
+	}
+	if err := r.save(r.taskCtx, r.done, false); err != nil && r.taskCtx.Err() == nil {
+		return err
+	}
+	return nil
+}
+
+// handle waits for the records in pending to be handled, in order, moving
+// the checkpoint on and saving it at each tick, until pending closes or
+// handling fails; it returns why it stopped early.
+func (r *shardRun) handle(pending <-chan inflight) error {
+	for {
+		select {
+		case in, ok := <-pending:
+			if !ok {
+				return nil
+			}
+			if err := r.await(in); err != nil {
+				return err
+			}
+			r.done = in.seq
+		case <-r.tick.C:
+			if err := r.maybeSave(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// await waits for in's handler, saving the checkpoint at each tick meanwhile.
+func (r *shardRun) await(in inflight) error {
+	for in.errc != nil {
+		select {
+		case err := <-in.errc:
+			if err != nil {
+				return err // the handler stopped the run, or the shard was stopping
+			}
+			in.errc = nil
+		case <-r.tick.C:
+			if err := r.maybeSave(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// finish writes the last checkpoint once reading has stopped (rerr is the
+// reader's error) and, when the shard was read to its end, marks it finished.
+func (r *shardRun) finish(readCtx context.Context, failed, rerr error) shardResult {
+	c := r.c
+	if r.lost || errors.Is(rerr, ErrLeaseLost) || errors.Is(context.Cause(r.taskCtx), ErrLeaseLost) {
 		return shardLost // nothing more can be written to the lease
 	}
-	final, cancel := context.WithTimeout(context.WithoutCancel(taskCtx), finalSaveTimeout)
+	final, cancel := context.WithTimeout(context.WithoutCancel(r.taskCtx), finalSaveTimeout)
 	defer cancel()
-	if done != saved {
-		if err := save(final, done, false); err != nil {
+	if r.done != r.saved {
+		if err := r.save(final, r.done, false); err != nil {
 			c.fail(err)
 			return shardStopped
 		}
-		if lost {
+		if r.lost {
 			return shardLost
 		}
 	}
@@ -225,11 +257,11 @@ loop:
 		}
 		return shardStopped
 	}
-	if err := save(final, done, true); err != nil {
+	if err := r.save(final, r.done, true); err != nil {
 		c.fail(err)
 		return shardStopped
 	}
-	if lost {
+	if r.lost {
 		return shardLost
 	}
 	return shardFinished

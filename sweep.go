@@ -41,15 +41,10 @@ type sweepOptions struct {
 // of one partition key are all in one segment, so a table of few partitions
 // keeps most segments idle. Every worker of a split sweep must give the same
 // total, and progress is kept per segment of a total: resume with the same.
-func Segments(total int) SweepOption {
-	return sweepFunc(func(o *sweepOptions) error {
-		if total < 1 || total > 1000000 {
-			return fmt.Errorf("Segments(%d): want 1 to 1,000,000: %w", total, ErrInvalidInput)
-		}
-		o.total = total
-		return nil
-	})
-}
+//
+// Segments is also a [ScanOption]: with [Segment] it makes a scan read one
+// segment of a parallel scan (see [Entity.Scan]).
+func Segments(total int) SegmentOption { return segmentsOption(total) }
 
 // SegmentRange sweeps only the segments from to to-1 of the total, so that N
 // workers can each take a share: with Segments(8), one worker takes
@@ -67,8 +62,10 @@ func SegmentRange(from, to int) SweepOption {
 	})
 }
 
-// Segment sweeps segment i only: SegmentRange(i, i+1).
-func Segment(i int) SweepOption { return SegmentRange(i, i+1) }
+// Segment sweeps segment i only: SegmentRange(i, i+1). It is also a
+// [ScanOption]: the segment of a parallel scan this call reads (see
+// [Entity.Scan]).
+func Segment(i int) SegmentOption { return segmentOption(i) }
 
 // SweepRate caps the items migrated per second by this call, across its
 // segments; default no cap. A fleet of N workers each with SweepRate(r) writes
@@ -339,7 +336,7 @@ func (s *sweeper[T]) segment(ctx context.Context, i int) error {
 					prog.Seen += int64(n)
 					prog.Migrated, prog.Lost, prog.Failed = prog.Migrated+migrated, prog.Lost+lost, prog.Failed+failed
 					last := out.Items[n-1]
-					key := map[string]types.AttributeValue{t.opts.PartitionKey: last[t.opts.PartitionKey], t.opts.SortKey: last[t.opts.SortKey]}
+					key := t.keyOf(last)
 					if cur, cerr := t.encodeScanCursor(key); cerr == nil {
 						prog.Cursor = cur
 						save, cancel := context.WithTimeout(context.WithoutCancel(ctx), sweepSaveTimeout)

@@ -112,14 +112,7 @@ func (s *TableStore) LoadSweep(ctx context.Context, entity string, segment, tota
 	if typ, _ := item[s.t.opts.TypeAttribute].(*types.AttributeValueMemberS); typ == nil || typ.Value != sweepType {
 		return p, fmt.Errorf("singletable: sweep %s segment %d/%d: the item at its key is not sweep progress: %w", entity, segment, total, ErrTypeMismatch)
 	}
-	num := func(a string) int64 {
-		v, _ := item[a].(*types.AttributeValueMemberN)
-		if v == nil {
-			return 0
-		}
-		n, _ := strconv.ParseInt(v.Value, 10, 64)
-		return n
-	}
+	num := func(a string) int64 { return intAttr(item, a) }
 	if c, ok := item[attrCursor].(*types.AttributeValueMemberS); ok {
 		p.Cursor = c.Value
 	}

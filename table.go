@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -33,6 +34,7 @@ type Client interface {
 	BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error)
 	BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error)
 	TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, optFns ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error)
+	TransactGetItems(ctx context.Context, in *dynamodb.TransactGetItemsInput, optFns ...func(*dynamodb.Options)) (*dynamodb.TransactGetItemsOutput, error)
 	CreateTable(ctx context.Context, in *dynamodb.CreateTableInput, optFns ...func(*dynamodb.Options)) (*dynamodb.CreateTableOutput, error)
 	DeleteTable(ctx context.Context, in *dynamodb.DeleteTableInput, optFns ...func(*dynamodb.Options)) (*dynamodb.DeleteTableOutput, error)
 	DescribeTable(ctx context.Context, in *dynamodb.DescribeTableInput, optFns ...func(*dynamodb.Options)) (*dynamodb.DescribeTableOutput, error)
@@ -40,19 +42,32 @@ type Client interface {
 
 var _ Client = (*dynamodb.Client)(nil)
 
-// Index describes a global secondary index: its name and its key attribute names.
-// SortKey may be empty for an index keyed by partition only.
+// Index describes a secondary index: its name and its key attribute names.
+// SortKey may be empty for a global index keyed by partition only.
 type Index struct {
 	Name         string
 	PartitionKey string
 	SortKey      string
+	// Local marks a local secondary index ([WithLocalIndex]): its PartitionKey is
+	// the table's.
+	Local bool
+	// Projection is what the index holds besides keys: ALL ("" too), KEYS_ONLY or
+	// INCLUDE NonKeyAttributes (see [ProjectKeysOnly], [ProjectInclude]).
+	Projection       types.ProjectionType
+	NonKeyAttributes []string
 }
 
 // TableOptions configures a [Table]. Zero fields take the defaults named below.
 type TableOptions struct {
 	// PartitionKey and SortKey name the base table's key attributes; default "PK", "SK".
 	PartitionKey, SortKey string
-	// Indexes are the table's global secondary indexes.
+	// NoSortKey makes the table's primary key its partition key alone (SortKey is
+	// then ""); see [WithKeys].
+	NoSortKey bool
+	// KeyTypes gives the type of key attributes that are not strings: number
+	// (types.ScalarAttributeTypeN) or binary (B); see [WithKeyType].
+	KeyTypes map[string]types.ScalarAttributeType
+	// Indexes are the table's secondary indexes, global and local.
 	Indexes []Index
 	// TypeAttribute names the attribute holding each item's entity type; default "Type".
 	// In struct tags, the entity's discriminator is given under this name too.
@@ -121,18 +136,25 @@ type tableOptionFunc func(*TableOptions) error
 
 func (f tableOptionFunc) applyTable(o *TableOptions) error { return f(o) }
 
-// WithIndex adds a global secondary index; sortKey may be "".
-func WithIndex(name, partitionKey, sortKey string) TableOption {
+// WithIndex adds a global secondary index; sortKey may be "". It projects every
+// attribute unless an option says otherwise ([ProjectKeysOnly], [ProjectInclude]).
+func WithIndex(name, partitionKey, sortKey string, opts ...IndexOption) TableOption {
 	return tableOptionFunc(func(o *TableOptions) error {
-		o.Indexes = append(o.Indexes, Index{Name: name, PartitionKey: partitionKey, SortKey: sortKey})
+		ix := Index{Name: name, PartitionKey: partitionKey, SortKey: sortKey}
+		if err := applyIndexOptions(&ix, opts); err != nil { // indexes.go
+			return err
+		}
+		o.Indexes = append(o.Indexes, ix)
 		return nil
 	})
 }
 
-// WithKeys names the base table's key attributes (default "PK" and "SK").
+// WithKeys names the base table's key attributes (default "PK" and "SK"). A
+// sortKey of "" makes a table keyed by its partition key alone (an existing
+// table's, typically): entities then give a template for the partition key only.
 func WithKeys(partitionKey, sortKey string) TableOption {
 	return tableOptionFunc(func(o *TableOptions) error {
-		o.PartitionKey, o.SortKey = partitionKey, sortKey
+		o.PartitionKey, o.SortKey, o.NoSortKey = partitionKey, sortKey, sortKey == ""
 		return nil
 	})
 }
@@ -251,6 +273,9 @@ func (t *Table) libraryAttributes() []string {
 // the fields again on every write).
 func (t *Table) fixedAttributes() []string {
 	attrs := []string{t.opts.PartitionKey, t.opts.SortKey, t.opts.TypeAttribute, t.opts.SchemaAttribute, t.opts.IncarnationAttribute, t.writeReceiptAttr()}
+	if t.opts.NoSortKey {
+		attrs = slices.Delete(attrs, 1, 2)
+	}
 	for i := range t.opts.Receipts {
 		attrs = append(attrs, t.opts.ReceiptAttribute+strconv.Itoa(i))
 	}
@@ -339,7 +364,7 @@ func (o *TableOptions) fillDefaults() {
 	if o.PartitionKey == "" {
 		o.PartitionKey = "PK"
 	}
-	if o.SortKey == "" {
+	if o.SortKey == "" && !o.NoSortKey {
 		o.SortKey = "SK"
 	}
 	if o.TypeAttribute == "" {
@@ -375,11 +400,16 @@ func (t *Table) addKeys() error {
 	if o.PartitionKey == o.SortKey {
 		return fmt.Errorf("partition and sort key are both %q: %w", o.PartitionKey, ErrInvalidInput)
 	}
+	if err := o.checkLocalIndexes(); err != nil { // indexes.go
+		return err
+	}
 	if err := t.addKey(o.PartitionKey, keyRole{partition: true}); err != nil {
 		return err
 	}
-	if err := t.addKey(o.SortKey, keyRole{}); err != nil {
-		return err
+	if !o.NoSortKey {
+		if err := t.addKey(o.SortKey, keyRole{}); err != nil {
+			return err
+		}
 	}
 	seen := map[string]bool{}
 	for _, ix := range o.Indexes {
@@ -387,7 +417,7 @@ func (t *Table) addKeys() error {
 			return fmt.Errorf("index name %q is empty or repeated: %w", ix.Name, ErrInvalidInput)
 		}
 		seen[ix.Name] = true
-		if ix.PartitionKey == o.PartitionKey && ix.SortKey == o.SortKey {
+		if ix.PartitionKey == o.PartitionKey && ix.SortKey == o.SortKey && !ix.Local {
 			return fmt.Errorf("index %q repeats the base table's keys: %w", ix.Name, ErrInvalidInput)
 		}
 		if err := t.addKey(ix.PartitionKey, keyRole{index: ix.Name, partition: true}); err != nil {
@@ -399,7 +429,10 @@ func (t *Table) addKeys() error {
 			}
 		}
 	}
-	return nil
+	if err := t.checkProjections(); err != nil { // indexes.go
+		return err
+	}
+	return t.checkKeyTypes() // keytypes.go
 }
 
 // addKey records one key attribute in its role.
@@ -444,6 +477,10 @@ func (t *Table) Client() Client { return t.user }
 func (t *Table) Options() TableOptions {
 	o := t.opts
 	o.Indexes = append([]Index(nil), o.Indexes...)
+	for i := range o.Indexes {
+		o.Indexes[i].NonKeyAttributes = slices.Clone(o.Indexes[i].NonKeyAttributes)
+	}
+	o.KeyTypes = maps.Clone(o.KeyTypes)
 	o.CursorSecret = append([]byte(nil), o.CursorSecret...)
 	if o.WireDecoding != nil {
 		on := *o.WireDecoding
@@ -465,28 +502,25 @@ func (t *Table) index(name string) (Index, bool) {
 	return Index{}, false
 }
 
-// CreateTable calls CreateTable for the table as described: string key attributes,
-// on-demand billing, every index projecting all attributes; then waits (DescribeTable)
-// until the table is ACTIVE or ctx ends, and turns TTL on when the table has a TTL
-// attribute ([Table.EnableTTL]). Each edit may adjust the input before it is
-// sent, for example to enable a stream.
+// CreateTable calls CreateTable for the table as described: key attributes of
+// their types (strings unless [WithKeyType] says otherwise), on-demand billing,
+// the global and local secondary indexes with their projections (ALL unless
+// declared otherwise); then waits (DescribeTable) until the table is ACTIVE or
+// ctx ends, and turns TTL on when the table has a TTL attribute
+// ([Table.EnableTTL]). Each edit may adjust the input before it is sent, for
+// example to enable a stream.
 func (t *Table) CreateTable(ctx context.Context, edits ...func(*dynamodb.CreateTableInput)) error {
 	attrs := make([]types.AttributeDefinition, 0, len(t.keys))
 	for _, name := range sortedKeys(t.keys) {
-		attrs = append(attrs, types.AttributeDefinition{AttributeName: aws.String(name), AttributeType: types.ScalarAttributeTypeS})
+		attrs = append(attrs, types.AttributeDefinition{AttributeName: aws.String(name), AttributeType: t.keyType(name)})
 	}
 	in := &dynamodb.CreateTableInput{
-		TableName:            aws.String(t.name),
-		BillingMode:          types.BillingModePayPerRequest,
-		AttributeDefinitions: attrs,
-		KeySchema:            keySchema(t.opts.PartitionKey, t.opts.SortKey),
-	}
-	for _, ix := range t.opts.Indexes {
-		in.GlobalSecondaryIndexes = append(in.GlobalSecondaryIndexes, types.GlobalSecondaryIndex{
-			IndexName:  aws.String(ix.Name),
-			KeySchema:  keySchema(ix.PartitionKey, ix.SortKey),
-			Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll},
-		})
+		TableName:              aws.String(t.name),
+		BillingMode:            types.BillingModePayPerRequest,
+		AttributeDefinitions:   attrs,
+		KeySchema:              keySchema(t.opts.PartitionKey, t.opts.SortKey),
+		GlobalSecondaryIndexes: t.globalIndexes(), // indexes.go
+		LocalSecondaryIndexes:  t.localIndexes(),
 	}
 	for _, e := range edits {
 		e(in)

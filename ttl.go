@@ -154,7 +154,7 @@ type skipExpiredOption struct{}
 // SkipExpired leaves out of a read the items whose TTL has passed by the table's
 // clock ([WithClock]) but that DynamoDB has not deleted yet: [Entity.Get] returns
 // [ErrNotFound] for one, [Entity.BatchGet] counts it as missing, and queries of
-// every kind filter them out (a FilterExpression on the table's TTL attribute:
+// every kind and scans filter them out (a FilterExpression on the table's TTL attribute:
 // they are read, cost read capacity and count towards [Limit] all the same). An
 // item without a TTL, or with one that is not a number, never expires. Off by
 // default. A read of an entity without a ttl field, or of a collection on a table
@@ -168,6 +168,8 @@ func (skipExpiredOption) applyQuery(o *queryOptions) error {
 }
 func (s skipExpiredOption) applyShardQuery(o *queryOptions) error { return s.applyQuery(o) }
 func (s skipExpiredOption) applyCollection(o *queryOptions) error { return s.applyQuery(o) }
+func (s skipExpiredOption) applyScan(o *queryOptions) error       { return s.applyQuery(o) }
+func (s skipExpiredOption) applyTableScan(o *queryOptions) error  { return s.applyQuery(o) }
 
 // refuseSkipExpired refuses SkipExpired on a read of an entity without a ttl field.
 func (info *entityInfo) refuseSkipExpired() error {

@@ -359,7 +359,7 @@ func (p *updatePlan) indexKey(index string, pair [2]*keyTemplate) error {
 	}
 	for j, kt := range pair {
 		if kt != nil {
-			p.sets = append(p.sets, w.b.Name(kt.attr)+" = "+w.b.S(vals[j]))
+			p.sets = append(p.sets, w.b.Name(kt.attr)+" = "+w.b.Value(info.table.keyAV(kt.attr, vals[j])))
 		}
 	}
 	for _, f := range sortedFields(untouched) {
@@ -410,7 +410,7 @@ func (p *updatePlan) upsert() error {
 		return nil
 	}
 	info, w := p.info, p.w
-	for _, kt := range []*keyTemplate{info.pk, info.sk} {
+	for _, kt := range info.baseTemplates() {
 		for _, f := range kt.fields {
 			fv, _ := f.ValueOf(p.sv)
 			av, keep, err := f.Encode(fv)
@@ -505,53 +505,62 @@ func convertValue(v any, t reflect.Type) (reflect.Value, error) {
 		from == reflect.Bool && to == reflect.Bool:
 		return rv.Convert(t), nil
 	case rv.CanInt() || rv.CanUint() || rv.CanFloat():
-		out := reflect.New(t).Elem()
-		switch {
-		case out.CanInt():
-			var n int64
-			switch {
-			case rv.CanInt():
-				n = rv.Int()
-			case rv.CanUint() && rv.Uint() <= 1<<63-1:
-				n = int64(rv.Uint())
-			case rv.CanFloat() && rv.Float() == float64(int64(rv.Float())):
-				n = int64(rv.Float())
-			default:
-				return reflect.Value{}, fmt.Errorf("%v does not fit %s", v, t)
-			}
-			if out.OverflowInt(n) {
-				return reflect.Value{}, fmt.Errorf("%d overflows %s", n, t)
-			}
-			out.SetInt(n)
-			return out, nil
-		case out.CanUint():
-			var n uint64
-			switch {
-			case rv.CanUint():
-				n = rv.Uint()
-			case rv.CanInt() && rv.Int() >= 0:
-				n = uint64(rv.Int())
-			default:
-				return reflect.Value{}, fmt.Errorf("%v does not fit %s", v, t)
-			}
-			if out.OverflowUint(n) {
-				return reflect.Value{}, fmt.Errorf("%d overflows %s", n, t)
-			}
-			out.SetUint(n)
-			return out, nil
-		case out.CanFloat():
-			switch {
-			case rv.CanFloat():
-				out.SetFloat(rv.Float())
-			case rv.CanInt():
-				out.SetFloat(float64(rv.Int()))
-			default:
-				out.SetFloat(float64(rv.Uint()))
-			}
-			return out, nil
+		if out, err := convertNumber(rv, t); err != nil || out.IsValid() {
+			return out, err
 		}
 	case from == reflect.Slice && to == reflect.Slice && rv.Type().ConvertibleTo(t):
 		return rv.Convert(t), nil
 	}
 	return reflect.Value{}, fmt.Errorf("a %s cannot be stored in a field of type %s", rv.Type(), t)
+}
+
+// convertNumber converts the number rv to the numeric type t, refusing what does
+// not fit; the zero Value (and no error) when t is not numeric.
+func convertNumber(rv reflect.Value, t reflect.Type) (reflect.Value, error) {
+	out := reflect.New(t).Elem()
+	switch {
+	case out.CanInt():
+		var n int64
+		switch {
+		case rv.CanInt():
+			n = rv.Int()
+		case rv.CanUint() && rv.Uint() <= 1<<63-1:
+			n = int64(rv.Uint())
+		case rv.CanFloat() && rv.Float() == float64(int64(rv.Float())):
+			n = int64(rv.Float())
+		default:
+			return reflect.Value{}, fmt.Errorf("%v does not fit %s", rv, t)
+		}
+		if out.OverflowInt(n) {
+			return reflect.Value{}, fmt.Errorf("%d overflows %s", n, t)
+		}
+		out.SetInt(n)
+		return out, nil
+	case out.CanUint():
+		var n uint64
+		switch {
+		case rv.CanUint():
+			n = rv.Uint()
+		case rv.CanInt() && rv.Int() >= 0:
+			n = uint64(rv.Int())
+		default:
+			return reflect.Value{}, fmt.Errorf("%v does not fit %s", rv, t)
+		}
+		if out.OverflowUint(n) {
+			return reflect.Value{}, fmt.Errorf("%d overflows %s", n, t)
+		}
+		out.SetUint(n)
+		return out, nil
+	case out.CanFloat():
+		switch {
+		case rv.CanFloat():
+			out.SetFloat(rv.Float())
+		case rv.CanInt():
+			out.SetFloat(float64(rv.Int()))
+		default:
+			out.SetFloat(float64(rv.Uint()))
+		}
+		return out, nil
+	}
+	return reflect.Value{}, nil
 }

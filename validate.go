@@ -169,6 +169,7 @@ func checkAV(av types.AttributeValue) (int, *avProblem) {
 // numberProblem says why DynamoDB would refuse s as a number, or returns "". It
 // accepts decimal text with an optional sign, fraction and exponent, at most 38
 // significant digits, and a magnitude from 1E-130 to under 1E+126 (or zero).
+// One function: a scanner of DynamoDB's number grammar, read left to right.
 func numberProblem(s string) string {
 	switch s {
 	case "NaN", "+Inf", "-Inf", "Inf", "Infinity", "-Infinity", "+Infinity":
@@ -254,6 +255,7 @@ func numberProblem(s string) string {
 
 // avEqual reports whether two attribute values are the same value (nil: absent).
 // Numbers compare by their text, as DynamoDB stores them normalised.
+// One function: a table of cases, one per attribute value type.
 func avEqual(a, b types.AttributeValue) bool {
 	switch x := a.(type) {
 	case nil:

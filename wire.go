@@ -159,6 +159,11 @@ type getCall[T any] struct {
 // can, else as decode does (migrating, and writing back, an older item). A missing
 // item is ErrNotFound. Errors are not wrapped: the caller names the key.
 func (e *Entity[T]) getItem(ctx context.Context, in *dynamodb.GetItemInput) (T, error) {
+	return e.getItemWith(ctx, in, true)
+}
+
+// getItemWith is getItem; full=false (a projected read) never writes back.
+func (e *Entity[T]) getItemWith(ctx context.Context, in *dynamodb.GetItemInput, full bool) (T, error) {
 	var zero T
 	tg := e.info.wireTarget()
 	if tg == nil {
@@ -169,7 +174,7 @@ func (e *Entity[T]) getItem(ctx context.Context, in *dynamodb.GetItemInput) (T, 
 		if out.Item == nil {
 			return zero, ErrNotFound
 		}
-		return e.decode(ctx, out.Item)
+		return e.decodeWith(ctx, out.Item, full)
 	}
 	c := &getCall[T]{}
 	s := &c.sink
@@ -191,23 +196,22 @@ func (e *Entity[T]) getItem(ctx context.Context, in *dynamodb.GetItemInput) (T, 
 	if out.Item == nil {
 		return zero, ErrNotFound
 	}
-	return e.decode(ctx, out.Item)
+	return e.decodeWith(ctx, out.Item, full)
 }
 
 // fetchPageWire is fetchPage with the page's items decoded into s where they can
 // be. It does not drop the items outside an SKTree's tree: the caller does, from
 // the decoded items' kept sort keys and the others' attribute values.
 func (t *Table) fetchPageWire(ctx context.Context, pq *preparedQuery, start map[string]types.AttributeValue, what string, s *wire.Sink) (*dynamodb.QueryOutput, pageMeta, error) {
-	in := pq.in // a copy: the prepared input is never mutated
-	if start != nil {
-		in.ExclusiveStartKey = start
-	}
 	if pq.treeRoot != "" {
 		s.Keep = []string{pq.index.SortKey}
 	}
-	out, err := t.client.Query(ctx, &in, s.Option())
+	if pq.scan != nil {
+		s.Op = wire.Scan
+	}
+	out, err := t.send(ctx, pq, start, s.Option())
 	if err != nil {
-		return nil, pageMeta{}, fmt.Errorf("singletable: Query %s: %w", what, err)
+		return nil, pageMeta{}, fmt.Errorf("singletable: %s %s: %w", pq.call(), what, err)
 	}
 	meta, err := t.pageMeta(pq, out, what)
 	if err != nil {
@@ -242,16 +246,18 @@ func (e *Entity[T]) queryPageWire(ctx context.Context, pq *preparedQuery, start 
 	if err != nil {
 		return pageResult[T]{}, err
 	}
-	res := pageResult[T]{Page: Page[T]{Cursor: meta.cursor, Scanned: meta.scanned, Capacity: meta.capacity}, last: out.LastEvaluatedKey}
+	res := pageResult[T]{Page: Page[T]{Cursor: meta.cursor, Scanned: meta.scanned, Capacity: meta.capacity, Partial: pq.partial}, last: out.LastEvaluatedKey}
 	decodeRaw := func(item map[string]types.AttributeValue) error {
-		if !t.rawInTree(pq, item) || !e.info.isType(item) {
+		if !t.rawInTree(pq, item) {
 			return nil
 		}
-		v, err := e.decodeFrom(ctx, item, pq.index.Name) // never written back from an index
+		v, ok, err := e.decodeRead(ctx, pq, item) // never written back from an index or a projection
 		if err != nil {
-			return fmt.Errorf("singletable: Query %s: %w", e.info.name, err)
+			return fmt.Errorf("singletable: %s %s: %w", pq.call(), e.info.name, err)
 		}
-		res.Items = append(res.Items, v)
+		if ok {
+			res.Items = append(res.Items, v)
+		}
 		return nil
 	}
 	if !s.Decoded() {
@@ -295,7 +301,7 @@ func (e *Entity[T]) queryPageWire(ctx context.Context, pq *preparedQuery, start 
 // before it, with the error.
 func (t *Table) collectionPage(ctx context.Context, pq *preparedQuery, start map[string]types.AttributeValue, mode UnknownTypes) ([]any, *dynamodb.QueryOutput, pageMeta, error) {
 	readRaw := func(vals []any, item map[string]types.AttributeValue) ([]any, error) {
-		v, ok, err := t.readAny(ctx, item, mode, pq.index.Name == "")
+		v, ok, err := t.readAnyIn(ctx, pq, item, mode) // projection.go
 		if err != nil {
 			return vals, err
 		}
@@ -304,7 +310,7 @@ func (t *Table) collectionPage(ctx context.Context, pq *preparedQuery, start map
 		}
 		return vals, nil
 	}
-	if !t.wireOn() {
+	if !t.wireOn() || pq.parseKeys {
 		out, meta, err := t.fetchPage(ctx, pq, start, "collection")
 		if err != nil {
 			return nil, nil, pageMeta{}, err
@@ -411,7 +417,7 @@ func (e *Entity[T]) batchGetItem(ctx context.Context, in *dynamodb.BatchGetItemI
 		return out, nil
 	}
 	var sl valueSlots[T]
-	s := &wire.Sink{Op: wire.BatchGetItem, Table: t.name, Target: tg, Slots: &sl, Keep: []string{t.opts.PartitionKey, t.opts.SortKey}}
+	s := &wire.Sink{Op: wire.BatchGetItem, Table: t.name, Target: tg, Slots: &sl, Keep: t.baseKeyAttrs()}
 	out, err := t.client.BatchGetItem(ctx, in, s.Option())
 	if err != nil {
 		return nil, err
@@ -433,8 +439,7 @@ func (e *Entity[T]) batchGetItem(ctx context.Context, in *dynamodb.BatchGetItemI
 			found.av[t.keyID(item)] = item
 			continue
 		}
-		keys := s.Keys(i)
-		found.val[itemKey{keys[0], keys[1]}] = sl.items[k]
+		found.val[t.keyIDOfTexts(s.Keys(i))] = sl.items[k]
 		k++
 	}
 	return out, nil

@@ -135,8 +135,7 @@ func (w *writeRequest) ensureKey(t *Table) {
 
 // setKey sets the write's key and key strings from a whole item.
 func (w *writeRequest) setKey(t *Table, item map[string]types.AttributeValue) {
-	pk, sk := t.opts.PartitionKey, t.opts.SortKey
-	w.key = map[string]types.AttributeValue{pk: item[pk], sk: item[sk]}
+	w.key = t.keyOf(item)
 	w.keyStr = t.keyStrings(item)
 }
 

@@ -153,13 +153,46 @@ func New(t *singletable.Table, handle func(context.Context, singletable.StreamRe
 // when ctx ends, in which case the records that did not finish are reported
 // failed. The handler's context ends with ctx.
 func (h *Handler) Handle(ctx context.Context, e events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
-	type entry struct {
-		rec     singletable.StreamRecord
-		key     string
-		deliver bool
-		err     error // decoding
-		errc    <-chan error
+	entries := h.decode(e)
+	rr := singletable.NewRailroad[string](h.o.rails)
+	failed := &failedKeys{keys: map[string]bool{}}
+	for i := range entries {
+		en := &entries[i]
+		if en.err != nil {
+			failed.add(en.key)
+			continue
+		}
+		if !en.deliver || failed.has(en.key) {
+			continue
+		}
+		errc, err := rr.Submit(ctx, en.key, h.task(en.rec, en.key, failed))
+		if err != nil {
+			en.err = err // ctx ended while the railroad was full
+			failed.add(en.key)
+			continue
+		}
+		en.errc = errc
 	}
+	firstFailed := firstFailures(ctx, entries)
+	_ = rr.Close(ctx) // every task has returned; or ctx has ended, and Close cancels what is left and waits
+	resp := events.DynamoDBEventResponse{BatchItemFailures: []events.DynamoDBBatchItemFailure{}}
+	for _, seq := range firstFailed {
+		resp.BatchItemFailures = append(resp.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: seq})
+	}
+	return resp, nil
+}
+
+// entry is one record of an event, as Handle runs it.
+type entry struct {
+	rec     singletable.StreamRecord
+	key     string
+	deliver bool
+	err     error // decoding
+	errc    <-chan error
+}
+
+// decode converts and decodes the records of e, each with its key.
+func (h *Handler) decode(e events.DynamoDBEvent) []entry {
 	entries := make([]entry, len(e.Records))
 	for i, er := range e.Records {
 		r, err := Record(er)
@@ -169,53 +202,52 @@ func (h *Handler) Handle(ctx context.Context, e events.DynamoDBEvent) (events.Dy
 		entries[i].rec, entries[i].err = r, err
 		entries[i].key = h.o.key(r)
 	}
+	return entries
+}
 
-	rr := singletable.NewRailroad[string](func(o *singletable.RailroadOptions) { *o = h.o.rails })
-	var mu sync.Mutex           // protects failed
-	failed := map[string]bool{} // keys with a failed record: their later records do not run
-	fail := func(key string) {
-		mu.Lock()
-		defer mu.Unlock()
-		failed[key] = true
-	}
-	isFailed := func(key string) bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return failed[key]
-	}
+// failedKeys are the keys with a failed record, whose later records do not run. It is safe for
+// concurrent use.
+type failedKeys struct {
+	mu   sync.Mutex
+	keys map[string]bool
+}
+
+func (f *failedKeys) add(key string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.keys[key] = true
+}
+
+func (f *failedKeys) has(key string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.keys[key]
+}
+
+// task returns the railroad task that runs the handler on r, a record of key, retrying as configured;
+// it does not run when a record of the key has failed, and a failure marks the key failed.
+func (h *Handler) task(r singletable.StreamRecord, key string, failed *failedKeys) func(context.Context) error {
 	retry := h.o.retry
-	for i := range entries {
-		en := &entries[i]
-		if en.err != nil {
-			fail(en.key)
-			continue
+	return func(ctx context.Context) error {
+		if failed.has(key) {
+			return errSkipped
 		}
-		if !en.deliver || isFailed(en.key) {
-			continue
+		var err error
+		for attempt := 1; ; attempt++ {
+			if err = call(ctx, h.handle, r); err == nil || ctx.Err() != nil || attempt >= max(retry.MaxAttempts, 1) || retry.Wait(ctx, attempt) != nil {
+				break
+			}
 		}
-		r := en.rec
-		errc, err := rr.Submit(ctx, en.key, func(ctx context.Context) error {
-			if isFailed(en.key) {
-				return errSkipped
-			}
-			var err error
-			for attempt := 1; ; attempt++ {
-				if err = call(ctx, h.handle, r); err == nil || ctx.Err() != nil || attempt >= max(retry.MaxAttempts, 1) || retry.Wait(ctx, attempt) != nil {
-					break
-				}
-			}
-			if err != nil {
-				fail(en.key)
-			}
-			return err
-		})
 		if err != nil {
-			en.err = err // ctx ended while the railroad was full
-			fail(en.key)
-			continue
+			failed.add(key)
 		}
-		en.errc = errc
+		return err
 	}
+}
+
+// firstFailures waits for the tasks of entries, or for ctx to end, and returns the sequence number of
+// the first failed record of each key with one, in order.
+func firstFailures(ctx context.Context, entries []entry) []string {
 	var firstFailed []string
 	reported := map[string]bool{}
 	for i := range entries {
@@ -236,12 +268,7 @@ func (h *Handler) Handle(ctx context.Context, e events.DynamoDBEvent) (events.Dy
 			firstFailed = append(firstFailed, en.rec.SequenceNumber)
 		}
 	}
-	_ = rr.Close(ctx) // every task has returned; or ctx has ended, and Close cancels what is left and waits
-	resp := events.DynamoDBEventResponse{BatchItemFailures: []events.DynamoDBBatchItemFailure{}}
-	for _, seq := range firstFailed {
-		resp.BatchItemFailures = append(resp.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: seq})
-	}
-	return resp, nil
+	return firstFailed
 }
 
 // errSkipped is the error of a record not run because an earlier record of

@@ -317,20 +317,9 @@ func (c *compiler) listCodec(t reflect.Type, o options, fb *fallback) (encodeFun
 // for a field of type t. Options on interfaces and on types with their own (un)marshalers are not checked:
 // whether they apply depends on the value or on the marshaler.
 func checkOptions(t reflect.Type, o options) error {
-	if o.omitEmpty && o.nullEmpty {
-		return fmt.Errorf("%w: omitempty and nullempty together", ErrInvalidTag)
-	}
-	if o.omitEmptyElem && o.nullEmptyElem {
-		return fmt.Errorf("%w: omitemptyelem and nullemptyelem together", ErrInvalidTag)
-	}
-	sets := 0
-	for _, s := range []bool{o.binarySet, o.numberSet, o.stringSet} {
-		if s {
-			sets++
-		}
-	}
-	if sets > 1 {
-		return fmt.Errorf("%w: more than one of binaryset, numberset and stringset", ErrInvalidTag)
+	sets, err := checkConflicts(o)
+	if err != nil {
+		return err
 	}
 	base := deref(t)
 	if base.Kind() == reflect.Interface || hasMarshaler(base) || hasUnmarshaler(base) {
@@ -348,23 +337,50 @@ func checkOptions(t reflect.Type, o options) error {
 	case sets == 1 && !list:
 		return fmt.Errorf("%w: set options apply only to slices and arrays, not %s", ErrInvalidTag, t)
 	case sets == 1:
-		eb := deref(base.Elem())
-		if eb.Kind() == reflect.Interface || hasMarshaler(eb) {
-			return nil
+		return checkSetElem(base, o)
+	}
+	return nil
+}
+
+// checkConflicts rejects options that contradict each other, whatever the type; sets is how many set
+// options are given.
+func checkConflicts(o options) (sets int, err error) {
+	if o.omitEmpty && o.nullEmpty {
+		return 0, fmt.Errorf("%w: omitempty and nullempty together", ErrInvalidTag)
+	}
+	if o.omitEmptyElem && o.nullEmptyElem {
+		return 0, fmt.Errorf("%w: omitemptyelem and nullemptyelem together", ErrInvalidTag)
+	}
+	for _, s := range []bool{o.binarySet, o.numberSet, o.stringSet} {
+		if s {
+			sets++
 		}
-		ek := eb.Kind()
-		var ok bool
-		switch {
-		case o.stringSet:
-			ok = (ek == reflect.String && !eb.Implements(numberType)) || (ek == reflect.Struct && eb.ConvertibleTo(timeType))
-		case o.numberSet:
-			ok = isNumberKind(ek) || (ek == reflect.String && eb.Implements(numberType))
-		case o.binarySet:
-			ok = (ek == reflect.Slice || ek == reflect.Array) && eb.Elem().Kind() == reflect.Uint8
-		}
-		if !ok {
-			return fmt.Errorf("%w: set option does not match element type %s", ErrInvalidTag, base.Elem())
-		}
+	}
+	if sets > 1 {
+		return 0, fmt.Errorf("%w: more than one of binaryset, numberset and stringset", ErrInvalidTag)
+	}
+	return sets, nil
+}
+
+// checkSetElem rejects a set option (o has one) that does not match the elements of base, a slice or
+// array type; elements that are interfaces or have a Marshaler are not checked.
+func checkSetElem(base reflect.Type, o options) error {
+	eb := deref(base.Elem())
+	if eb.Kind() == reflect.Interface || hasMarshaler(eb) {
+		return nil
+	}
+	ek := eb.Kind()
+	var ok bool
+	switch {
+	case o.stringSet:
+		ok = (ek == reflect.String && !eb.Implements(numberType)) || (ek == reflect.Struct && eb.ConvertibleTo(timeType))
+	case o.numberSet:
+		ok = isNumberKind(ek) || (ek == reflect.String && eb.Implements(numberType))
+	case o.binarySet:
+		ok = (ek == reflect.Slice || ek == reflect.Array) && eb.Elem().Kind() == reflect.Uint8
+	}
+	if !ok {
+		return fmt.Errorf("%w: set option does not match element type %s", ErrInvalidTag, base.Elem())
 	}
 	return nil
 }

@@ -409,30 +409,7 @@ func stringSliceDecoder(ec *typeCodec, general decodeFunc) decodeFunc {
 // list's length; an empty list leaves a non-nil slice as it was.
 func listDecoder(t reflect.Type, ec *typeCodec, fb *fallback) decodeFunc {
 	isArray := t.Kind() == reflect.Array
-	et := t.Elem()
-	// The set element decoders below stand for attributevalue's decodeString/decodeNumber/decodeBinary on
-	// an element, which apply only when the element is not a pointer and has no Unmarshaler (which would
-	// receive the whole set).
-	plainElem := et.Kind() != reflect.Pointer && et.Kind() != reflect.Interface && !decodesWithUnmarshaler(et)
-	var setS, setN func(string, reflect.Value) error
-	var setB func([]byte, reflect.Value) error
-	if plainElem {
-		switch et.Kind() {
-		case reflect.String:
-			setS = func(s string, v reflect.Value) error { v.SetString(s); return nil }
-			setN = setS
-		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-			setN = setInt
-		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-			setN = setUint
-		case reflect.Float32, reflect.Float64:
-			setN = setFloat
-		case reflect.Slice:
-			if et.Elem().Kind() == reflect.Uint8 {
-				setB = func(b []byte, v reflect.Value) error { setBytes(et, b, v); return nil }
-			}
-		}
-	}
+	setS, setN, setB := setElemDecoders(t.Elem())
 
 	// prepare makes room for n elements and returns how many to decode.
 	prepare := func(v reflect.Value, n int) int {
@@ -503,4 +480,30 @@ func listDecoder(t reflect.Type, ec *typeCodec, fb *fallback) decodeFunc {
 		}
 		return fb.decode(av, v)
 	}
+}
+
+// setElemDecoders returns the decoders of one element of type et from SS, NS and BS, nil for a set that
+// does not decode element by element into et. They stand for attributevalue's decodeString/decodeNumber/
+// decodeBinary on an element, which apply only when the element is not a pointer and has no Unmarshaler
+// (which would receive the whole set).
+func setElemDecoders(et reflect.Type) (setS, setN func(string, reflect.Value) error, setB func([]byte, reflect.Value) error) {
+	if et.Kind() == reflect.Pointer || et.Kind() == reflect.Interface || decodesWithUnmarshaler(et) {
+		return nil, nil, nil
+	}
+	switch et.Kind() {
+	case reflect.String:
+		setS = func(s string, v reflect.Value) error { v.SetString(s); return nil }
+		setN = setS
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		setN = setInt
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		setN = setUint
+	case reflect.Float32, reflect.Float64:
+		setN = setFloat
+	case reflect.Slice:
+		if et.Elem().Kind() == reflect.Uint8 {
+			setB = func(b []byte, v reflect.Value) error { setBytes(et, b, v); return nil }
+		}
+	}
+	return setS, setN, setB
 }

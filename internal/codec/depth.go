@@ -215,20 +215,7 @@ func walkDepth(v reflect.Value, level, hops int) error {
 		if level > MaxDepth+1 {
 			return tooDeep(v)
 		}
-		for i := range t.NumField() {
-			sf := t.Field(i)
-			if (!sf.IsExported() && !sf.Anonymous) || sf.Tag.Get(tagKey) == "-" {
-				continue
-			}
-			next := level + 1
-			if sf.Anonymous && deref(sf.Type).Kind() == reflect.Struct {
-				next = level // an embedded struct's fields are promoted: no map of its own
-			}
-			if err = walkDepth(v.Field(i), next, hops+1); err != nil {
-				step = func(de *DepthError) { de.step(fieldStep(sf.Name)) }
-				break
-			}
-		}
+		step, err = walkFields(v, level, hops)
 	case reflect.Map:
 		if v.IsNil() {
 			return nil
@@ -236,20 +223,7 @@ func walkDepth(v reflect.Value, level, hops int) error {
 		if level > MaxDepth+1 {
 			return tooDeep(v)
 		}
-		it := v.MapRange()
-		for it.Next() {
-			if err = walkDepth(it.Value(), level+1, hops+1); err != nil {
-				k := it.Key()
-				step = func(de *DepthError) {
-					if k.Kind() == reflect.String {
-						de.step(keyStep(k.String()))
-					} else {
-						de.step("[…]")
-					}
-				}
-				break
-			}
-		}
+		step, err = walkEntries(v, level, hops)
 	case reflect.Slice, reflect.Array:
 		if t.Elem().Kind() == reflect.Uint8 || (t.Kind() == reflect.Slice && v.IsNil()) {
 			return nil
@@ -257,12 +231,7 @@ func walkDepth(v reflect.Value, level, hops int) error {
 		if level > MaxDepth+1 {
 			return tooDeep(v)
 		}
-		for i := range v.Len() {
-			if err = walkDepth(v.Index(i), level+1, hops+1); err != nil {
-				step = func(de *DepthError) { de.step(indexStep(i)) }
-				break
-			}
-		}
+		step, err = walkElems(v, level, hops)
 	}
 	if err == nil {
 		return nil
@@ -276,4 +245,54 @@ func walkDepth(v reflect.Value, level, hops int) error {
 	}
 	de.at(v)
 	return de
+}
+
+// walkFields is walkDepth over the fields of the struct v that attributevalue encodes; on an error, step
+// adds the field to the error's path.
+func walkFields(v reflect.Value, level, hops int) (step func(*DepthError), err error) {
+	t := v.Type()
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		if (!sf.IsExported() && !sf.Anonymous) || sf.Tag.Get(tagKey) == "-" {
+			continue
+		}
+		next := level + 1
+		if sf.Anonymous && deref(sf.Type).Kind() == reflect.Struct {
+			next = level // an embedded struct's fields are promoted: no map of its own
+		}
+		if err = walkDepth(v.Field(i), next, hops+1); err != nil {
+			return func(de *DepthError) { de.step(fieldStep(sf.Name)) }, err
+		}
+	}
+	return nil, nil
+}
+
+// walkEntries is walkDepth over the values of the map v; on an error, step adds the entry's key to the
+// error's path.
+func walkEntries(v reflect.Value, level, hops int) (step func(*DepthError), err error) {
+	it := v.MapRange()
+	for it.Next() {
+		if err = walkDepth(it.Value(), level+1, hops+1); err != nil {
+			k := it.Key()
+			return func(de *DepthError) {
+				if k.Kind() == reflect.String {
+					de.step(keyStep(k.String()))
+				} else {
+					de.step("[…]")
+				}
+			}, err
+		}
+	}
+	return nil, nil
+}
+
+// walkElems is walkDepth over the elements of the slice or array v; on an error, step adds the index
+// to the error's path.
+func walkElems(v reflect.Value, level, hops int) (step func(*DepthError), err error) {
+	for i := range v.Len() {
+		if err = walkDepth(v.Index(i), level+1, hops+1); err != nil {
+			return func(de *DepthError) { de.step(indexStep(i)) }, err
+		}
+	}
+	return nil, nil
 }

@@ -45,9 +45,29 @@ func fastCodecs(t reflect.Type, o options) (fastEncodeFunc, fastDecodeFunc) {
 	if hasMarshaler(t) || hasUnmarshaler(t) {
 		return nil, nil
 	}
+	if t == timeType {
+		return fastTime(o)
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return fastString(t, o)
+	case reflect.Bool:
+		return fastBool(o)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return fastInt(t, o)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return fastUint(t, o)
+	case reflect.Float64:
+		return fastFloat64(o)
+	}
+	return nil, nil
+}
+
+// fastZero returns what a zero value encodes to under o: nothing (omitempty), NULL (nullempty), or else
+// the value.
+func fastZero(o options) func(e *encState, enc func() types.AttributeValue) types.AttributeValue {
 	omit, null := o.omitEmpty, o.nullEmpty
-	// zero returns what a zero value encodes to: nothing (omitempty), NULL (nullempty), or else the value.
-	zero := func(e *encState, enc func() types.AttributeValue) types.AttributeValue {
+	return func(e *encState, enc func() types.AttributeValue) types.AttributeValue {
 		switch {
 		case omit:
 			return nil
@@ -56,204 +76,233 @@ func fastCodecs(t reflect.Type, o options) (fastEncodeFunc, fastDecodeFunc) {
 		}
 		return enc()
 	}
+}
 
-	if t == timeType {
-		if o.asString {
-			return nil, nil
-		}
-		unix := o.unixTime
-		enc := func(e *encState, p unsafe.Pointer) types.AttributeValue {
-			tm := (*time.Time)(p)
-			if unix {
-				return e.newN(e.formatInt(tm.Unix()))
-			}
-			if !timeInRange(*tm) {
-				e.err = errTimeRange
-				return nil
-			}
-			return e.newS(e.formatTime(*tm))
-		}
-		dec := func(av types.AttributeValue, p unsafe.Pointer) bool {
-			var tm time.Time
-			var err error
-			switch a := av.(type) {
-			case *types.AttributeValueMemberS:
-				if a == nil {
-					return false
-				}
-				tm, err = time.Parse(time.RFC3339, a.Value)
-			case *types.AttributeValueMemberN:
-				if a == nil {
-					return false
-				}
-				var s int64
-				s, err = strconv.ParseInt(a.Value, 10, 64)
-				tm = time.Unix(s, 0)
-			case *types.AttributeValueMemberNULL:
-				tm = time.Time{}
-			default:
-				return false
-			}
-			if err != nil {
-				return false
-			}
-			*(*time.Time)(p) = tm
-			return true
-		}
-		return enc, dec
+// fastTime is fastCodecs for exactly time.Time. Its codecs are functions, not closures: fastTime is
+// small enough to be inlined, and a closure copied by inlining was compiled without inlining its own
+// calls (timeInRange, time.Time.Unix).
+func fastTime(o options) (fastEncodeFunc, fastDecodeFunc) {
+	if o.asString {
+		return nil, nil
 	}
+	if o.unixTime {
+		return encodeTimeUnixFast, decodeTimeFast
+	}
+	return encodeTimeFast, decodeTimeFast
+}
 
-	switch t.Kind() {
-	case reflect.String:
-		number := t.Implements(numberType) && !o.asString
-		enc := func(e *encState, p unsafe.Pointer) types.AttributeValue {
-			s := *(*string)(p)
-			if s == "" && (omit || null) {
-				return zero(e, nil)
-			}
-			if number {
-				return e.newN(s)
-			}
-			return e.newS(s)
-		}
-		dec := func(av types.AttributeValue, p unsafe.Pointer) bool {
-			switch a := av.(type) {
-			case *types.AttributeValueMemberS:
-				if a != nil {
-					*(*string)(p) = a.Value
-					return true
-				}
-			case *types.AttributeValueMemberN:
-				if a != nil {
-					*(*string)(p) = a.Value
-					return true
-				}
-			case *types.AttributeValueMemberNULL:
-				*(*string)(p) = ""
-				return true
-			}
+// encodeTimeFast encodes the time.Time at p as an RFC 3339 string.
+func encodeTimeFast(e *encState, p unsafe.Pointer) types.AttributeValue {
+	tm := (*time.Time)(p)
+	if !timeInRange(*tm) {
+		e.err = errTimeRange
+		return nil
+	}
+	return e.newS(e.formatTime(*tm))
+}
+
+// encodeTimeUnixFast encodes the time.Time at p as Unix seconds (the unixtime option).
+func encodeTimeUnixFast(e *encState, p unsafe.Pointer) types.AttributeValue {
+	tm := (*time.Time)(p)
+	return e.newN(e.formatInt(tm.Unix()))
+}
+
+// decodeTimeFast decodes S (RFC 3339), N (Unix seconds) or NULL into the time.Time at p.
+func decodeTimeFast(av types.AttributeValue, p unsafe.Pointer) bool {
+	var tm time.Time
+	var err error
+	switch a := av.(type) {
+	case *types.AttributeValueMemberS:
+		if a == nil {
 			return false
 		}
-		return enc, dec
-
-	case reflect.Bool:
-		enc := func(e *encState, p unsafe.Pointer) types.AttributeValue {
-			b := *(*bool)(p)
-			if !b && (omit || null) {
-				return zero(e, nil)
-			}
-			return e.newBool(b)
-		}
-		dec := func(av types.AttributeValue, p unsafe.Pointer) bool {
-			switch a := av.(type) {
-			case *types.AttributeValueMemberBOOL:
-				if a != nil {
-					*(*bool)(p) = a.Value
-					return true
-				}
-			case *types.AttributeValueMemberNULL:
-				*(*bool)(p) = false
-				return true
-			}
+		tm, err = time.Parse(time.RFC3339, a.Value)
+	case *types.AttributeValueMemberN:
+		if a == nil {
 			return false
 		}
-		return enc, dec
-
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		load, store := intAccess(t.Size())
-		bits := uint(t.Size() * 8)
-		asString := o.asString
-		enc := func(e *encState, p unsafe.Pointer) types.AttributeValue {
-			i := load(p)
-			if i == 0 && (omit || null) {
-				return zero(e, nil)
-			}
-			if asString {
-				return e.newS(e.formatInt(i))
-			}
-			return e.newN(e.formatInt(i))
-		}
-		dec := func(av types.AttributeValue, p unsafe.Pointer) bool {
-			if isNULL(av) {
-				store(p, 0)
-				return true
-			}
-			n, ok := numberText(av, asString)
-			if !ok {
-				return false
-			}
-			i, err := strconv.ParseInt(n, 10, 64)
-			if err != nil || bits < 64 && (i < -1<<(bits-1) || i > 1<<(bits-1)-1) {
-				return false
-			}
-			store(p, i)
-			return true
-		}
-		return enc, dec
-
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		load, store := uintAccess(t.Size())
-		bits := uint(t.Size() * 8)
-		asString := o.asString
-		enc := func(e *encState, p unsafe.Pointer) types.AttributeValue {
-			u := load(p)
-			if u == 0 && (omit || null) {
-				return zero(e, nil)
-			}
-			if asString {
-				return e.newS(e.formatUint(u))
-			}
-			return e.newN(e.formatUint(u))
-		}
-		dec := func(av types.AttributeValue, p unsafe.Pointer) bool {
-			if isNULL(av) {
-				store(p, 0)
-				return true
-			}
-			n, ok := numberText(av, asString)
-			if !ok {
-				return false
-			}
-			u, err := strconv.ParseUint(n, 10, 64)
-			if err != nil || bits < 64 && u > 1<<bits-1 {
-				return false
-			}
-			store(p, u)
-			return true
-		}
-		return enc, dec
-
-	case reflect.Float64:
-		asString := o.asString
-		enc := func(e *encState, p unsafe.Pointer) types.AttributeValue {
-			f := *(*float64)(p)
-			if f == 0 && (omit || null) {
-				return zero(e, nil)
-			}
-			if asString {
-				return e.newS(e.formatFloat(f, 64))
-			}
-			return e.newN(e.formatFloat(f, 64))
-		}
-		dec := func(av types.AttributeValue, p unsafe.Pointer) bool {
-			if isNULL(av) {
-				*(*float64)(p) = 0
-				return true
-			}
-			n, ok := numberText(av, asString)
-			if !ok {
-				return false
-			}
-			f, err := strconv.ParseFloat(n, 64)
-			if err != nil {
-				return false
-			}
-			*(*float64)(p) = f
-			return true
-		}
-		return enc, dec
+		var s int64
+		s, err = strconv.ParseInt(a.Value, 10, 64)
+		tm = time.Unix(s, 0)
+	case *types.AttributeValueMemberNULL:
+		tm = time.Time{}
+	default:
+		return false
 	}
-	return nil, nil
+	if err != nil {
+		return false
+	}
+	*(*time.Time)(p) = tm
+	return true
+}
+
+// fastString is fastCodecs for a string kind.
+func fastString(t reflect.Type, o options) (fastEncodeFunc, fastDecodeFunc) {
+	omit, null := o.omitEmpty, o.nullEmpty
+	zero := fastZero(o)
+	number := t.Implements(numberType) && !o.asString
+	enc := func(e *encState, p unsafe.Pointer) types.AttributeValue {
+		s := *(*string)(p)
+		if s == "" && (omit || null) {
+			return zero(e, nil)
+		}
+		if number {
+			return e.newN(s)
+		}
+		return e.newS(s)
+	}
+	dec := func(av types.AttributeValue, p unsafe.Pointer) bool {
+		switch a := av.(type) {
+		case *types.AttributeValueMemberS:
+			if a != nil {
+				*(*string)(p) = a.Value
+				return true
+			}
+		case *types.AttributeValueMemberN:
+			if a != nil {
+				*(*string)(p) = a.Value
+				return true
+			}
+		case *types.AttributeValueMemberNULL:
+			*(*string)(p) = ""
+			return true
+		}
+		return false
+	}
+	return enc, dec
+}
+
+// fastBool is fastCodecs for a bool kind.
+func fastBool(o options) (fastEncodeFunc, fastDecodeFunc) {
+	omit, null := o.omitEmpty, o.nullEmpty
+	zero := fastZero(o)
+	enc := func(e *encState, p unsafe.Pointer) types.AttributeValue {
+		b := *(*bool)(p)
+		if !b && (omit || null) {
+			return zero(e, nil)
+		}
+		return e.newBool(b)
+	}
+	dec := func(av types.AttributeValue, p unsafe.Pointer) bool {
+		switch a := av.(type) {
+		case *types.AttributeValueMemberBOOL:
+			if a != nil {
+				*(*bool)(p) = a.Value
+				return true
+			}
+		case *types.AttributeValueMemberNULL:
+			*(*bool)(p) = false
+			return true
+		}
+		return false
+	}
+	return enc, dec
+}
+
+// fastInt is fastCodecs for a signed integer kind.
+func fastInt(t reflect.Type, o options) (fastEncodeFunc, fastDecodeFunc) {
+	omit, null := o.omitEmpty, o.nullEmpty
+	zero := fastZero(o)
+	load, store := intAccess(t.Size())
+	bits := uint(t.Size() * 8)
+	asString := o.asString
+	enc := func(e *encState, p unsafe.Pointer) types.AttributeValue {
+		i := load(p)
+		if i == 0 && (omit || null) {
+			return zero(e, nil)
+		}
+		if asString {
+			return e.newS(e.formatInt(i))
+		}
+		return e.newN(e.formatInt(i))
+	}
+	dec := func(av types.AttributeValue, p unsafe.Pointer) bool {
+		if isNULL(av) {
+			store(p, 0)
+			return true
+		}
+		n, ok := numberText(av, asString)
+		if !ok {
+			return false
+		}
+		i, err := strconv.ParseInt(n, 10, 64)
+		if err != nil || bits < 64 && (i < -1<<(bits-1) || i > 1<<(bits-1)-1) {
+			return false
+		}
+		store(p, i)
+		return true
+	}
+	return enc, dec
+}
+
+// fastUint is fastCodecs for an unsigned integer kind.
+func fastUint(t reflect.Type, o options) (fastEncodeFunc, fastDecodeFunc) {
+	omit, null := o.omitEmpty, o.nullEmpty
+	zero := fastZero(o)
+	load, store := uintAccess(t.Size())
+	bits := uint(t.Size() * 8)
+	asString := o.asString
+	enc := func(e *encState, p unsafe.Pointer) types.AttributeValue {
+		u := load(p)
+		if u == 0 && (omit || null) {
+			return zero(e, nil)
+		}
+		if asString {
+			return e.newS(e.formatUint(u))
+		}
+		return e.newN(e.formatUint(u))
+	}
+	dec := func(av types.AttributeValue, p unsafe.Pointer) bool {
+		if isNULL(av) {
+			store(p, 0)
+			return true
+		}
+		n, ok := numberText(av, asString)
+		if !ok {
+			return false
+		}
+		u, err := strconv.ParseUint(n, 10, 64)
+		if err != nil || bits < 64 && u > 1<<bits-1 {
+			return false
+		}
+		store(p, u)
+		return true
+	}
+	return enc, dec
+}
+
+// fastFloat64 is fastCodecs for float64.
+func fastFloat64(o options) (fastEncodeFunc, fastDecodeFunc) {
+	omit, null := o.omitEmpty, o.nullEmpty
+	zero := fastZero(o)
+	asString := o.asString
+	enc := func(e *encState, p unsafe.Pointer) types.AttributeValue {
+		f := *(*float64)(p)
+		if f == 0 && (omit || null) {
+			return zero(e, nil)
+		}
+		if asString {
+			return e.newS(e.formatFloat(f, 64))
+		}
+		return e.newN(e.formatFloat(f, 64))
+	}
+	dec := func(av types.AttributeValue, p unsafe.Pointer) bool {
+		if isNULL(av) {
+			*(*float64)(p) = 0
+			return true
+		}
+		n, ok := numberText(av, asString)
+		if !ok {
+			return false
+		}
+		f, err := strconv.ParseFloat(n, 64)
+		if err != nil {
+			return false
+		}
+		*(*float64)(p) = f
+		return true
+	}
+	return enc, dec
 }
 
 func isNULL(av types.AttributeValue) bool {

@@ -50,48 +50,13 @@ func typeFields(t reflect.Type) ([]structField, error) {
 			visited[f.typ] = true
 
 			for i := 0; i < f.typ.NumField(); i++ {
-				sf := f.typ.Field(i)
-				if !sf.IsExported() && !sf.Anonymous {
-					continue // unexported, including blank (_) fields
-				}
-				tag, err := parseTag(sf.Tag)
+				field, use, promote, err := candidate(f, i)
 				if err != nil {
-					return nil, &FieldError{Type: typeName(f.typ), Field: sf.Name, Err: err}
+					return nil, err
 				}
-				if tag.ignore {
+				if !use {
 					continue
 				}
-
-				ft := sf.Type
-				if ft.Name() == "" && ft.Kind() == reflect.Pointer {
-					ft = ft.Elem()
-				}
-				promote := sf.Anonymous && tag.name == "" && ft.Kind() == reflect.Struct
-				if !sf.IsExported() && !promote {
-					// attributevalue encodes an unexported embedded field that is not a promoted struct
-					// (under its type's name, or its tag's) but panics or silently does nothing when
-					// decoding it. Say so rather than drop it.
-					return nil, &FieldError{Type: typeName(f.typ), Field: sf.Name,
-						Err: fmt.Errorf("%w: embedded field of unexported type is encoded by attributevalue but cannot be decoded; export the type, or embed a struct without a name tag", ErrUnsupportedType)}
-				}
-				if promote && tag.opts != (options{}) {
-					return nil, &FieldError{Type: typeName(f.typ), Field: sf.Name,
-						Err: fmt.Errorf("%w: %s:%q: options have no effect on an embedded struct whose fields are promoted; give it a name to encode it as a map", ErrInvalidTag, tagKey, sf.Tag.Get(tagKey))}
-				}
-
-				field := structField{
-					name:     sf.Name,
-					index:    append(slices.Clip(f.index), i),
-					typ:      ft,
-					sf:       sf,
-					declType: f.typ,
-					tag:      tag,
-				}
-				if tag.name != "" {
-					field.name = tag.name
-					field.nameFromTag = true
-				}
-
 				if !promote {
 					fields = append(fields, field)
 					if count[f.typ] > 1 {
@@ -103,14 +68,68 @@ func typeFields(t reflect.Type) ([]structField, error) {
 				}
 
 				// Record the embedded struct to explore on the next level.
-				nextCount[ft]++
-				if nextCount[ft] == 1 {
+				nextCount[field.typ]++
+				if nextCount[field.typ] == 1 {
 					next = append(next, field)
 				}
 			}
 		}
 	}
 
+	return resolve(fields)
+}
+
+// candidate returns the i-th field of the struct f.typ (f is the struct's own field, or the root) as a
+// candidate for typeFields; use is false when attributevalue skips it, and promote reports that it is an
+// embedded struct whose fields are promoted rather than a field of its own.
+func candidate(f structField, i int) (field structField, use, promote bool, err error) {
+	sf := f.typ.Field(i)
+	if !sf.IsExported() && !sf.Anonymous {
+		return structField{}, false, false, nil // unexported, including blank (_) fields
+	}
+	tag, err := parseTag(sf.Tag)
+	if err != nil {
+		return structField{}, false, false, &FieldError{Type: typeName(f.typ), Field: sf.Name, Err: err}
+	}
+	if tag.ignore {
+		return structField{}, false, false, nil
+	}
+
+	ft := sf.Type
+	if ft.Name() == "" && ft.Kind() == reflect.Pointer {
+		ft = ft.Elem()
+	}
+	promote = sf.Anonymous && tag.name == "" && ft.Kind() == reflect.Struct
+	if !sf.IsExported() && !promote {
+		// attributevalue encodes an unexported embedded field that is not a promoted struct
+		// (under its type's name, or its tag's) but panics or silently does nothing when
+		// decoding it. Say so rather than drop it.
+		return structField{}, false, false, &FieldError{Type: typeName(f.typ), Field: sf.Name,
+			Err: fmt.Errorf("%w: embedded field of unexported type is encoded by attributevalue but cannot be decoded; export the type, or embed a struct without a name tag", ErrUnsupportedType)}
+	}
+	if promote && tag.opts != (options{}) {
+		return structField{}, false, false, &FieldError{Type: typeName(f.typ), Field: sf.Name,
+			Err: fmt.Errorf("%w: %s:%q: options have no effect on an embedded struct whose fields are promoted; give it a name to encode it as a map", ErrInvalidTag, tagKey, sf.Tag.Get(tagKey))}
+	}
+
+	field = structField{
+		name:     sf.Name,
+		index:    append(slices.Clip(f.index), i),
+		typ:      ft,
+		sf:       sf,
+		declType: f.typ,
+		tag:      tag,
+	}
+	if tag.name != "" {
+		field.name = tag.name
+		field.nameFromTag = true
+	}
+	return field, true, promote, nil
+}
+
+// resolve keeps, of the candidate fields sharing an attribute name, the one Go's embedding rules (as
+// modified by tags) make win, and drops the name when it is ambiguous; it returns them in index order.
+func resolve(fields []structField) ([]structField, error) {
 	slices.SortFunc(fields, func(a, b structField) int {
 		if c := strings.Compare(a.name, b.name); c != 0 {
 			return c
@@ -147,9 +166,8 @@ func typeFields(t reflect.Type) ([]structField, error) {
 			out = append(out, dominant)
 		}
 	}
-	fields = out
-	slices.SortFunc(fields, func(a, b structField) int { return slices.Compare(a.index, b.index) })
-	return fields, nil
+	slices.SortFunc(out, func(a, b structField) int { return slices.Compare(a.index, b.index) })
+	return out, nil
 }
 
 // dominantField picks, from fields sharing one attribute name (sorted by depth, tagged first), the one that

@@ -158,64 +158,85 @@ func (c *compiler) plainWire(t reflect.Type, o options) *Wire {
 	case reflect.String:
 		w.Kind, w.Exact = WireString, t == reflect.TypeFor[string]()
 	case reflect.Struct:
-		if t.ConvertibleTo(timeType) {
-			if t != timeType || o.asString {
-				return noWire
-			}
-			w.Kind = WireTime
-			break
-		}
-		p := c.plans[t]
-		if p == nil {
-			if cached, ok := plans.Load(t); ok {
-				p = cached.(*Plan)
-			}
-		}
-		if p == nil {
-			return noWire
-		}
-		w.Kind, w.Plan = WireStruct, p
+		return c.structWire(w, o)
 	case reflect.Map:
-		kt := t.Key()
-		if !mapKeyEncodes(kt) || !mapKeyDecodes(kt) {
-			return noWire
-		}
-		if kt.Kind() != reflect.String || kt.NumMethod() != 0 || reflect.PointerTo(kt).NumMethod() != 0 {
-			return noWire
-		}
-		vc := c.codecs[codecKey{t.Elem(), o.elem()}]
-		if vc == nil || vc.dynamic || vc.wire == nil {
-			return noWire
-		}
-		w.Kind, w.Elem, w.Exact = WireMap, vc.wire, t == stringMapType
+		return c.mapWire(w, o)
 	case reflect.Slice:
-		et := t.Elem()
-		if et.Kind() == reflect.Uint8 {
-			w.Kind = WireBytes
-			break
-		}
-		ec := c.codecs[codecKey{et, o.elem()}]
-		if ec == nil || ec.dynamic || ec.wire == nil {
-			return noWire
-		}
-		w.Kind, w.Elem, w.Exact = WireSlice, ec.wire, t == stringSliceType
-		// The sets listDecoder decodes element by element: plain elements of these kinds.
-		if et.Kind() != reflect.Pointer && et.Kind() != reflect.Interface && !decodesWithUnmarshaler(et) {
-			switch et.Kind() {
-			case reflect.String:
-				w.Sets = WireSS | WireNS
-			case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-				reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
-				reflect.Float32, reflect.Float64:
-				w.Sets = WireNS
-			case reflect.Slice:
-				if et.Elem().Kind() == reflect.Uint8 {
-					w.Sets = WireBS
-				}
-			}
-		}
+		return c.sliceWire(w, o)
 	default:
 		return noWire
+	}
+	return w
+}
+
+// structWire completes w for its struct type: time.Time, or a struct with a plan.
+func (c *compiler) structWire(w *Wire, o options) *Wire {
+	t := w.Type
+	if t.ConvertibleTo(timeType) {
+		if t != timeType || o.asString {
+			return noWire
+		}
+		w.Kind = WireTime
+		return w
+	}
+	p := c.plans[t]
+	if p == nil {
+		if cached, ok := plans.Load(t); ok {
+			p = cached.(*Plan)
+		}
+	}
+	if p == nil {
+		return noWire
+	}
+	w.Kind, w.Plan = WireStruct, p
+	return w
+}
+
+// mapWire completes w for its map type: plain string keys, values with a Wire.
+func (c *compiler) mapWire(w *Wire, o options) *Wire {
+	t := w.Type
+	kt := t.Key()
+	if !mapKeyEncodes(kt) || !mapKeyDecodes(kt) {
+		return noWire
+	}
+	if kt.Kind() != reflect.String || kt.NumMethod() != 0 || reflect.PointerTo(kt).NumMethod() != 0 {
+		return noWire
+	}
+	vc := c.codecs[codecKey{t.Elem(), o.elem()}]
+	if vc == nil || vc.dynamic || vc.wire == nil {
+		return noWire
+	}
+	w.Kind, w.Elem, w.Exact = WireMap, vc.wire, t == stringMapType
+	return w
+}
+
+// sliceWire completes w for its slice type: bytes, or elements with a Wire, and the sets they take.
+func (c *compiler) sliceWire(w *Wire, o options) *Wire {
+	t := w.Type
+	et := t.Elem()
+	if et.Kind() == reflect.Uint8 {
+		w.Kind = WireBytes
+		return w
+	}
+	ec := c.codecs[codecKey{et, o.elem()}]
+	if ec == nil || ec.dynamic || ec.wire == nil {
+		return noWire
+	}
+	w.Kind, w.Elem, w.Exact = WireSlice, ec.wire, t == stringSliceType
+	// The sets listDecoder decodes element by element: plain elements of these kinds.
+	if et.Kind() != reflect.Pointer && et.Kind() != reflect.Interface && !decodesWithUnmarshaler(et) {
+		switch et.Kind() {
+		case reflect.String:
+			w.Sets = WireSS | WireNS
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+			reflect.Float32, reflect.Float64:
+			w.Sets = WireNS
+		case reflect.Slice:
+			if et.Elem().Kind() == reflect.Uint8 {
+				w.Sets = WireBS
+			}
+		}
 	}
 	return w
 }

@@ -66,15 +66,8 @@ func (i *Injector) forward(req *http.Request, op string, body []byte, f *Fault) 
 	}
 
 	lag := i.gsiLag()
-	var writes []pendingKey
-	var strip []string // attributes added to a read's projection
 	orig := body
-	switch {
-	case lag.enabled() && isWrite(op):
-		writes = i.prepareWrites(req, op, body)
-	case lag.enabled() && (op == opQuery || op == opScan):
-		body, strip = i.widenProjection(body)
-	}
+	body, writes, strip := i.prepareLag(req, op, body, lag)
 	i.forgetSchemaOnDDL(op, body)
 
 	i.mu.Lock()
@@ -90,25 +83,10 @@ func (i *Injector) forward(req *http.Request, op string, body []byte, f *Fault) 
 		i.recordWrites(writes)
 	}
 	if f != nil && f.kind == KindLoseResponse {
-		drain(resp)
-		if ok && isWrite(op) {
-			i.mu.Lock()
-			i.stats.LostWrites++
-			i.mu.Unlock()
-		}
-		if f.then != nil {
-			f.then()
-		}
-		return nil, transportError(req, f.timeout)
+		return nil, i.loseResponse(req, op, resp, ok, f)
 	}
-	if resp.Header.Get("X-Amz-Crc32") == "" {
-		// DynamoDB always sends it; DynamoDB Local leaves it out of its error
-		// responses, and this SDK then checks the body against 0.
-		b, err := readResponseBody(resp)
-		if err != nil {
-			return nil, err
-		}
-		setResponseBody(resp, b)
+	if err := fillChecksum(resp); err != nil {
+		return nil, err
 	}
 	if !ok {
 		if f != nil && f.kind == KindOmitConditionItems {
@@ -127,6 +105,51 @@ func (i *Injector) forward(req *http.Request, op string, body []byte, f *Fault) 
 		}
 	}
 	return resp, nil
+}
+
+// prepareLag readies a request for the GSI lag, when it is on: a write's
+// old images are read (writes, recorded once it succeeds), and an index
+// read's projection is widened to the table's keys (strip, the attributes
+// added). It returns the body to send.
+func (i *Injector) prepareLag(req *http.Request, op string, body []byte, lag Lag) (_ []byte, writes []pendingKey, strip []string) {
+	switch {
+	case lag.enabled() && isWrite(op):
+		writes = i.prepareWrites(req, op, body)
+	case lag.enabled() && (op == opQuery || op == opScan):
+		body, strip = i.widenProjection(body)
+	}
+	return body, writes, strip
+}
+
+// loseResponse drops resp, the response to a request that f (LoseResponse)
+// loses, and returns the transport error the SDK sees instead. ok is
+// whether the request succeeded.
+func (i *Injector) loseResponse(req *http.Request, op string, resp *http.Response, ok bool, f *Fault) error {
+	drain(resp)
+	if ok && isWrite(op) {
+		i.mu.Lock()
+		i.stats.LostWrites++
+		i.mu.Unlock()
+	}
+	if f.then != nil {
+		f.then()
+	}
+	return transportError(req, f.timeout)
+}
+
+// fillChecksum gives resp an X-Amz-Crc32 when it has none. DynamoDB always
+// sends it; DynamoDB Local leaves it out of its error responses, and this
+// SDK then checks the body against 0.
+func fillChecksum(resp *http.Response) error {
+	if resp.Header.Get("X-Amz-Crc32") != "" {
+		return nil
+	}
+	b, err := readResponseBody(resp)
+	if err != nil {
+		return err
+	}
+	setResponseBody(resp, b)
+	return nil
 }
 
 // txConflict answers a transaction or a single-item write as DynamoDB does

@@ -409,6 +409,21 @@ func (i *Injector) lagRead(op string, body []byte, resp *http.Response, strip []
 	var lek item
 	_ = json.Unmarshal(out["LastEvaluatedKey"], &lek)
 
+	kept := hidePending(items, info, pend, strip)
+	removed := len(items) - len(kept)
+	kept, inserted := insertOldImages(op, &q, info, ix, pend, kept, lek)
+	if removed == 0 && inserted == 0 && len(strip) == 0 {
+		setResponseBody(resp, raw)
+		return resp, nil
+	}
+	setCounts(out, kept, removed, inserted)
+	setResponseBody(resp, mustMarshal(out))
+	return resp, nil
+}
+
+// hidePending returns the items of a page that no pending write hides, without the attributes strip
+// names.
+func hidePending(items []item, info *tableInfo, pend map[string]pendingWrite, strip []string) []item {
 	kept := items[:0:0]
 	for _, it := range items {
 		if id, ok := info.keyID(it); ok {
@@ -421,18 +436,23 @@ func (i *Injector) lagRead(op string, body []byte, resp *http.Response, strip []
 		}
 		kept = append(kept, it)
 	}
-	removed := len(items) - len(kept)
+	return kept
+}
 
+// insertOldImages puts into kept, a page of a read q (op) of ix that ends with lek, the old images of
+// the pending writes that the read would have returned before them, each at its place; inserted is how
+// many. Only a Query whose key condition parses, or a Scan of the whole index in one page, gets them.
+func insertOldImages(op string, q *readRequest, info *tableInfo, ix indexInfo, pend map[string]pendingWrite, kept []item, lek item) (_ []item, inserted int) {
 	pl := placer{ix: ix, forward: q.ScanIndexForward == nil || *q.ScanIndexForward}
 	var terms []keyTerm
-	canInsert := true
+	var canInsert bool
 	if op == opQuery {
-		terms, err = keyTermsOf(&q)
+		var err error
+		terms, err = keyTermsOf(q)
 		canInsert = err == nil
 	} else {
 		canInsert = q.ExclusiveStartKey == nil && lek == nil && q.TotalSegments <= 1
 	}
-	inserted := 0
 	for _, id := range slices.Sorted(maps.Keys(pend)) {
 		w := pend[id]
 		if !canInsert || w.old == nil || !hasAttrs(w.old, ix.hash, ix.sort) {
@@ -441,14 +461,15 @@ func (i *Injector) lagRead(op string, body []byte, resp *http.Response, strip []
 		if op == opQuery && (!matchesKey(terms, w.old, ix) || !pl.inPage(w.old, q.ExclusiveStartKey, lek)) {
 			continue
 		}
-		kept = pl.insert(kept, project(w.old, info, ix, &q))
+		kept = pl.insert(kept, project(w.old, info, ix, q))
 		inserted++
 	}
-	if removed == 0 && inserted == 0 && len(strip) == 0 {
-		setResponseBody(resp, raw)
-		return resp, nil
-	}
+	return kept, inserted
+}
 
+// setCounts sets the Items and Count of the response out to kept, and its ScannedCount, when it has
+// one, to account for the items removed and inserted.
+func setCounts(out map[string]json.RawMessage, kept []item, removed, inserted int) {
 	out["Items"] = mustMarshal(kept)
 	out["Count"] = mustMarshal(len(kept))
 	if sc, ok := out["ScannedCount"]; ok {
@@ -457,8 +478,6 @@ func (i *Injector) lagRead(op string, body []byte, resp *http.Response, strip []
 			out["ScannedCount"] = mustMarshal(max(n-removed+inserted, len(kept)))
 		}
 	}
-	setResponseBody(resp, mustMarshal(out))
-	return resp, nil
 }
 
 // hasAttrs reports whether it has every named attribute ("" is ignored).

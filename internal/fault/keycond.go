@@ -168,9 +168,6 @@ type token struct {
 // #name placeholders.
 func lexKeyCondition(expr string, names map[string]string) ([]token, error) {
 	var toks []token
-	isWord := func(c byte) bool {
-		return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
-	}
 	for p := 0; p < len(expr); {
 		c := expr[p]
 		switch {
@@ -190,10 +187,7 @@ func lexKeyCondition(expr string, names map[string]string) ([]token, error) {
 			toks = append(toks, token{kind: 'o', text: op})
 			p += len(op)
 		case c == '#' || c == ':':
-			q := p + 1
-			for q < len(expr) && isWord(expr[q]) {
-				q++
-			}
+			q := wordEnd(expr, p+1)
 			word := expr[p:q]
 			if c == ':' {
 				toks = append(toks, token{kind: 'v', text: word})
@@ -204,10 +198,7 @@ func lexKeyCondition(expr string, names map[string]string) ([]token, error) {
 			}
 			p = q
 		case isWord(c):
-			q := p
-			for q < len(expr) && isWord(expr[q]) {
-				q++
-			}
+			q := wordEnd(expr, p)
 			word := expr[p:q]
 			switch {
 			case strings.EqualFold(word, "AND"), strings.EqualFold(word, "BETWEEN"):
@@ -223,6 +214,19 @@ func lexKeyCondition(expr string, names map[string]string) ([]token, error) {
 		}
 	}
 	return toks, nil
+}
+
+// isWord reports whether c may be part of a name, placeholder or keyword.
+func isWord(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// wordEnd returns the end of the run of word bytes that starts at expr[p].
+func wordEnd(expr string, p int) int {
+	for p < len(expr) && isWord(expr[p]) {
+		p++
+	}
+	return p
 }
 
 // parseKeyCondition parses a KeyConditionExpression:

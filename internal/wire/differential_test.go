@@ -190,8 +190,11 @@ func (x *harness) compare(tb testing.TB, op Op, body []byte) result {
 		if g.wire && !w.det {
 			tb.Fatalf("%s: item %d decoded on the wire, but the SDK's path decodes it differently from run to run\nbody: %s", op, i, body)
 		}
-		if !w.det && !g.wire {
-			continue // both the SDK's path, which leaves the result to Go's map order
+		if !g.wire && (!w.det || !g.det) {
+			// Both the SDK's path, which leaves the result to Go's map order. Either run may look
+			// deterministic by chance: a small map's iteration order is skewed (it starts at one of 8
+			// slots), so 25 runs of one order are not rare. Only when both look so are they compared.
+			continue
 		}
 		if w.err != "" {
 			// On an error the value is partly decoded, in an order that is Go's map order.

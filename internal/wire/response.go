@@ -287,78 +287,90 @@ func (s *Sink) container() error {
 	case Query, Scan:
 		return s.items()
 	case BatchGetItem:
+		return s.batchResponses()
+	case TransactGetItems:
+		return s.transactResponses()
+	}
+	return errSyntax
+}
+
+// batchResponses reads BatchGetItem's Responses: the items of s.Table, the only table it may name.
+func (s *Sink) batchResponses() error {
+	d := &s.d
+	if !d.expect('{') {
+		return errSyntax
+	}
+	if d.ws() == '}' {
+		d.i++
+		return nil
+	}
+	for {
+		at := d.i
+		start, end, escaped, err := d.stringToken()
+		if err != nil || escaped || string(d.b[start:end]) != s.Table {
+			return errSyntax // another table (or an escaped name): the SDK's way
+		}
+		s.name = [2]int{at, d.i}
+		if !d.expect(':') {
+			return errSyntax
+		}
+		if err := s.items(); err != nil {
+			return err
+		}
+		switch d.ws() {
+		case ',':
+			return errSyntax // a second table
+		case '}':
+			d.i++
+			return nil
+		default:
+			return errSyntax
+		}
+	}
+}
+
+// transactResponses reads TransactGetItems' Responses: per element, an item or none.
+func (s *Sink) transactResponses() error {
+	d := &s.d
+	if !d.expect('[') {
+		return errSyntax
+	}
+	if d.ws() == ']' {
+		d.i++
+		return nil
+	}
+	for {
+		// {"Item": {...}} or {}.
 		if !d.expect('{') {
 			return errSyntax
 		}
 		if d.ws() == '}' {
 			d.i++
-			return nil
-		}
-		for {
-			at := d.i
+			s.entries = append(s.entries, Entry{Raw: -1})
+			s.keys = append(s.keys, make([]string, len(s.Keep))...)
+			s.raw = append(s.raw, -1)
+		} else {
 			start, end, escaped, err := d.stringToken()
-			if err != nil || escaped || string(d.b[start:end]) != s.Table {
-				return errSyntax // another table (or an escaped name): the SDK's way
-			}
-			s.name = [2]int{at, d.i}
-			if !d.expect(':') {
+			if err != nil || escaped || string(d.b[start:end]) != "Item" || !d.expect(':') || d.ws() != '{' {
 				return errSyntax
 			}
-			if err := s.items(); err != nil {
+			if err := s.item(); err != nil {
 				return err
 			}
-			switch d.ws() {
-			case ',':
-				return errSyntax // a second table
-			case '}':
-				d.i++
-				return nil
-			default:
+			if !d.expect('}') {
 				return errSyntax
 			}
 		}
-	case TransactGetItems:
-		if !d.expect('[') {
-			return errSyntax
-		}
-		if d.ws() == ']' {
+		switch d.ws() {
+		case ',':
+			d.i++
+		case ']':
 			d.i++
 			return nil
-		}
-		for {
-			// {"Item": {...}} or {}.
-			if !d.expect('{') {
-				return errSyntax
-			}
-			if d.ws() == '}' {
-				d.i++
-				s.entries = append(s.entries, Entry{Raw: -1})
-				s.keys = append(s.keys, make([]string, len(s.Keep))...)
-				s.raw = append(s.raw, -1)
-			} else {
-				start, end, escaped, err := d.stringToken()
-				if err != nil || escaped || string(d.b[start:end]) != "Item" || !d.expect(':') || d.ws() != '{' {
-					return errSyntax
-				}
-				if err := s.item(); err != nil {
-					return err
-				}
-				if !d.expect('}') {
-					return errSyntax
-				}
-			}
-			switch d.ws() {
-			case ',':
-				d.i++
-			case ']':
-				d.i++
-				return nil
-			default:
-				return errSyntax
-			}
+		default:
+			return errSyntax
 		}
 	}
-	return errSyntax
 }
 
 // items reads an array of items.

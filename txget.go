@@ -1,0 +1,311 @@
+package singletable
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strconv"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/singletable/singletable/internal/wire"
+)
+
+// Reads of items of several entity types in one call: [Table.TransactGet] and
+// [Table.BatchGet] (batchmixed.go) take [Ref] values, one per item, each typed by
+// its entity and filled in by the call.
+
+// maxTransactGet is DynamoDB's limit of items per TransactGetItems.
+const maxTransactGet = 100
+
+// ItemRef is a [*Ref] of any entity type, as [Table.TransactGet] and
+// [Table.BatchGet] take them. Only Ref implements it.
+type ItemRef interface {
+	refCore() *refCore
+	setItem(ctx context.Context, item map[string]types.AttributeValue)
+	setValue(v reflect.Value) // a *T the wire path decoded
+}
+
+// refState is what a call found for a Ref.
+type refState uint8
+
+const (
+	refUnread refState = iota
+	refFound
+	refMissing
+	refUnprocessed
+	refFailed // read, but not decoded: rerr says why
+)
+
+// refCore is the part of a Ref that does not depend on T.
+type refCore struct {
+	info   *entityInfo
+	key    map[string]types.AttributeValue // the primary key; nil when err is set
+	keyStr map[string]string
+	err    error // the key could not be rendered: the call refuses it
+	state  refState
+	rerr   error // why a read item could not be decoded
+}
+
+// Ref is one item of entity type T to read by key in [Table.TransactGet] or
+// [Table.BatchGet]. Make it with [Entity.Ref]; after the call, [Ref.Value] holds
+// what was read. A Ref is filled by the last call it was passed to: pass it to
+// one call at a time.
+type Ref[T any] struct {
+	e    *Entity[T]
+	key  T
+	core refCore
+	v    T
+}
+
+// Ref returns a reference to the item at key's primary key (only the key's
+// inputs need be set; a random shard must be set), for a read of several entity
+// types. key is copied. A key that cannot be rendered is reported by the call,
+// before anything is sent.
+func (e *Entity[T]) Ref(key T) *Ref[T] {
+	r := &Ref[T]{e: e, key: key}
+	r.core.info = e.info
+	k, err := e.batchKey(key)
+	if err != nil {
+		r.core.err = err
+		return r
+	}
+	r.core.key, r.core.keyStr = k, e.table.keyStrings(k)
+	return r
+}
+
+// Key returns the key the Ref was made with.
+func (r *Ref[T]) Key() T { return r.key }
+
+// Found reports whether the last call found the item.
+func (r *Ref[T]) Found() bool { return r.core.state == refFound }
+
+// Value returns the item the last call read. Its error names the entity and the
+// key, and matches [ErrNotFound] when there is no item at the key,
+// [ErrTypeMismatch] when the item there is of another entity type,
+// [ErrUnprocessed] when a [Table.BatchGet] gave up before reading it, and
+// [ErrInvalidInput] when no call has read the Ref.
+func (r *Ref[T]) Value() (T, error) {
+	var zero T
+	c := &r.core
+	switch c.state {
+	case refFound:
+		return r.v, nil
+	case refMissing:
+		return zero, r.e.itemErr("Get", c.keyStr, ErrNotFound)
+	case refUnprocessed:
+		return zero, r.e.itemErr("Get", c.keyStr, fmt.Errorf("the batch gave up before reading it: %w", ErrUnprocessed))
+	case refFailed:
+		return zero, r.e.itemErr("Get", c.keyStr, c.rerr)
+	}
+	if c.err != nil {
+		return zero, r.e.itemErr("Get", nil, c.err)
+	}
+	return zero, r.e.itemErr("Get", c.keyStr, fmt.Errorf("not read: pass the Ref to Table.TransactGet or Table.BatchGet first: %w", ErrInvalidInput))
+}
+
+func (r *Ref[T]) refCore() *refCore { return &r.core }
+
+// setItem decodes an item read for the Ref (whole: an older one is migrated and
+// written back as its entity says).
+func (r *Ref[T]) setItem(ctx context.Context, item map[string]types.AttributeValue) {
+	var zero T
+	r.v = zero
+	if item == nil {
+		r.core.state = refMissing
+		return
+	}
+	v, err := r.e.decode(ctx, item)
+	if err != nil {
+		r.core.state, r.core.rerr = refFailed, err
+		return
+	}
+	r.v, r.core.state = v, refFound
+}
+
+func (r *Ref[T]) setValue(v reflect.Value) {
+	r.v = *(*T)(v.UnsafePointer())
+	r.core.state = refFound
+}
+
+// reset forgets what an earlier call read.
+func (c *refCore) reset() {
+	c.state, c.rerr = refUnread, nil
+}
+
+// checkRefs refuses, before anything is sent, refs that are nil, that could not
+// render their key, of entities of another table, or that name one item twice
+// (DynamoDB refuses both: a transaction acts on an item once, a batch asks for it
+// once). It returns their key identities.
+func (t *Table) checkRefs(call string, refs []ItemRef) ([]itemKey, error) {
+	ids := make([]itemKey, len(refs))
+	at := make(map[itemKey]int, len(refs))
+	for i, ref := range refs {
+		if ref == nil || reflect.ValueOf(ref).IsNil() {
+			return nil, fmt.Errorf("singletable: %s: ref %d is nil: %w", call, i, ErrInvalidInput)
+		}
+		c := ref.refCore()
+		if c.info == nil {
+			return nil, fmt.Errorf("singletable: %s: ref %d is a zero Ref; make refs with an entity's Ref: %w", call, i, ErrInvalidInput)
+		}
+		if c.err != nil {
+			return nil, fmt.Errorf("singletable: %s: ref %d (%s): %w", call, i, c.info.name, c.err)
+		}
+		if c.info.table != t {
+			return nil, fmt.Errorf("singletable: %s: ref %d is of %s, registered on table %s, not %s: %w", call, i, c.info.name, c.info.table.name, t.name, ErrInvalidInput)
+		}
+		id := t.keyID(c.key)
+		if j, dup := at[id]; dup {
+			return nil, fmt.Errorf("singletable: %s: refs %d (%s) and %d (%s) name the same item %s: ask for it once: %w", call, j, refs[j].refCore().info.name, i, c.info.name, formatKey(c.keyStr), ErrInvalidInput)
+		}
+		at[id] = i
+		ids[i] = id
+	}
+	return ids, nil
+}
+
+// TransactGet reads items of any registered entity types atomically
+// (TransactGetItems): the values are as they all stood at one moment, never
+// half of another transaction's writes. Each [Ref] is filled in: its Value, or
+// an error matching [ErrNotFound] for a missing item. Up to 100 refs a call
+// (DynamoDB's limit; 25 on DynamoDB Local 1.x), each of a distinct item; more,
+// a repeated item, a nil ref or a key that cannot be rendered is refused before
+// anything is sent. A transaction cancelled only by conflicts with concurrent
+// writes is retried by the table's Backoff; another cancellation returns a
+// [*TxError] naming each failed item. Cost: 2 RCU per 4 KB per item (twice a
+// consistent read). Older items are migrated and written back as their entity
+// says.
+func (t *Table) TransactGet(ctx context.Context, refs ...ItemRef) error {
+	switch n := len(refs); {
+	case n == 0:
+		return fmt.Errorf("singletable: TransactGet: no refs: %w", ErrInvalidInput)
+	case n > maxTransactGet:
+		return fmt.Errorf("singletable: TransactGet: %d items, over DynamoDB's limit of %d a transaction: split them, or use BatchGet, which is not atomic: %w", n, maxTransactGet, ErrInvalidInput)
+	}
+	if _, err := t.checkRefs("TransactGet", refs); err != nil {
+		return err
+	}
+	in := &dynamodb.TransactGetItemsInput{TransactItems: make([]types.TransactGetItem, len(refs))}
+	for i, ref := range refs {
+		c := ref.refCore()
+		c.reset()
+		in.TransactItems[i] = types.TransactGetItem{Get: &types.Get{TableName: t.namePtr(), Key: c.key}}
+	}
+	b := t.opts.Backoff.withDefaults()
+	for attempt := 1; ; attempt++ {
+		err := t.transactGetOnce(ctx, in, refs)
+		var tce *types.TransactionCanceledException
+		switch {
+		case err == nil:
+			return nil
+		case errors.As(err, &tce) && onlyConflicts(tce) && attempt < b.MaxAttempts:
+			if werr := b.Wait(ctx, attempt); werr != nil {
+				return fmt.Errorf("singletable: TransactGet: %w (last: %w)", werr, err)
+			}
+			continue
+		case errors.As(err, &tce):
+			return t.txGetError(refs, tce, err)
+		}
+		return fmt.Errorf("singletable: TransactGet: %w", err)
+	}
+}
+
+// transactGetOnce sends the transaction once and fills the refs, on the wire path
+// when the table takes it.
+func (t *Table) transactGetOnce(ctx context.Context, in *dynamodb.TransactGetItemsInput, refs []ItemRef) error {
+	if !t.wireOn() {
+		out, err := t.client.TransactGetItems(ctx, in)
+		if err != nil {
+			return err
+		}
+		return t.fillTx(ctx, refs, out.Responses, nil, nil)
+	}
+	var sl anySlots
+	s := &wire.Sink{Op: wire.TransactGetItems, TypeAttr: t.opts.TypeAttribute, Slots: &sl, Lookup: t.wireLookup}
+	out, err := t.client.TransactGetItems(ctx, in, s.Option())
+	if err != nil {
+		return err
+	}
+	if !s.Decoded() {
+		return t.fillTx(ctx, refs, out.Responses, nil, nil)
+	}
+	return t.fillTx(ctx, refs, out.Responses, s.Entries(), sl.items)
+}
+
+// fillTx fills each ref from its response: decoded on the wire (ents, vals), or
+// from the SDK's attribute values.
+func (t *Table) fillTx(ctx context.Context, refs []ItemRef, resp []types.ItemResponse, ents []wire.Entry, vals []reflect.Value) error {
+	n := len(resp)
+	if ents != nil {
+		n = len(ents) // resp holds only what the wire path left to the SDK
+	}
+	if n != len(refs) {
+		return fmt.Errorf("singletable: TransactGet: %d responses for %d items", n, len(refs))
+	}
+	k := 0
+	for i, ref := range refs {
+		if ents != nil && ents[i].Target != nil {
+			v := vals[k]
+			k++
+			if info := ref.refCore().info; ents[i].Target.Type == info.discriminator {
+				ref.setValue(v)
+				continue
+			}
+			// An item of another type at the key: said as a decode would.
+			c := ref.refCore()
+			c.state, c.rerr = refFailed, fmt.Errorf("singletable: item has %s %q, want %q: %w", t.opts.TypeAttribute, ents[i].Target.Type, c.info.discriminator, ErrTypeMismatch)
+			continue
+		}
+		switch {
+		case ents == nil:
+			ref.setItem(ctx, resp[i].Item)
+		case ents[i].Raw < 0: // no item at the key
+			ref.setItem(ctx, nil)
+		case ents[i].Raw < len(resp):
+			ref.setItem(ctx, resp[ents[i].Raw].Item)
+		default:
+			return fmt.Errorf("singletable: TransactGet: response %d is missing", i)
+		}
+	}
+	return nil
+}
+
+// txGetError is the [*TxError] of a cancelled TransactGet.
+func (t *Table) txGetError(refs []ItemRef, tce *types.TransactionCanceledException, err error) error {
+	txe := &TxError{Err: err}
+	for i, r := range tce.CancellationReasons {
+		code := aws.ToString(r.Code)
+		if code == "" || code == "None" || i >= len(refs) {
+			continue
+		}
+		c := refs[i].refCore()
+		txe.Reasons = append(txe.Reasons, TxReason{Index: i, Op: "Get", Entity: c.info.name, Key: c.keyStr, Code: code, Message: aws.ToString(r.Message)})
+	}
+	if len(txe.Reasons) == 0 {
+		return fmt.Errorf("singletable: TransactGet: %w", err)
+	}
+	return txe
+}
+
+// refLabel names a ref in messages: "Order{PK=..., SK=...}".
+func refLabel(c *refCore) string {
+	return c.info.name + formatKey(c.keyStr)
+}
+
+// refsText lists refs for messages, up to a few.
+func refsText(refs []ItemRef) string {
+	out := ""
+	for i, r := range refs {
+		if i == 5 {
+			return out + " and " + strconv.Itoa(len(refs)-5) + " more"
+		}
+		if i > 0 {
+			out += ", "
+		}
+		out += refLabel(r.refCore())
+	}
+	return out
+}

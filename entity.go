@@ -173,9 +173,12 @@ func (e *Entity[T]) itemErr(op string, key map[string]string, err error) error {
 // an item of another entity type ([ErrTypeMismatch]). An unversioned entity's Put is
 // one PutItem; a versioned entity's is one UpdateItem that stores the next version
 // on the condition that the stored one is v's (see the notes on optimistic
-// concurrency), and keeps attributes T does not know. Cost: 1 WCU per 1 KB. It
-// returns the value stored (with its new version); v itself is not modified, so
-// retrying the call is safe.
+// concurrency), and keeps attributes T does not know; so is the Put of an entity
+// with a createdAt or counter field, which keeps the stored createdAt and moves the
+// count. Defaults, timestamps and validation apply first (see [Validator]). Cost:
+// 1 WCU per 1 KB. It returns the value stored (with its new version, defaults,
+// timestamps and count); v itself is not modified, so retrying the call is safe.
+// [ReturnOld] also returns the item replaced.
 func (e *Entity[T]) Put(ctx context.Context, v T, opts ...WriteOption) (T, error) {
 	ctx = e.observe(ctx)
 	return e.put(ctx, v, kindPut, opts)

@@ -2,9 +2,12 @@ package singletable
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
 // Design is a table's design as its registered entities declare it: the key
@@ -20,13 +23,19 @@ import (
 type Design struct {
 	// Table is the table name.
 	Table string
-	// PartitionKey and SortKey name the base table's key attributes.
+	// PartitionKey and SortKey name the base table's key attributes; SortKey is
+	// "" for a table keyed by partition alone.
 	PartitionKey, SortKey string
+	// KeyTypes gives the type of key attributes that are not strings (see
+	// [WithKeyType]).
+	KeyTypes map[string]types.ScalarAttributeType
 	// TypeAttribute holds each item's entity type.
 	TypeAttribute string
 	// Delimiter separates key parts.
 	Delimiter byte
-	// Indexes are the table's global secondary indexes, in the table's order.
+	// Indexes are the table's secondary indexes, global and local, in the
+	// table's order, with their projections (an INCLUDE list with the type and
+	// schema attributes CreateTable adds).
 	Indexes []Index
 	// TTLAttribute is the table's TTL attribute ([Table.TTLAttribute]); "" when it
 	// has none. Describe sends nothing: whether TTL is on is DynamoDB's to say
@@ -36,7 +45,12 @@ type Design struct {
 	Entities []EntityDesign
 	// Patterns are the reads the key templates serve: per entity (get by key, then
 	// queries of the base table and of each index), then the item collections.
+	// Each can be counted instead of read ([Entity.Count], [Table.Count]) at the
+	// same cost.
 	Patterns []AccessPattern
+	// Scans are the reads of the whole table: each entity's scan, then the scan of
+	// every item decoded by type. Each reads, and costs, every item of the table.
+	Scans []AccessPattern
 	// Notes point out what the templates make costly or surprising: queries that
 	// also read items of other types, integers that sort as text, partitions
 	// every item shares.
@@ -103,6 +117,9 @@ type AccessPattern struct {
 	// Call is the singletable call that makes it, where k is a value of the
 	// entity holding the key's inputs; alternatives are separated by "; ".
 	Call string
+	// Cost says what the read costs in read capacity, and whether its items are
+	// partial (an index that does not project them whole).
+	Cost string
 }
 
 // Describe returns the table's design as its registered entities declare it: key
@@ -128,7 +145,8 @@ func (t *Table) Describe() Design {
 		SortKey:       t.opts.SortKey,
 		TypeAttribute: t.opts.TypeAttribute,
 		Delimiter:     t.opts.Delimiter,
-		Indexes:       slices.Clone(t.opts.Indexes),
+		Indexes:       t.designIndexes(), // describe_reads.go
+		KeyTypes:      maps.Clone(t.opts.KeyTypes),
 		TTLAttribute:  t.ttlAttribute(),
 	}
 	for _, info := range infos {
@@ -139,9 +157,18 @@ func (t *Table) Describe() Design {
 		for _, v := range t.views(info) {
 			d.Patterns = append(d.Patterns, queryPatterns(info, v)...)
 		}
+		d.Scans = append(d.Scans, scanPattern(info)) // describe_reads.go
 	}
 	d.Patterns = append(d.Patterns, t.collectionPatterns(infos)...)
-	d.Notes = t.designNotes(infos)
+	if len(infos) > 0 {
+		d.Scans = append(d.Scans, tableScanPattern(infos))
+	}
+	for _, ps := range [][]AccessPattern{d.Patterns, d.Scans} {
+		for i := range ps {
+			ps[i].Cost = t.patternCost(ps[i])
+		}
+	}
+	d.Notes = append(t.designNotes(infos), t.projectionNotes(infos)...)
 	return d
 }
 

@@ -207,6 +207,16 @@ func ExampleTable_Describe() {
 	//
 	// Reads of the base table are strongly consistent with `Consistent()`. Index reads are eventually consistent: `WaitIndexed` and `WaitMoved` wait until a write shows.
 	//
+	// ## Scans and counts
+	//
+	// | entities | index | pattern | DynamoDB | call | cost |
+	// |---|---|---|---|---|---|
+	// | Customer | table | scan the whole table for Customer items (a filter on the type attribute); in parallel with `Segments(n), Segment(i)` | Scan | `Scan()`<br>`ScanAll()`<br>`ScanCount()` | every item of the table, of every type: 0.5 RCU per 4 KB of the whole table (1 consistent), whatever it returns; filters save none |
+	// | Order | table | scan the whole table for Order items (a filter on the type attribute); in parallel with `Segments(n), Segment(i)` | Scan | `Scan()`<br>`ScanAll()`<br>`ScanCount()` | every item of the table, of every type: 0.5 RCU per 4 KB of the whole table (1 consistent), whatever it returns; filters save none |
+	// | Customer, Order | table | scan every item of the table, each decoded by its type; in parallel with `Segments(n), Segment(i)` | Scan | `Table.Scan()`<br>`Table.ScanAll()`<br>`Table.ScanCount()` | every item of the table, of every type: 0.5 RCU per 4 KB of the whole table (1 consistent), whatever it returns; filters save none |
+	//
+	// Every query above can be counted instead (`Count(k, ...)`, `Table.Count(k, ...)`: Select COUNT, every page, no item returned or decoded) at the cost of reading its items: 0.5 RCU per 4 KB read, 1 consistent.
+	//
 	// ## Key map
 	//
 	// ```mermaid

@@ -16,7 +16,7 @@ import (
 // iOrder is in a KEYS_ONLY index (KO), an INCLUDE index (INC) and a local index
 // (LSI1, sorted by total).
 type iOrder struct {
-	_          struct{} `Type:"IOrder" PK:"CUST#{customerId}" SK:"ORDER#{orderId}" KOPK:"STATUS#{status}" KOSK:"{orderId}" INCPK:"CUST#{customerId}" INCSK:"{orderId}" LSI1SK:"TOTAL#{total:08}#{orderId}"`
+	_          struct{} `Type:"IOrder" PK:"CUST#{customerId}" SK:"ORDER#{orderId}" KEYSPK:"STATUS#{status}" KEYSSK:"{orderId}" INCLPK:"CUST#{customerId}" INCLSK:"{orderId}" LSI1SK:"TOTAL#{total:08}#{orderId}"`
 	CustomerID string   `dynamodbav:"customerId"`
 	OrderID    string   `dynamodbav:"orderId"`
 	Status     string   `dynamodbav:"status"`
@@ -27,14 +27,14 @@ type iOrder struct {
 
 // iCustomer shares INC's partitions and holds only included fields.
 type iCustomer struct {
-	_          struct{} `Type:"ICustomer" PK:"CUST#{customerId}" SK:"PROFILE" INCPK:"CUST#{customerId}" INCSK:"#PROFILE"`
+	_          struct{} `Type:"ICustomer" PK:"CUST#{customerId}" SK:"PROFILE" INCLPK:"CUST#{customerId}" INCLSK:"#PROFILE"`
 	CustomerID string   `dynamodbav:"customerId"`
 	Status     string   `dynamodbav:"status"`
 }
 
 var indexTableOptions = []TableOption{
-	WithIndex("KEYS", "KOPK", "KOSK", ProjectKeysOnly()),
-	WithIndex("INCL", "INCPK", "INCSK", ProjectInclude("status", "total", "customerId", "orderId")),
+	WithIndex("KEYS", "KEYSPK", "KEYSSK", ProjectKeysOnly()),
+	WithIndex("INCL", "INCLPK", "INCLSK", ProjectInclude("status", "total", "customerId", "orderId")),
 	WithLocalIndex("LSI1", "LSI1SK"),
 }
 

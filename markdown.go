@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"strconv"
 	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
 // A Design as text: Markdown tables for a README or a design review, and the key
@@ -19,8 +21,12 @@ func (d Design) String() string { return d.Markdown() }
 func (d Design) Markdown() string {
 	var b strings.Builder
 	b.WriteString("# Table " + code(d.Table) + "\n\n")
-	b.WriteString("Base table keys " + code(d.PartitionKey) + " (partition) and " + code(d.SortKey) + " (sort); entity type in " +
-		code(d.TypeAttribute) + "; key parts separated by " + code(string(d.Delimiter)) + ".\n\n")
+	if d.SortKey == "" {
+		b.WriteString("Base table key " + keyLabel(d, d.PartitionKey) + " (partition only)")
+	} else {
+		b.WriteString("Base table keys " + keyLabel(d, d.PartitionKey) + " (partition) and " + keyLabel(d, d.SortKey) + " (sort)")
+	}
+	b.WriteString("; entity type in " + code(d.TypeAttribute) + "; key parts separated by " + code(string(d.Delimiter)) + ".\n\n")
 
 	users := map[string][]string{} // index -> entity names
 	for _, e := range d.Entities {
@@ -28,11 +34,7 @@ func (d Design) Markdown() string {
 			users[k.Index] = append(users[k.Index], e.Name)
 		}
 	}
-	b.WriteString("| index | partition key | sort key | entities |\n|---|---|---|---|\n")
-	row(&b, "table", code(d.PartitionKey), code(d.SortKey), orDash(strings.Join(users[""], ", ")))
-	for _, ix := range d.Indexes {
-		row(&b, ix.Name, code(ix.PartitionKey), orDash(code(ix.SortKey)), orDash(strings.Join(users[ix.Name], ", ")))
-	}
+	d.indexTable(&b, users) // describe_reads.go
 
 	b.WriteString("\n## Entities\n\n")
 	if len(d.Entities) == 0 {
@@ -58,9 +60,16 @@ func (d Design) Markdown() string {
 
 		fieldRoles(&b, d)
 		b.WriteString("\n## Key templates\n\n")
-		attrs := []string{d.PartitionKey, d.SortKey}
+		var attrs []string
+		for _, a := range []string{d.PartitionKey, d.SortKey} {
+			if a != "" {
+				attrs = append(attrs, a)
+			}
+		}
 		for _, ix := range d.Indexes {
-			attrs = append(attrs, ix.PartitionKey)
+			if !ix.Local {
+				attrs = append(attrs, ix.PartitionKey)
+			}
 			if ix.SortKey != "" {
 				attrs = append(attrs, ix.SortKey)
 			}
@@ -94,6 +103,8 @@ func (d Design) Markdown() string {
 		b.WriteString("\n")
 	}
 
+	d.scansSection(&b) // describe_reads.go
+
 	if len(d.Notes) > 0 {
 		b.WriteString("\n## Notes\n\n")
 		for _, n := range d.Notes {
@@ -114,7 +125,11 @@ func (d Design) Markdown() string {
 func (d Design) Mermaid() string {
 	var b strings.Builder
 	b.WriteString("flowchart LR\n")
-	b.WriteString("  base[(" + mermaidText("table "+d.Table+"\n"+d.PartitionKey+", "+d.SortKey) + ")]\n")
+	baseKeys := d.PartitionKey
+	if d.SortKey != "" {
+		baseKeys += ", " + d.SortKey
+	}
+	b.WriteString("  base[(" + mermaidText("table "+d.Table+"\n"+baseKeys) + ")]\n")
 	ids := map[string]string{"": "base"}
 	for i, ix := range d.Indexes {
 		id := "ix" + strconv.Itoa(i+1)
@@ -123,7 +138,14 @@ func (d Design) Mermaid() string {
 		if ix.SortKey != "" {
 			keys += ", " + ix.SortKey
 		}
-		b.WriteString("  " + id + "[(" + mermaidText(ix.Name+"\n"+keys) + ")]\n")
+		name := ix.Name
+		if ix.Local {
+			name += " (local)"
+		}
+		if ix.Projection != "" && ix.Projection != types.ProjectionTypeAll {
+			name += "\n" + string(ix.Projection)
+		}
+		b.WriteString("  " + id + "[(" + mermaidText(name+"\n"+keys) + ")]\n")
 	}
 	for i, e := range d.Entities {
 		id := "e" + strconv.Itoa(i+1)

@@ -366,6 +366,9 @@ func (p *Projection[T]) Get(ctx context.Context, key T, opts ...GetOption) (Part
 		return Partial[T]{}, e.itemErr("Get", nil, err)
 	}
 	list, _ := e.table.readList(e.info, Index{}, p.attrs)
+	if list, err = e.info.readsTTL(o, list); err != nil { // ttl.go: SkipExpired reads the TTL too
+		return Partial[T]{}, e.itemErr("Get", nil, err)
+	}
 	var b expr.Builder
 	v, err := e.getItemWith(ctx, &dynamodb.GetItemInput{ // GetItem, decoded (wire.go), never written back
 		TableName:                e.table.namePtr(),
@@ -374,6 +377,9 @@ func (p *Projection[T]) Get(ctx context.Context, key T, opts ...GetOption) (Part
 		ProjectionExpression:     aws.String(projectionExpression(&b, list)),
 		ExpressionAttributeNames: b.Names(),
 	}, false)
+	if err == nil {
+		err = e.skipExpired(o, &v)
+	}
 	if err != nil {
 		return Partial[T]{}, e.itemErr("Get", e.table.keyStrings(k), err)
 	}
@@ -401,8 +407,13 @@ func (p *Projection[T]) BatchGet(ctx context.Context, keys []T, opts ...GetOptio
 	if p.err != nil {
 		return PartialBatch[T]{}, p.err
 	}
+	o := collectGetOptions(opts)
 	list, _ := e.table.readList(e.info, Index{}, p.attrs)
-	res, err := e.batchGet(ctx, keys, collectGetOptions(opts), list)
+	list, err := e.info.readsTTL(o, list) // ttl.go: SkipExpired reads the TTL too
+	if err != nil {
+		return PartialBatch[T]{}, fmt.Errorf("singletable: BatchGet %s: %w", e.info.name, err)
+	}
+	res, err := e.batchGet(ctx, keys, o, list)
 	return PartialBatch[T]{Items: p.wrap(res.Items), Missing: res.Missing, Unprocessed: res.Unprocessed}, err
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"time"
 
@@ -246,4 +247,20 @@ func (e *Entity[T]) skipExpired(o getOptions, v *T) error {
 		return fmt.Errorf("the item's TTL has passed (SkipExpired): %w", ErrNotFound)
 	}
 	return nil
+}
+
+// readsTTL adds the TTL attribute to a projected read's attributes when the read
+// skips expired items, which it tells from the TTL (refused on an entity without
+// one).
+func (info *entityInfo) readsTTL(o getOptions, list []string) ([]string, error) {
+	if !o.skipExpired {
+		return list, nil
+	}
+	if err := info.refuseSkipExpired(); err != nil {
+		return nil, err
+	}
+	if name := info.hooks.ttl.Name; !slices.Contains(list, name) {
+		list = append(slices.Clone(list), name)
+	}
+	return list, nil
 }

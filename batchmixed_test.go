@@ -248,10 +248,9 @@ func TestBatchWriteMixed1000(t *testing.T) {
 	for i := range 100 {
 		more = append(more, orders.BatchPutItem(tOrder{CustomerID: "late", OrderID: fmt.Sprintf("o%03d", i), CreatedAt: t0}))
 	}
-	removeAll := func() {}
 	var mu sync.Mutex
 	calls := 0
-	removeAll = inj2.Add(fault.Rule{Ops: []string{"BatchWriteItem"}, Fault: fault.Unprocessed(1), Match: func(string, []byte) bool {
+	removeAll := inj2.Add(fault.Rule{Ops: []string{"BatchWriteItem"}, Fault: fault.Unprocessed(1), Match: func(string, []byte) bool {
 		mu.Lock()
 		defer mu.Unlock()
 		calls++

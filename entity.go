@@ -85,13 +85,6 @@ func (e *Entity[T]) decode(ctx context.Context, item map[string]types.AttributeV
 	return e.decodeWith(ctx, item, true)
 }
 
-// decodeFrom is decode for an item read from index (the base table: ""): items read
-// through an index may lack attributes its projection leaves out, so they are
-// migrated in memory only, never written back.
-func (e *Entity[T]) decodeFrom(ctx context.Context, item map[string]types.AttributeValue, index string) (T, error) {
-	return e.decodeWith(ctx, item, index == "")
-}
-
 // decodeWith is decode; writeBack=false migrates in memory only.
 func (e *Entity[T]) decodeWith(ctx context.Context, item map[string]types.AttributeValue, writeBack bool) (T, error) {
 	var v T

@@ -68,12 +68,10 @@ func TestIndexProjections(t *testing.T) {
 	old, err := NewTable(tbl.Client(), tbl.Name(), append([]TableOption{testTableOptions}, indexTableOptions...)...)
 	require.NoError(t, err)
 	oldOrders := MustRegister[iOrder](old)
-	var all []iOrder
 	for i := range 12 {
 		o := iOrder{CustomerID: "c1", OrderID: fmt.Sprintf("o%02d", i), Status: []string{"NEW", "PAID"}[i%2], Total: 10 * i, Note: "n"}
 		_, err := oldOrders.Put(ctx, o)
 		require.NoError(t, err)
-		all = append(all, o)
 	}
 	orders := MustRegister[iOrder](tbl, Migrations(Migration[iOrder]{Steps: []Step[iOrder]{{Typed: func(v *iOrder) error { v.Migrated = true; return nil }}}}))
 	customers := MustRegister[iCustomer](tbl)

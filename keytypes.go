@@ -205,7 +205,7 @@ func isNumberText(s string) bool {
 		return false
 	}
 	_, ok := new(big.Float).SetString(s)
-	return ok && strings.IndexAny(s, "xXpP_") < 0 && !strings.EqualFold(s, "inf") && !strings.EqualFold(strings.TrimLeft(s, "+-"), "inf") && !strings.EqualFold(strings.TrimLeft(s, "+-"), "infinity")
+	return ok && !strings.ContainsAny(s, "xXpP_") && !strings.EqualFold(s, "inf") && !strings.EqualFold(strings.TrimLeft(s, "+-"), "inf") && !strings.EqualFold(strings.TrimLeft(s, "+-"), "infinity")
 }
 
 // compareNumberText compares two numbers given as text (isNumberText).

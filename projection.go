@@ -6,7 +6,6 @@ import (
 	"iter"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -473,13 +472,4 @@ func setBytesField(f *codec.Field, sv reflect.Value, text string) error {
 	}
 	fv.SetBytes([]byte(text))
 	return nil
-}
-
-// quoteAttrs quotes attribute names for messages.
-func quoteAttrs(attrs []string) string {
-	q := make([]string, len(attrs))
-	for i, a := range attrs {
-		q[i] = strconv.Quote(a)
-	}
-	return strings.Join(q, ", ")
 }

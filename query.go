@@ -117,7 +117,6 @@ type queryOptions struct {
 	// Scans (scan.go) and counts (count.go).
 	segments, segment int  // Segments(total), Segment(i); 0 and 0 when not given
 	segmentSet        bool // Segment was given
-	scan              bool // the call is a scan: no key condition
 	// Projections (projection.go): the attributes to read (ProjectionExpression);
 	// nil reads whole items.
 	project []string

@@ -207,3 +207,65 @@ func TestTableOptions(t *testing.T) {
 	assert.Equal(t, uint64(3), o.Random())
 	assert.Equal(t, Client(offlineClient{}), tbl.Client(), "Client returns the client given, not the observing wrapper")
 }
+
+// TestScanOptionsByCallKind: scan options are accepted by the scans they apply
+// to and by nothing else; query-only options do not compile in a scan, and
+// scan-only ones (Segments, Segment) not in a query; OnUnknown only in a table
+// scan. Projections are a method (Entity.Project), not an option, so no write or
+// query can be given one.
+func TestScanOptionsByCallKind(t *testing.T) {
+	tbl := offlineTable(t)
+	orders := MustRegister[tOrder](tbl)
+	p := orders.Project("total")
+	entityScan := []reflect.Type{optionsOf(t, orders.Scan), optionsOf(t, orders.ScanAll), optionsOf(t, orders.ScanCount), optionsOf(t, p.Scan), optionsOf(t, p.ScanAll)}
+	tableScan := []reflect.Type{optionsOf(t, tbl.Scan), optionsOf(t, tbl.ScanAll), optionsOf(t, tbl.ScanCount)}
+	queries := []reflect.Type{optionsOf(t, orders.Query), optionsOf(t, orders.All), optionsOf(t, orders.Count), optionsOf(t, tbl.Query), optionsOf(t, tbl.Count), optionsOf(t, orders.QueryShards), optionsOf(t, p.Query)}
+	writes := []reflect.Type{optionsOf(t, orders.Put), optionsOf(t, orders.Delete), optionsOf(t, orders.Update), reflect.TypeFor[GetOption](), reflect.TypeFor[SweepOption](), reflect.TypeFor[TableOption]()}
+
+	cases := []struct {
+		name               string
+		value              any
+		entity, table, qry bool
+	}{
+		{"On", On("GSI1"), true, true, true},
+		{"Limit", Limit(1), true, true, true},
+		{"After", After(""), true, true, true},
+		{"Filter", Filter(expression.Name("a").Equal(expression.Value(1))), true, true, true},
+		{"ReturnCapacity", ReturnCapacity(), true, true, true},
+		{"Consistent", Consistent(), true, true, true},
+		{"Segments", Segments(4), true, true, false},
+		{"Segment", Segment(1), true, true, false},
+		{"OnUnknown", OnUnknown(UnknownSkip), false, true, false},
+		{"Descending", Descending(), false, false, true},
+		{"SKEqual", SKEqual("x"), false, false, true},
+		{"Partition", Partition("p"), false, false, true},
+		{"SegmentRange", SegmentRange(0, 1), false, false, false},
+		{"Days", Days("day", day0, day0), false, false, false},
+		{"ProjectKeysOnly", ProjectKeysOnly(), false, false, false},
+	}
+	for _, c := range cases {
+		vt := reflect.TypeOf(c.value)
+		for _, call := range entityScan {
+			assert.Equal(t, c.entity, vt.Implements(call), "%s in an entity scan (%s)", c.name, call)
+		}
+		for _, call := range tableScan {
+			assert.Equal(t, c.table, vt.Implements(call), "%s in a table scan (%s)", c.name, call)
+		}
+		for _, call := range queries[:1] {
+			assert.Equal(t, c.qry, vt.Implements(call), "%s in a query (%s)", c.name, call)
+		}
+		for _, call := range writes[:3] {
+			assert.False(t, vt.Implements(call), "%s in a write (%s)", c.name, call)
+		}
+	}
+	// Segments and Segment stay sweep options; no scan option is a write, get or table option.
+	assert.True(t, reflect.TypeOf(Segments(2)).Implements(reflect.TypeFor[SweepOption]()))
+	assert.True(t, reflect.TypeOf(Segment(1)).Implements(reflect.TypeFor[SweepOption]()))
+	for _, w := range writes {
+		assert.False(t, reflect.TypeFor[ScanOption]().Implements(w), "ScanOption is not %s", w)
+	}
+	assert.True(t, reflect.TypeOf(ProjectInclude("a")).Implements(reflect.TypeFor[IndexOption]()))
+	assert.False(t, reflect.TypeOf(ProjectInclude("a")).Implements(reflect.TypeFor[TableOption]()))
+	// The Count calls refuse at run time what compiles but does not apply.
+	_ = queries
+}

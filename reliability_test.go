@@ -495,7 +495,11 @@ func TestStormThrottlingAnd5xx(t *testing.T) {
 	require.NotEmpty(t, cancels, "some operations were cancelled midway")
 	slices.Sort(cancels)
 	p99 := cancels[len(cancels)*99/100]
-	assert.LessOrEqual(t, p99, 50*time.Millisecond, "cancelled operations returned late")
+	// A hang detector, not a speed goal: under -race on a loaded 2-core CI machine
+	// the 99th percentile reached 61 ms (median 0.7 ms); a wait that ignored the
+	// cancel would take its whole backoff (seconds). TestCancelReturnsWithin50ms
+	// measures each wait alone.
+	assert.LessOrEqual(t, p99, 250*time.Millisecond, "cancelled operations returned late")
 
 	t.Logf("storm: %d requests, %d faults injected (%.1f%%), seed %d", requests, faults, 100*float64(faults)/float64(requests), inj.Seed())
 	t.Logf("operations: %d ok, %d failed %v; by kind ok %v failed %v", ok, failed, stats.classes, stats.ok, stats.failed)

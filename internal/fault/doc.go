@@ -36,6 +36,10 @@
 //	                                               (all withheld: a retried Throttle)
 //	Delay                  yes        no (ended    the context's error in a *smithy.CanceledError
 //	                                  context)
+//	OmitConditionItems     yes        n/a          as DynamoDB answers, but a failed condition's
+//	                                               ConditionalCheckFailedException (or transaction
+//	                                               reasons) without the Item that
+//	                                               ReturnValuesOnConditionCheckFailure asked for
 //
 // After the retries a retried error comes wrapped in *retry.MaxAttemptsError.
 //

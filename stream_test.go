@@ -224,10 +224,15 @@ func (f *fakeStreams) shard(id string) *fakeShard {
 	return nil
 }
 
+// append adds records to a shard, numbered after every record before them, as
+// DynamoDB Streams numbers a shard's records.
 func (f *fakeStreams) append(id string, recs ...streamtypes.Record) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	s := f.shard(id)
+	for _, r := range recs {
+		r.Dynamodb.SequenceNumber = aws.String(fmt.Sprintf("%021d", fakeSeq.Add(1)))
+	}
 	s.records = append(s.records, recs...)
 }
 

@@ -342,17 +342,29 @@ func (t *Table) checkDisjoint(info, other *entityInfo) error {
 	}
 	if info.sk == nil {
 		reason := "key template " + strconv.Quote(info.pk.tmpl.String()) + " collides with " + other.name + "'s " + strconv.Quote(other.pk.tmpl.String()) +
-			": both render " + t.opts.PartitionKey + " " + strconv.Quote(t.keyDisplay(t.opts.PartitionKey, pk)) + ", so a batch write of one would overwrite the other's item; give one of them a distinct static prefix"
+			": both render " + t.opts.PartitionKey + " " + strconv.Quote(t.keyDisplay(t.opts.PartitionKey, pk)) + ", so a batch write of one would overwrite the other's item; " + t.disjointAdvice(t.opts.PartitionKey)
 		return &EntityError{Entity: info.name, Field: t.opts.PartitionKey, Reason: reason}
 	}
 	reason := "key templates " + strconv.Quote(info.pk.tmpl.String()) + " / " + strconv.Quote(info.sk.tmpl.String()) +
 		" collide with " + other.name + "'s " + strconv.Quote(other.pk.tmpl.String()) + " / " + strconv.Quote(other.sk.tmpl.String()) +
 		": both render " + t.opts.PartitionKey + " " + strconv.Quote(pk) + ", " + t.opts.SortKey + " " + strconv.Quote(sk) +
-		", so a batch write of one would overwrite the other's item; give one of them a distinct static prefix"
-	if fix := t.disjointFix(info, other); fix != "" {
+		", so a batch write of one would overwrite the other's item; " + t.disjointAdvice(t.opts.PartitionKey, t.opts.SortKey)
+	if fix := t.disjointFix(info, other); fix != "" && t.keyType(t.opts.PartitionKey) == types.ScalarAttributeTypeS && t.keyType(t.opts.SortKey) == types.ScalarAttributeTypeS {
 		reason += ", e.g. " + fix
 	}
 	return &EntityError{Entity: info.name, Field: t.opts.SortKey, Reason: reason}
+}
+
+// disjointAdvice says how to make two colliding entities disjoint: a static
+// prefix where a key attribute holds strings; a number or binary key attribute
+// holds no prefix, so such entities need keys of their own.
+func (t *Table) disjointAdvice(attrs ...string) string {
+	for _, a := range attrs {
+		if t.keyType(a) == types.ScalarAttributeTypeS {
+			return "give one of them a distinct static prefix"
+		}
+	}
+	return "a number or binary key holds no prefix, so keep one of them in another table (or make a key attribute a string and give one a distinct static prefix)"
 }
 
 // disjointFix suggests a static prefix that makes the two entities disjoint: the

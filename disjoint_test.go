@@ -2,6 +2,7 @@ package singletable
 
 import (
 	"context"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"strconv"
 	"strings"
 	"testing"
@@ -470,4 +471,31 @@ func FuzzDisjointKeys(f *testing.F) {
 			}
 		}
 	})
+}
+
+type (
+	djNumA struct {
+		_   struct{} `Type:"NumA" PK:"{id}" SK:"{seq}"`
+		ID  int      `dynamodbav:"id"`
+		Seq int      `dynamodbav:"seq"`
+	}
+	djNumB struct {
+		_    struct{} `Type:"NumB" PK:"{acct}" SK:"{n}"`
+		Acct int      `dynamodbav:"acct"`
+		N    int      `dynamodbav:"n"`
+	}
+)
+
+// On a table whose key attributes hold numbers no prefix can separate two
+// entities: the error says so rather than suggesting one.
+func TestRegisterRefusesCollidingNumberKeys(t *testing.T) {
+	tbl, err := NewTable(newCountingClient(nil), "number-keys", WithKeyType("PK", types.ScalarAttributeTypeN), WithKeyType("SK", types.ScalarAttributeTypeN))
+	require.NoError(t, err)
+	_, err = Register[djNumA](tbl)
+	require.NoError(t, err)
+	_, err = Register[djNumB](tbl)
+	require.ErrorIs(t, err, ErrInvalidEntity)
+	assert.Contains(t, err.Error(), `collide with djNumA's "{id}" / "{seq}"`)
+	assert.Contains(t, err.Error(), "a number or binary key holds no prefix")
+	assert.NotContains(t, err.Error(), "e.g.")
 }

@@ -1115,6 +1115,7 @@ type (
 		ID   string         `dynamodbav:"id"`
 		Node *biNode        `dynamodbav:"node,omitempty"`
 		Any  map[string]any `dynamodbav:"any,omitempty"`
+		List []*biNode       `dynamodbav:"list,omitempty"`
 	}
 	biNode struct {
 		Next *biNode `dynamodbav:"next,omitempty"`
@@ -1174,6 +1175,12 @@ func TestBadInputCyclesAndDepth(t *testing.T) {
 				_, err := docs.Update(ctx, biDoc{ID: c.v.ID}, Set(c.attr, c.value), Upsert())
 				return err
 			},
+			"SetIfNotExists": func() error {
+				_, err := docs.Update(ctx, biDoc{ID: c.v.ID}, SetIfNotExists(c.attr, c.value), Upsert())
+				return err
+			},
+			"Table.BatchWrite": func() error { _, err := tbl.BatchWrite(ctx, docs.BatchPutItem(c.v)); return err },
+			"TransactWith":     func() error { return tbl.TransactWith(ctx, TxOptions{Token: "cycles-" + c.v.ID}, docs.TxPut(c.v)) },
 		}
 		for op, write := range writes {
 			err := write()
@@ -1198,4 +1205,50 @@ func TestBadInputCyclesAndDepth(t *testing.T) {
 	assert.Equal(t, v, got)
 	_, err = docs.Update(ctx, biDoc{ID: "5"}, Set("node", biChain(31)))
 	require.NoError(t, err)
+}
+
+// A value set or appended at a document path sits as many levels below the item as
+// the path has steps: the 32-level limit counts them too, before anything is sent.
+func TestBadInputDepthAtPath(t *testing.T) {
+	tbl, client := newTestTable(t)
+	docs := MustRegister[biDoc](tbl)
+	ctx := context.Background()
+	_, err := docs.Put(ctx, biDoc{ID: "p", Node: &biNode{V: 1}, Any: map[string]any{"a": map[string]any{}}})
+	require.NoError(t, err)
+	before := client.count("UpdateItem")
+	deepMap := func(n int) map[string]any { // n maps, one in the other
+		m := map[string]any{"leaf": true}
+		for range n - 1 {
+			m = map[string]any{"x": m}
+		}
+		return m
+	}
+	refused := map[string]UpdateOption{
+		"Set below a struct":            Set("node.next", biChain(31)), // node.next at level 3; 31 nodes end at 33
+		"SetIfNotExists below a struct": SetIfNotExists("node.next", biChain(31)),
+		"Set below a map":               Set("any.a", deepMap(31)), // any.a at level 3; 31 maps end at 33
+		"Append":                        Append("list", biChain(31)), // list at 2, its element at 3
+		"Prepend":                       Prepend("list", biChain(31)),
+	}
+	for name, op := range refused {
+		_, err := docs.Update(ctx, biDoc{ID: "p"}, op)
+		require.ErrorIs(t, err, ErrInvalidInput, name)
+		assert.Contains(t, err.Error(), "nested deeper than DynamoDB's 32 levels", name)
+	}
+	assert.Equal(t, before, client.count("UpdateItem"), "nothing was sent")
+
+	// One level less is stored and read back.
+	for name, op := range map[string]UpdateOption{
+		"Set below a struct": Set("node.next", biChain(30)),
+		"Set below a map":    Set("any.a", deepMap(30)),
+		"Append":             Append("list", biChain(30)),
+	} {
+		_, err := docs.Update(ctx, biDoc{ID: "p"}, op)
+		require.NoError(t, err, name)
+	}
+	got, err := docs.Get(ctx, biDoc{ID: "p"}, Consistent())
+	require.NoError(t, err)
+	assert.Equal(t, biChain(30), got.Node.Next)
+	require.Len(t, got.List, 1)
+	assert.Equal(t, biChain(30), got.List[0])
 }

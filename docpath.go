@@ -314,5 +314,12 @@ func (r *resolvedPath) encode(v reflect.Value) (av types.AttributeValue, keep bo
 			return nil, false, fmt.Errorf("the container encodes as %T, not a list or map", av)
 		}
 	}
+	// The owner checked the depth from its own level; the path's end is deeper
+	// (each step one level), and DynamoDB counts from the item.
+	if len(r.steps) > 1 {
+		if err := codec.CheckDepthAt(av, len(r.steps), r.text); err != nil {
+			return nil, false, err
+		}
+	}
 	return av, true, nil
 }

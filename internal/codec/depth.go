@@ -296,3 +296,17 @@ func walkElems(v reflect.Value, level, hops int) (step func(*DepthError), err er
 	}
 	return nil, nil
 }
+
+// CheckDepthAt refuses av, a value stored inside a map or list at level parent
+// (the item is level 1, so a top-level attribute's parent is 1), when it nests
+// maps or lists beyond [MaxDepth]. The error is a [*DepthError] whose Path is
+// root followed by the steps into av.
+func CheckDepthAt(av types.AttributeValue, parent int, root string) error {
+	if err := checkDepth(av, parent); err != nil {
+		if de, ok := asDepth(err); ok {
+			return de.finish(root)
+		}
+		return err
+	}
+	return nil
+}

@@ -1115,7 +1115,7 @@ type (
 		ID   string         `dynamodbav:"id"`
 		Node *biNode        `dynamodbav:"node,omitempty"`
 		Any  map[string]any `dynamodbav:"any,omitempty"`
-		List []*biNode       `dynamodbav:"list,omitempty"`
+		List []*biNode      `dynamodbav:"list,omitempty"`
 	}
 	biNode struct {
 		Next *biNode `dynamodbav:"next,omitempty"`
@@ -1226,7 +1226,7 @@ func TestBadInputDepthAtPath(t *testing.T) {
 	refused := map[string]UpdateOption{
 		"Set below a struct":            Set("node.next", biChain(31)), // node.next at level 3; 31 nodes end at 33
 		"SetIfNotExists below a struct": SetIfNotExists("node.next", biChain(31)),
-		"Set below a map":               Set("any.a", deepMap(31)), // any.a at level 3; 31 maps end at 33
+		"Set below a map":               Set("any.a", deepMap(31)),   // any.a at level 3; 31 maps end at 33
 		"Append":                        Append("list", biChain(31)), // list at 2, its element at 3
 		"Prepend":                       Prepend("list", biChain(31)),
 	}

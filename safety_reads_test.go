@@ -1,0 +1,222 @@
+package singletable
+
+import (
+	"context"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Regression tests for issue 14's read-side and index-key scenarios on the read
+// paths and write features added since (issues 17 and 18): every read path that
+// migrates, projections and indexes, timestamps, counters, TTL and defaults.
+
+type rAddr struct {
+	City string `dynamodbav:"city"`
+}
+
+// rTask has every library-managed field kind of issue 18 beside a nested struct
+// and a list; its schema 2 upper-cases nothing but wraps the title.
+type rTask struct {
+	_         struct{}  `Type:"RTask" PK:"G#{group}" SK:"T#{id}" GSI1PK:"ST#{status}" GSI1SK:"{createdAt:time}#{id}"`
+	Group     string    `dynamodbav:"group"`
+	ID        string    `dynamodbav:"id"`
+	Status    string    `dynamodbav:"status,omitempty" singletable:"default=OPEN"`
+	Title     string    `dynamodbav:"title"`
+	Tags      []string  `dynamodbav:"tags"`
+	Address   rAddr     `dynamodbav:"address"`
+	Note      string    `dynamodbav:"note,omitempty"`
+	CreatedAt time.Time `dynamodbav:"createdAt" singletable:"createdAt"`
+	UpdatedAt time.Time `dynamodbav:"updatedAt" singletable:"updatedAt"`
+	Edits     int       `dynamodbav:"edits" singletable:"counter"`
+	ExpiresAt int64     `dynamodbav:"expiresAt,omitempty" singletable:"ttl"`
+}
+
+var rTaskMigration = Migration[rTask]{Steps: []Step[rTask]{{
+	Typed: func(v *rTask) error { v.Title = "[" + v.Title + "]"; return nil },
+}}}
+
+// legacyTask is a schema-1 task written by other code: tags as a string set, an
+// address map with an entry the struct does not model, a note stored as NULL, no
+// status (the default must not be written by a migration), and an attribute of
+// another service.
+func legacyTask(group, id string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{
+		"PK": sAV("G#" + group), "SK": sAV("T#" + id), "Type": sAV("RTask"),
+		"group": sAV(group), "id": sAV(id), "title": sAV("t-" + id),
+		"tags": &types.AttributeValueMemberSS{Value: []string{"a", "b"}},
+		"address": &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{
+			"city": sAV("Paris"), "zip": sAV("75001"),
+		}},
+		"note":      &types.AttributeValueMemberNULL{Value: true},
+		"createdAt": sAV("2020-01-02T03:04:05Z"),
+		"updatedAt": sAV("2021-01-02T03:04:05Z"),
+		"edits":     nAV(5),
+		"expiresAt": nAV(1700000000),
+		"assignee":  sAV("ann"),
+	}
+}
+
+// assertOnlyMigrated checks that the stored item is the legacy one with only what
+// the migration changed: the title and the schema version.
+func assertOnlyMigrated(t *testing.T, tbl *Table, group, id string) {
+	t.Helper()
+	got := rawItem(t, tbl, "G#"+group, "T#"+id)
+	want := legacyTask(group, id)
+	want["title"] = sAV("[t-" + id + "]")
+	want["_schema"] = nAV(2)
+	for name, av := range want {
+		assert.True(t, avEqual(av, got[name]), "%s: attribute %s stored as %#v, want %#v", id, name, got[name], av)
+	}
+	for name := range got {
+		if _, ok := want[name]; !ok {
+			assert.Fail(t, "attribute added by the write-back", "%s: %s = %#v", id, name, got[name])
+		}
+	}
+}
+
+type rTaskColl struct {
+	Tasks []rTask `singletable:"RTask"`
+}
+
+// Scenario 1 on every read path that migrates: the write-back changes only what
+// the migration changed. A nested map keeps its entries the struct does not
+// model, a string set stays a set, a NULL stays, no default is filled, and the
+// timestamps, the counter and the TTL stay as stored.
+func TestSafetyReadsWriteBackByteForByteEveryPath(t *testing.T) {
+	paths := map[string]func(ctx context.Context, t *testing.T, tbl *Table, e *Entity[rTask], id string){
+		"Get": func(ctx context.Context, t *testing.T, tbl *Table, e *Entity[rTask], id string) {
+			_, err := e.Get(ctx, rTask{Group: "g", ID: id})
+			require.NoError(t, err)
+		},
+		"BatchGet": func(ctx context.Context, t *testing.T, tbl *Table, e *Entity[rTask], id string) {
+			_, err := e.BatchGet(ctx, []rTask{{Group: "g", ID: id}})
+			require.NoError(t, err)
+		},
+		"TableBatchGet": func(ctx context.Context, t *testing.T, tbl *Table, e *Entity[rTask], id string) {
+			r := e.Ref(rTask{Group: "g", ID: id})
+			_, err := tbl.BatchGet(ctx, []ItemRef{r})
+			require.NoError(t, err)
+			_, err = r.Value()
+			require.NoError(t, err)
+		},
+		"TransactGet": func(ctx context.Context, t *testing.T, tbl *Table, e *Entity[rTask], id string) {
+			r := e.Ref(rTask{Group: "g", ID: id})
+			require.NoError(t, tbl.TransactGet(ctx, r))
+			_, err := r.Value()
+			require.NoError(t, err)
+		},
+		"Query": func(ctx context.Context, t *testing.T, tbl *Table, e *Entity[rTask], id string) {
+			p, err := e.Query(ctx, rTask{Group: "g"})
+			require.NoError(t, err)
+			require.Len(t, p.Items, 1)
+		},
+		"All": func(ctx context.Context, t *testing.T, tbl *Table, e *Entity[rTask], id string) {
+			for _, err := range e.All(ctx, rTask{Group: "g"}) {
+				require.NoError(t, err)
+			}
+		},
+		"TableQuery": func(ctx context.Context, t *testing.T, tbl *Table, e *Entity[rTask], id string) {
+			_, err := tbl.Query(ctx, rTask{Group: "g"})
+			require.NoError(t, err)
+		},
+		"Collection": func(ctx context.Context, t *testing.T, tbl *Table, e *Entity[rTask], id string) {
+			c, err := NewCollection[rTaskColl](tbl)
+			require.NoError(t, err)
+			_, err = c.Query(ctx, rTask{Group: "g"})
+			require.NoError(t, err)
+		},
+		"Scan": func(ctx context.Context, t *testing.T, tbl *Table, e *Entity[rTask], id string) {
+			_, err := e.Scan(ctx)
+			require.NoError(t, err)
+		},
+		"ScanAll": func(ctx context.Context, t *testing.T, tbl *Table, e *Entity[rTask], id string) {
+			for _, err := range e.ScanAll(ctx, Segments(2), Segment(1)) {
+				require.NoError(t, err)
+			}
+			for _, err := range e.ScanAll(ctx, Segments(2), Segment(0)) {
+				require.NoError(t, err)
+			}
+		},
+		"TableScan": func(ctx context.Context, t *testing.T, tbl *Table, e *Entity[rTask], id string) {
+			_, err := tbl.Scan(ctx)
+			require.NoError(t, err)
+		},
+		"TableScanAll": func(ctx context.Context, t *testing.T, tbl *Table, e *Entity[rTask], id string) {
+			for _, err := range tbl.ScanAll(ctx) {
+				require.NoError(t, err)
+			}
+		},
+		"Sweep": func(ctx context.Context, t *testing.T, tbl *Table, e *Entity[rTask], id string) {
+			st, err := e.Sweep(ctx)
+			require.NoError(t, err)
+			assert.Equal(t, int64(1), st.Migrated)
+		},
+	}
+	for name, read := range paths {
+		t.Run(name, func(t *testing.T) {
+			tbl, _ := newTestTable(t)
+			var failures atomic.Int64
+			m := rTaskMigration
+			m.OnError = func(err error) { failures.Add(1); t.Errorf("write-back: %v", err) }
+			tasks, err := Register[rTask](tbl, Migrations(m))
+			require.NoError(t, err)
+			ctx := context.Background()
+			putRaw(t, tbl, legacyTask("g", name))
+			read(ctx, t, tbl, tasks, name)
+			assertOnlyMigrated(t, tbl, "g", name)
+			// A second read finds it current: nothing more is written.
+			got, err := tasks.Get(ctx, rTask{Group: "g", ID: name})
+			require.NoError(t, err)
+			assert.Equal(t, "[t-"+name+"]", got.Title)
+			assert.Equal(t, rAddr{City: "Paris"}, got.Address)
+			assert.Equal(t, 5, got.Edits)
+			assertOnlyMigrated(t, tbl, "g", name)
+			assert.Zero(t, failures.Load())
+		})
+	}
+}
+
+// Scenario 1: a typed step that changes one entry of a map writes that entry;
+// the entries T does not model stay. A step that changes a primary key input is
+// refused (reported, nothing written): an update cannot move an item.
+func TestSafetyReadsWriteBackMergesNestedChanges(t *testing.T) {
+	tbl, _ := newTestTable(t)
+	var errs []error
+	m := Migration[rTask]{Steps: []Step[rTask]{{Typed: func(v *rTask) error {
+		v.Address.City = "Lyon"
+		if v.ID == "move" {
+			v.ID = "moved"
+		}
+		return nil
+	}}}, OnError: func(err error) { errs = append(errs, err) }}
+	tasks, err := Register[rTask](tbl, Migrations(m))
+	require.NoError(t, err)
+	ctx := context.Background()
+	putRaw(t, tbl, legacyTask("g", "a"))
+	putRaw(t, tbl, legacyTask("g", "move"))
+
+	_, err = tasks.Get(ctx, rTask{Group: "g", ID: "a"})
+	require.NoError(t, err)
+	got := rawItem(t, tbl, "G#g", "T#a")
+	assert.Equal(t, &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"city": sAV("Lyon"), "zip": sAV("75001")}}, got["address"])
+	assert.True(t, avEqual(legacyTask("g", "a")["tags"], got["tags"]), "tags untouched: %#v", got["tags"])
+	assert.Equal(t, nAV(2), got["_schema"])
+	assert.Empty(t, errs)
+
+	v, err := tasks.Get(ctx, rTask{Group: "g", ID: "move"})
+	require.NoError(t, err, "the read stands")
+	assert.Equal(t, "moved", v.ID)
+	require.Len(t, errs, 1)
+	assert.ErrorIs(t, errs[0], ErrInvalidInput)
+	assert.Contains(t, errs[0].Error(), "primary key")
+	stored := rawItem(t, tbl, "G#g", "T#move")
+	assert.Equal(t, legacyTask("g", "move"), stored, "nothing written")
+}
+
+var _ = strconv.Itoa

@@ -211,6 +211,9 @@ func (e *Entity[T]) AllShards(ctx context.Context, key T, opts ...ShardQueryOpti
 	return func(yield func(T, error) bool) {
 		var zero T
 		fq, err := e.prepareFanout(key, opts)
+		if err == nil && fq.streams[0].pq.partial {
+			err = e.table.refuseIterPartial("AllShards", e.info.name, fq.index, "page through it with QueryShards (Page.Partial says so)")
+		}
 		if err != nil {
 			yield(zero, err)
 			return
@@ -384,6 +387,7 @@ func (e *Entity[T]) fanoutPage(ctx context.Context, fq *fanoutQuery) (Page[T], e
 	if err != nil {
 		return Page[T]{}, err
 	}
+	page.Partial = fq.streams[0].pq.partial
 	more := false
 	for _, s := range fq.streams {
 		more = more || len(s.buf) > 0 || !s.done || s.failed != nil
@@ -457,14 +461,18 @@ func (e *Entity[T]) take(ctx context.Context, fq *fanoutQuery, page *Page[T], s 
 	if fq.boundary != nil && !s.exempt && !fq.boundary.after(sk, i, fq.desc) {
 		return nil // written since the previous page, before its end: not in this pass
 	}
-	if !e.info.isType(item) {
-		return nil
-	}
-	fq.boundary = &mergePos{sk: sk, stream: i}
-	v, err := e.decode(ctx, item)
+	// As Query decodes: items of another type are skipped, items read through an
+	// index are migrated in memory only (an index may not hold every attribute:
+	// never written back), and items an index holds without their type are this
+	// entity's when their primary key parses (projection.go).
+	v, ok, err := e.decodeRead(ctx, s.pq, item)
 	if err != nil {
 		return fmt.Errorf("singletable: QueryShards %s: %w", e.info.name, err)
 	}
+	if !ok {
+		return nil
+	}
+	fq.boundary = &mergePos{sk: sk, stream: i}
 	page.Items = append(page.Items, v)
 	return nil
 }

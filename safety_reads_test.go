@@ -220,3 +220,71 @@ func TestSafetyReadsWriteBackMergesNestedChanges(t *testing.T) {
 }
 
 var _ = strconv.Itoa
+
+// rShard is hashed across 4 shards, with an index whose partition key also
+// carries the shard (so QueryShards can read it).
+type rShard struct {
+	_       struct{} `Type:"RShard" PK:"RS#S{shard}" SK:"E#{eventId}" GSI1PK:"KIND#{kind}#S{shard}" GSI1SK:"E#{eventId}" singletable:"shards=4,shardBy=eventId"`
+	EventID string   `dynamodbav:"eventId"`
+	Shard   int      `dynamodbav:"shard" singletable:"shard"`
+	Kind    string   `dynamodbav:"kind,omitempty"`
+	Title   string   `dynamodbav:"title"`
+	Body    string   `dynamodbav:"body"`
+}
+
+// newProjectedTable makes a table whose GSI1 projects proj, registered with
+// ProjectInclude/KeysOnly accordingly.
+func newProjectedTable(t *testing.T, keysOnly bool, include ...string) (*Table, *countingClient) {
+	t.Helper()
+	client := newCountingClient(local.Client(t))
+	proj := ProjectInclude(include...)
+	if keysOnly {
+		proj = ProjectKeysOnly()
+	}
+	tbl, err := NewTable(client, otherName(t), WithIndex("GSI1", "GSI1PK", "GSI1SK", proj))
+	require.NoError(t, err)
+	ctx := context.Background()
+	require.NoError(t, tbl.CreateTable(ctx))
+	t.Cleanup(func() { _ = tbl.DeleteTable(context.Background()) })
+	return tbl, client
+}
+
+// Scenario 2 on fan-out reads: QueryShards and AllShards through an index never
+// write back (the index may not hold every attribute), and through an index that
+// does not hold the type attribute QueryShards returns the items (partial), not
+// nothing; AllShards refuses a partial read, as All does.
+func TestSafetyReadsQueryShardsOnIndexNeverWritesBack(t *testing.T) {
+	for _, keysOnly := range []bool{false, true} {
+		t.Run(map[bool]string{false: "include", true: "keysOnly"}[keysOnly], func(t *testing.T) {
+			tbl, client := newProjectedTable(t, keysOnly, "Type", "eventId", "shard", "kind", "title")
+			ev, err := Register[rShard](tbl, Migrations(Migration[rShard]{Steps: []Step[rShard]{{
+				Typed: func(v *rShard) error { v.Title = "[" + v.Title + "]"; return nil },
+			}}}))
+			require.NoError(t, err)
+			ctx := context.Background()
+			// Rendered keys of event e1, as the library would: find its shard by a Put
+			// of a throwaway copy, then replace it with a schema-1 item of other code.
+			put, err := ev.Put(ctx, rShard{EventID: "e1", Kind: "click", Title: "x", Body: "b"})
+			require.NoError(t, err)
+			legacy := rawItem(t, tbl, "RS#S"+strconv.Itoa(put.Shard), "E#e1")
+			delete(legacy, "_schema")
+			legacy["title"], legacy["body"], legacy["assignee"] = sAV("t"), sAV("the body"), sAV("ann")
+			putRaw(t, tbl, legacy)
+
+			writes := func() int64 { return client.count("PutItem") + client.count("UpdateItem") + client.count("DeleteItem") }
+			before := writes()
+			page, err := ev.QueryShards(ctx, rShard{Kind: "click"}, On("GSI1"))
+			require.NoError(t, err)
+			require.Len(t, page.Items, 1, "the item read through the index is returned")
+			assert.True(t, page.Partial, "read through an index that does not hold every field")
+			assert.Equal(t, "e1", page.Items[0].EventID)
+			for _, err := range ev.AllShards(ctx, rShard{Kind: "click"}, On("GSI1")) {
+				assert.ErrorIs(t, err, ErrInvalidInput, "an iterator cannot say its values are partial, as All")
+				assert.ErrorContains(t, err, "AllShards")
+			}
+			assert.Equal(t, before, writes(), "nothing written from an index read")
+			stored := rawItem(t, tbl, "RS#S"+strconv.Itoa(put.Shard), "E#e1")
+			assert.Equal(t, legacy, stored, "the item is untouched")
+		})
+	}
+}

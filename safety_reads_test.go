@@ -288,3 +288,72 @@ func TestSafetyReadsQueryShardsOnIndexNeverWritesBack(t *testing.T) {
 		})
 	}
 }
+
+// rDoc's GSI1 is "every doc of a group by creation time": its only input beside
+// the primary key's is createdAt.
+type rDoc struct {
+	_         struct{}  `Type:"RDoc" PK:"D#{group}" SK:"D#{id}" GSI1PK:"DOCS#{group}" GSI1SK:"{createdAt:time}#{id}"`
+	Group     string    `dynamodbav:"group"`
+	ID        string    `dynamodbav:"id"`
+	Title     string    `dynamodbav:"title"`
+	CreatedAt time.Time `dynamodbav:"createdAt" singletable:"createdAt"`
+}
+
+// Scenarios 8 and 10 with createdAt: an Upsert that creates an item stores
+// createdAt, so the index keys createdAt feeds (whose other inputs are the
+// primary key's, stored by every write) are written with it, rendered from the
+// value stored: the item is in the index as a Put would have put it. An Upsert of
+// an existing item keeps both. An item whose keys disagree with its stored
+// createdAt already is refused with a *KeyError naming CreatedAt, nothing written.
+func TestSafetyReadsUpsertWritesCreatedAtIndexKeys(t *testing.T) {
+	clk := newTestClock()
+	tbl, _ := newTestTable(t, WithClock(clk.Now))
+	docs := MustRegister[rDoc](tbl)
+	ctx := context.Background()
+	t0 := clk.Now()
+
+	// Created by an Upsert: createdAt from the clock, and the GSI1 keys from it.
+	got, err := docs.Update(ctx, rDoc{Group: "g", ID: "a"}, Set("title", "x"), Upsert())
+	require.NoError(t, err)
+	assert.True(t, got.CreatedAt.Equal(t0))
+	item := rawItem(t, tbl, "D#g", "D#a")
+	assert.Equal(t, sAV("DOCS#g"), item["GSI1PK"], "in the index, as Put would have put it")
+	assert.Equal(t, sAV(t0.UTC().Format("2006-01-02T15:04:05.000000000Z")+"#a"), item["GSI1SK"])
+
+	// Created by an Upsert whose key value holds createdAt: that one is stored.
+	t1 := t0.Add(-time.Hour)
+	got, err = docs.Update(ctx, rDoc{Group: "g", ID: "b", CreatedAt: t1}, Set("title", "y"), Upsert())
+	require.NoError(t, err)
+	assert.True(t, got.CreatedAt.Equal(t1), "the value's own createdAt, as the README says")
+	item = rawItem(t, tbl, "D#g", "D#b")
+	assert.Equal(t, sAV(t1.UTC().Format("2006-01-02T15:04:05.000000000Z")+"#b"), item["GSI1SK"])
+
+	// An Upsert (and an Update) of an existing item moves neither.
+	clk.Advance(time.Minute)
+	_, err = docs.Update(ctx, rDoc{Group: "g", ID: "a"}, Set("title", "x2"), Upsert())
+	require.NoError(t, err)
+	_, err = docs.Update(ctx, rDoc{Group: "g", ID: "a"}, Set("title", "x3"))
+	require.NoError(t, err)
+	item = rawItem(t, tbl, "D#g", "D#a")
+	assert.True(t, storedTime(t, item, "createdAt").Equal(t0))
+	assert.Equal(t, sAV(t0.UTC().Format("2006-01-02T15:04:05.000000000Z")+"#a"), item["GSI1SK"])
+	page, err := docs.Query(ctx, rDoc{Group: "g"}, On("GSI1"))
+	require.NoError(t, err)
+	assert.Len(t, page.Items, 2, "both docs are in the index")
+
+	// A legacy item with createdAt but no index keys: an Upsert cannot render them
+	// from the stored createdAt it does not know, so it refuses, naming the field;
+	// given the stored createdAt, it writes them.
+	legacy := map[string]types.AttributeValue{"PK": sAV("D#g"), "SK": sAV("D#c"), "Type": sAV("RDoc"), "group": sAV("g"), "id": sAV("c"), "title": sAV("old"), "createdAt": sAV("2020-01-02T03:04:05Z")}
+	putRaw(t, tbl, legacy)
+	_, err = docs.Update(ctx, rDoc{Group: "g", ID: "c"}, Set("title", "new"), Upsert())
+	var ke *KeyError
+	require.ErrorAs(t, err, &ke)
+	assert.ErrorContains(t, err, "CreatedAt")
+	assert.Equal(t, legacy, rawItem(t, tbl, "D#g", "D#c"), "nothing written")
+	_, err = docs.Update(ctx, rDoc{Group: "g", ID: "c", CreatedAt: time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC)}, Set("title", "new"))
+	require.NoError(t, err)
+	item = rawItem(t, tbl, "D#g", "D#c")
+	assert.Equal(t, sAV("2020-01-02T03:04:05.000000000Z#c"), item["GSI1SK"], "keys written from the stored createdAt")
+	assert.Equal(t, sAV("2020-01-02T03:04:05Z"), item["createdAt"], "createdAt kept byte for byte")
+}

@@ -357,3 +357,176 @@ func TestSafetyReadsUpsertWritesCreatedAtIndexKeys(t *testing.T) {
 	assert.Equal(t, sAV("2020-01-02T03:04:05.000000000Z#c"), item["GSI1SK"], "keys written from the stored createdAt")
 	assert.Equal(t, sAV("2020-01-02T03:04:05Z"), item["createdAt"], "createdAt kept byte for byte")
 }
+
+// rUser and rSetting share a key shape by design of the test: the setting is
+// written at the user's key by other code (raw PutItem), as another program
+// would.
+type rUser struct {
+	_    struct{} `Type:"RUser" PK:"U#{id}" SK:"U"`
+	ID   string   `dynamodbav:"id"`
+	Name string   `dynamodbav:"name"`
+}
+
+// Scenario 18 on every read path: an item of another type at the key is
+// ErrTypeMismatch from Get, Project.Get, Table.BatchGet and TransactGet refs,
+// and from writes with ReturnOld (nothing written); never decoded as the user.
+func TestSafetyReadsOtherTypeAtKeyEveryReadPath(t *testing.T) {
+	for _, wire := range []bool{true, false} {
+		t.Run(map[bool]string{true: "wire", false: "sdk"}[wire], func(t *testing.T) {
+			tbl, client := newTestTable(t, WithWireDecoding(wire))
+			users := MustRegister[rUser](tbl)
+			ctx := context.Background()
+			other := map[string]types.AttributeValue{"PK": sAV("U#1"), "SK": sAV("U"), "Type": sAV("Setting"), "id": sAV("1"), "name": sAV("dark mode")}
+			putRaw(t, tbl, other)
+			key := rUser{ID: "1"}
+
+			_, err := users.Get(ctx, key)
+			assert.ErrorIs(t, err, ErrTypeMismatch, "Get")
+			_, err = users.Get(ctx, key, Consistent())
+			assert.ErrorIs(t, err, ErrTypeMismatch, "Get consistent")
+			_, err = users.Project("name").Get(ctx, key)
+			assert.ErrorIs(t, err, ErrTypeMismatch, "Project.Get")
+			_, err = users.Project().Get(ctx, key)
+			assert.ErrorIs(t, err, ErrTypeMismatch, "Project().Get")
+
+			r := users.Ref(key)
+			_, err = tbl.BatchGet(ctx, []ItemRef{r})
+			require.NoError(t, err)
+			assert.False(t, r.Found())
+			_, err = r.Value()
+			assert.ErrorIs(t, err, ErrTypeMismatch, "Table.BatchGet")
+			r2 := users.Ref(key)
+			require.NoError(t, tbl.TransactGet(ctx, r2))
+			assert.False(t, r2.Found())
+			_, err = r2.Value()
+			assert.ErrorIs(t, err, ErrTypeMismatch, "TransactGet")
+
+			res, err := users.BatchGet(ctx, []rUser{key})
+			if err == nil {
+				assert.Empty(t, res.Items, "Entity.BatchGet never decodes another type's item as the user")
+			} else {
+				assert.ErrorIs(t, err, ErrTypeMismatch, "Entity.BatchGet")
+			}
+			pres, err := users.Project("name").BatchGet(ctx, []rUser{key})
+			if err == nil {
+				assert.Empty(t, pres.Items, "Project.BatchGet never decodes another type's item as the user")
+			} else {
+				assert.ErrorIs(t, err, ErrTypeMismatch, "Project.BatchGet")
+			}
+
+			var old Old[rUser]
+			before := client.count("PutItem") + client.count("UpdateItem") + client.count("DeleteItem")
+			_, err = users.Put(ctx, rUser{ID: "1", Name: "x"}, ReturnOld(&old))
+			assert.ErrorIs(t, err, ErrTypeMismatch, "Put ReturnOld")
+			err = users.Delete(ctx, key, ReturnOld(&old))
+			assert.ErrorIs(t, err, ErrTypeMismatch, "Delete ReturnOld")
+			_, err = users.Update(ctx, key, Set("name", "y"), Returning(ReturnAllOld))
+			assert.ErrorIs(t, err, ErrTypeMismatch, "Update Returning")
+			assert.False(t, old.Found)
+			assert.Equal(t, before+3, client.count("PutItem")+client.count("UpdateItem")+client.count("DeleteItem"), "one conditional attempt each")
+			assert.Equal(t, other, rawItem(t, tbl, "U#1", "U"), "the other type's item is untouched")
+		})
+	}
+}
+
+// rRank is in a local index sorted by an omitempty priority, and a global one
+// whose sort key takes updatedAt.
+type rRank struct {
+	_         struct{}  `Type:"RRank" PK:"R#{group}" SK:"R#{id}" LSI1SK:"P#{priority:04}#{id}" GSI1PK:"RG#{group}" GSI1SK:"{updatedAt:time}#{id}"`
+	Group     string    `dynamodbav:"group"`
+	ID        string    `dynamodbav:"id"`
+	Priority  int       `dynamodbav:"priority,omitempty"`
+	Nick      string    `dynamodbav:"nick,omitempty"`
+	UpdatedAt time.Time `dynamodbav:"updatedAt" singletable:"updatedAt"`
+}
+
+// Scenarios 9 and 8 on a local index and on updatedAt: a zero omitempty number
+// follows one rule for Put and Update (the item leaves the index, as the empty
+// input it stores); SetIfNotExists on an index input is refused before
+// sending (the stored value could differ from the one given); every Update's
+// updatedAt rewrites the index key it feeds from the value it stores; a counter
+// cannot feed a key.
+func TestSafetyReadsLocalIndexAndStampedInputs(t *testing.T) {
+	clk := newTestClock()
+	tbl, client := newTestTable(t, WithClock(clk.Now), WithLocalIndex("LSI1", "LSI1SK"))
+	ranks := MustRegister[rRank](tbl)
+	ctx := context.Background()
+
+	_, err := ranks.Put(ctx, rRank{Group: "g", ID: "a", Priority: 0})
+	require.NoError(t, err)
+	putItem := rawItem(t, tbl, "R#g", "R#a")
+	_, err = ranks.Put(ctx, rRank{Group: "g", ID: "b", Priority: 3})
+	require.NoError(t, err)
+	_, err = ranks.Update(ctx, rRank{Group: "g", ID: "b"}, Set("priority", 0))
+	require.NoError(t, err)
+	updItem := rawItem(t, tbl, "R#g", "R#b")
+	_, inPut := putItem["LSI1SK"]
+	_, inUpd := updItem["LSI1SK"]
+	assert.Equal(t, inPut, inUpd, "Put and Update of priority 0 agree on the local index: %v / %v", putItem["LSI1SK"], updItem["LSI1SK"])
+	_, storedPut := putItem["priority"]
+	_, storedUpd := updItem["priority"]
+	assert.Equal(t, storedPut, storedUpd, "and on storing the zero")
+
+	// updatedAt feeds GSI1SK: each Update stores it and the key from it.
+	t1 := clk.Advance(time.Minute)
+	_, err = ranks.Update(ctx, rRank{Group: "g", ID: "b"}, Set("nick", "n"))
+	require.NoError(t, err)
+	item := rawItem(t, tbl, "R#g", "R#b")
+	assert.True(t, storedTime(t, item, "updatedAt").Equal(t1))
+	assert.Equal(t, sAV(t1.UTC().Format("2006-01-02T15:04:05.000000000Z")+"#b"), item["GSI1SK"])
+
+	// SetIfNotExists on an index input: refused, nothing sent.
+	before := client.count("UpdateItem")
+	_, err = ranks.Update(ctx, rRank{Group: "g", ID: "b"}, SetIfNotExists("priority", 5))
+	assert.ErrorIs(t, err, ErrInvalidInput)
+	assert.ErrorContains(t, err, "priority")
+	assert.Equal(t, before, client.count("UpdateItem"), "nothing sent")
+
+	// A counter as a key input is a registration error naming the field.
+	type rCounted struct {
+		_     struct{} `Type:"RCounted" PK:"C#{id}" SK:"C" GSI1PK:"N#{n}" GSI1SK:"C#{id}"`
+		ID    string   `dynamodbav:"id"`
+		N     int      `dynamodbav:"n" singletable:"counter"`
+	}
+	_, err = Register[rCounted](offlineTable(t))
+	assert.ErrorContains(t, err, "N")
+	assert.Error(t, err)
+}
+
+type rPair struct {
+	_ struct{} `Type:"RPair" PK:"P#{a}" SK:"{b}"`
+	A string   `dynamodbav:"a"`
+	B string   `dynamodbav:"b"`
+	V string   `dynamodbav:"v"`
+}
+
+// Scenario 11 on the reads of several types: keys that a separator-joined
+// identity would confuse are two items for Table.BatchGet and TransactGet, on
+// both decoding paths.
+func TestSafetyReadsMixedKeyIdentityInjective(t *testing.T) {
+	for _, wire := range []bool{true, false} {
+		t.Run(map[bool]string{true: "wire", false: "sdk"}[wire], func(t *testing.T) {
+			tbl, _ := newTestTable(t, WithWireDecoding(wire))
+			pairs := MustRegister[rPair](tbl)
+			ctx := context.Background()
+			k1, k2 := rPair{A: "1\x00x", B: "y", V: "first"}, rPair{A: "1", B: "x\x00y", V: "second"}
+			_, err := pairs.BatchPut(ctx, []rPair{k1, k2})
+			require.NoError(t, err)
+			r1, r2 := pairs.Ref(rPair{A: k1.A, B: k1.B}), pairs.Ref(rPair{A: k2.A, B: k2.B})
+			_, err = tbl.BatchGet(ctx, []ItemRef{r1, r2})
+			require.NoError(t, err)
+			v1, err1 := r1.Value()
+			v2, err2 := r2.Value()
+			require.NoError(t, err1)
+			require.NoError(t, err2)
+			assert.Equal(t, "first", v1.V)
+			assert.Equal(t, "second", v2.V)
+			r1, r2 = pairs.Ref(rPair{A: k1.A, B: k1.B}), pairs.Ref(rPair{A: k2.A, B: k2.B})
+			require.NoError(t, tbl.TransactGet(ctx, r1, r2))
+			v1, _ = r1.Value()
+			v2, _ = r2.Value()
+			assert.Equal(t, "first", v1.V)
+			assert.Equal(t, "second", v2.V)
+		})
+	}
+}

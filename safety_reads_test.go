@@ -484,9 +484,9 @@ func TestSafetyReadsLocalIndexAndStampedInputs(t *testing.T) {
 
 	// A counter as a key input is a registration error naming the field.
 	type rCounted struct {
-		_     struct{} `Type:"RCounted" PK:"C#{id}" SK:"C" GSI1PK:"N#{n}" GSI1SK:"C#{id}"`
-		ID    string   `dynamodbav:"id"`
-		N     int      `dynamodbav:"n" singletable:"counter"`
+		_  struct{} `Type:"RCounted" PK:"C#{id}" SK:"C" GSI1PK:"N#{n}" GSI1SK:"C#{id}"`
+		ID string   `dynamodbav:"id"`
+		N  int      `dynamodbav:"n" singletable:"counter"`
 	}
 	_, err = Register[rCounted](offlineTable(t))
 	assert.ErrorContains(t, err, "N")

@@ -191,7 +191,9 @@ func (h *mergeHeap) head(i int) string {
 // partition is read a page at a time. With [Filter], items filtered out count
 // against the shares, as DynamoDB's Limit counts them. key is not modified; its
 // shard (and day) fields are ignored, and its other fields narrow the sort key as
-// in [Entity.Query].
+// in [Entity.Query]. Through an index ([On]) items are decoded as Query decodes
+// them: migrated in memory only, never written back, and partial (Page.Partial)
+// when the index does not hold every field.
 func (e *Entity[T]) QueryShards(ctx context.Context, key T, opts ...ShardQueryOption) (Page[T], error) {
 	ctx = e.observe(ctx)
 	fq, err := e.prepareFanout(key, opts)
@@ -205,7 +207,8 @@ func (e *Entity[T]) QueryShards(ctx context.Context, key T, opts ...ShardQueryOp
 // [Entity.QueryShards] merges them. It stops at the first error. As it reads
 // everything, it asks each partition for whole pages of [Limit] items (not a
 // share of one) and keeps what a partition returned from page to page: every item
-// is read once.
+// is read once. Like [Entity.All], it refuses an index whose items would be
+// partial.
 func (e *Entity[T]) AllShards(ctx context.Context, key T, opts ...ShardQueryOption) iter.Seq2[T, error] {
 	ctx = e.observe(ctx)
 	return func(yield func(T, error) bool) {

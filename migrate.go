@@ -30,8 +30,16 @@ import (
 // (WriteBackAsync), or not at all (WriteBackOff). Write-back is conditional: it
 // happens only if the stored item is still exactly what was read (its version, for
 // a versioned entity; every attribute, otherwise), so a newer concurrent write is
-// never overwritten. Losing that race is not the reader's error. [Entity.Sweep]
-// migrates the rest eagerly.
+// never overwritten. Losing that race is not the reader's error. The write-back is
+// one UpdateItem of what the migration changed: what the raw steps added, changed
+// or removed, the fields the typed steps changed (a changed map merged entry by
+// entry into the stored one, so entries T does not model stay), recomputed index
+// keys and the schema version; every other attribute keeps its stored bytes (a
+// string set stays a set, a NULL stays). A migration that renders another
+// primary key is not written back (OnError receives an error matching
+// [ErrInvalidInput]): an update cannot move an item. Items read through an index
+// or a projection are never written back. [Entity.Sweep] migrates the rest
+// eagerly.
 //
 // Writes of whole items (Put, Create, batch and transaction puts) store the current
 // schema version. A partial Update leaves the stored version as it is, so steps must

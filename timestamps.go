@@ -26,6 +26,13 @@ import (
 //     the value's createdAt (the clock's time when zero) on the condition that the
 //     stored one is the same or missing, so an index key is never rendered from a
 //     createdAt that is not stored ([*KeyError] otherwise: pass the item as read).
+//     An Update that stores createdAt with if_not_exists (an [Upsert] creating the
+//     item, or an item written before the field existed) also writes, with
+//     if_not_exists, the keys of each index createdAt feeds whose other inputs are
+//     the primary key's, rendered from the createdAt it stores, on the condition
+//     that the stored createdAt is that one, or the keys are stored already, or
+//     neither is: an item whose keys are missing beside another createdAt fails
+//     with a [*KeyError] naming the field (pass the stored createdAt).
 //     BatchPut, which has no conditions, replaces items whole and so writes the
 //     value's createdAt, or the clock's time when it is zero.
 //   - updatedAt: every Put, Create, Update, Mutate, BatchPut and transaction write

@@ -191,7 +191,9 @@ func (h *mergeHeap) head(i int) string {
 // partition is read a page at a time. With [Filter], items filtered out count
 // against the shares, as DynamoDB's Limit counts them. key is not modified; its
 // shard (and day) fields are ignored, and its other fields narrow the sort key as
-// in [Entity.Query].
+// in [Entity.Query]. Through an index ([On]) items are decoded as Query decodes
+// them: migrated in memory only, never written back, and partial (Page.Partial)
+// when the index does not hold every field.
 func (e *Entity[T]) QueryShards(ctx context.Context, key T, opts ...ShardQueryOption) (Page[T], error) {
 	ctx = e.observe(ctx)
 	fq, err := e.prepareFanout(key, opts)
@@ -205,12 +207,16 @@ func (e *Entity[T]) QueryShards(ctx context.Context, key T, opts ...ShardQueryOp
 // [Entity.QueryShards] merges them. It stops at the first error. As it reads
 // everything, it asks each partition for whole pages of [Limit] items (not a
 // share of one) and keeps what a partition returned from page to page: every item
-// is read once.
+// is read once. Like [Entity.All], it refuses an index whose items would be
+// partial.
 func (e *Entity[T]) AllShards(ctx context.Context, key T, opts ...ShardQueryOption) iter.Seq2[T, error] {
 	ctx = e.observe(ctx)
 	return func(yield func(T, error) bool) {
 		var zero T
 		fq, err := e.prepareFanout(key, opts)
+		if err == nil && fq.streams[0].pq.partial {
+			err = e.table.refuseIterPartial("AllShards", e.info.name, fq.index, "page through it with QueryShards (Page.Partial says so)")
+		}
 		if err != nil {
 			yield(zero, err)
 			return
@@ -384,6 +390,7 @@ func (e *Entity[T]) fanoutPage(ctx context.Context, fq *fanoutQuery) (Page[T], e
 	if err != nil {
 		return Page[T]{}, err
 	}
+	page.Partial = fq.streams[0].pq.partial
 	more := false
 	for _, s := range fq.streams {
 		more = more || len(s.buf) > 0 || !s.done || s.failed != nil
@@ -457,14 +464,18 @@ func (e *Entity[T]) take(ctx context.Context, fq *fanoutQuery, page *Page[T], s 
 	if fq.boundary != nil && !s.exempt && !fq.boundary.after(sk, i, fq.desc) {
 		return nil // written since the previous page, before its end: not in this pass
 	}
-	if !e.info.isType(item) {
-		return nil
-	}
-	fq.boundary = &mergePos{sk: sk, stream: i}
-	v, err := e.decode(ctx, item)
+	// As Query decodes: items of another type are skipped, items read through an
+	// index are migrated in memory only (an index may not hold every attribute:
+	// never written back), and items an index holds without their type are this
+	// entity's when their primary key parses (projection.go).
+	v, ok, err := e.decodeRead(ctx, s.pq, item)
 	if err != nil {
 		return fmt.Errorf("singletable: QueryShards %s: %w", e.info.name, err)
 	}
+	if !ok {
+		return nil
+	}
+	fq.boundary = &mergePos{sk: sk, stream: i}
 	page.Items = append(page.Items, v)
 	return nil
 }

@@ -30,8 +30,16 @@ import (
 // (WriteBackAsync), or not at all (WriteBackOff). Write-back is conditional: it
 // happens only if the stored item is still exactly what was read (its version, for
 // a versioned entity; every attribute, otherwise), so a newer concurrent write is
-// never overwritten. Losing that race is not the reader's error. [Entity.Sweep]
-// migrates the rest eagerly.
+// never overwritten. Losing that race is not the reader's error. The write-back is
+// one UpdateItem of what the migration changed: what the raw steps added, changed
+// or removed, the fields the typed steps changed (a changed map merged entry by
+// entry into the stored one, so entries T does not model stay), recomputed index
+// keys and the schema version; every other attribute keeps its stored bytes (a
+// string set stays a set, a NULL stays). A migration that renders another
+// primary key is not written back (OnError receives an error matching
+// [ErrInvalidInput]): an update cannot move an item. Items read through an index
+// or a projection are never written back. [Entity.Sweep] migrates the rest
+// eagerly.
 //
 // Writes of whole items (Put, Create, batch and transaction puts) store the current
 // schema version. A partial Update leaves the stored version as it is, so steps must
@@ -334,16 +342,50 @@ func (info *entityInfo) planWriteBack(stored, work map[string]types.AttributeVal
 		return nil, err
 	}
 	t := info.table
-	// The image the item should have: what the raw steps left, with every attribute
-	// T's value writes (fields, keys, type, schema) taken from its encoding.
-	want := maps.Clone(work)
-	for _, f := range info.plan.Fields() {
-		delete(want, f.Name)
+	// What the typed steps changed: the fields of the value as the raw image
+	// decodes (before the typed steps) against the migrated value's. A field they
+	// left alone keeps the raw image's bytes, whatever its encoding would be (a
+	// string set, a NULL, a map entry T does not model); a changed one is merged
+	// into the raw image's value (mergeChange), so entries of a map that T does not
+	// model survive a change to another entry.
+	base := map[string]types.AttributeValue{}
+	bv := reflect.New(info.goType).Elem()
+	if err := info.plan.DecodeIgnoring(work, bv, info.ignored); err != nil {
+		return nil, fmt.Errorf("singletable: write-back of %s: %w", info.name, err)
 	}
+	if err := info.plan.EncodeInto(bv, base); err != nil {
+		return nil, fmt.Errorf("singletable: write-back of %s: %w", info.name, err)
+	}
+	// The image the item should have: what the raw steps left, with the fields
+	// the typed steps changed, the keys recomputed, the type and the schema.
+	want := maps.Clone(work)
 	for _, kt := range info.all {
 		delete(want, kt.attr)
 	}
-	maps.Copy(want, enc)
+	for _, f := range info.plan.Fields() {
+		before, after := base[f.Name], enc[f.Name]
+		if avEqual(before, after) {
+			continue
+		}
+		if m := mergeChange(work[f.Name], before, after); m != nil {
+			want[f.Name] = m
+		} else {
+			delete(want, f.Name)
+		}
+	}
+	for name, av := range enc {
+		if _, field := info.plan.Field(name); !field {
+			want[name] = av
+		}
+	}
+	// A migration that changes a primary key input would move the item: an update
+	// cannot, and writing the other attributes under the old key would leave an
+	// item whose fields disagree with its key.
+	for _, a := range t.baseKeyAttrs() {
+		if !avEqual(stored[a], enc[a]) {
+			return nil, fmt.Errorf("singletable: write-back of %s%s: the migrated value renders another primary key (%s): a migration cannot move an item; nothing written: %w", info.name, formatKey(t.keyStrings(stored)), a, ErrInvalidInput)
+		}
+	}
 	w := &writeRequest{kind: kindWriteBack, info: info, keyStr: t.keyStrings(stored)}
 	w.key = t.keyOf(stored)
 	var sets, removes []string
@@ -370,6 +412,52 @@ func (info *entityInfo) planWriteBack(stored, work map[string]types.AttributeVal
 		w.cond = info.unchangedImage(&w.b, stored)
 	}
 	return w, nil
+}
+
+// mergeChange applies the change from before to after (a field's encoding
+// before and after the typed steps) to cur, the raw image's value: entries of
+// maps (and elements of lists of one length) that the change leaves alone keep
+// cur's value, so what T does not model inside a map survives. nil: remove.
+func mergeChange(cur, before, after types.AttributeValue) types.AttributeValue {
+	switch a := after.(type) {
+	case *types.AttributeValueMemberM:
+		c, ok1 := cur.(*types.AttributeValueMemberM)
+		b, ok2 := before.(*types.AttributeValueMemberM)
+		if !ok1 || !ok2 {
+			return after
+		}
+		out := maps.Clone(c.Value)
+		for k := range b.Value {
+			if _, kept := a.Value[k]; !kept {
+				delete(out, k)
+			}
+		}
+		for k, av := range a.Value {
+			if bv := b.Value[k]; avEqual(bv, av) {
+				continue
+			}
+			if m := mergeChange(c.Value[k], b.Value[k], av); m != nil {
+				out[k] = m
+			}
+		}
+		return &types.AttributeValueMemberM{Value: out}
+	case *types.AttributeValueMemberL:
+		c, ok1 := cur.(*types.AttributeValueMemberL)
+		b, ok2 := before.(*types.AttributeValueMemberL)
+		if !ok1 || !ok2 || len(c.Value) != len(a.Value) || len(b.Value) != len(a.Value) {
+			return after
+		}
+		out := make([]types.AttributeValue, len(a.Value))
+		for i, av := range a.Value {
+			if avEqual(b.Value[i], av) {
+				out[i] = c.Value[i]
+			} else if out[i] = mergeChange(c.Value[i], b.Value[i], av); out[i] == nil {
+				return after
+			}
+		}
+		return &types.AttributeValueMemberL{Value: out}
+	}
+	return after
 }
 
 // unchangedVersion: the item still has the schema and version it was read with.

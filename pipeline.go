@@ -208,7 +208,7 @@ func (t *Table) explain(w *writeRequest, cur map[string]types.AttributeValue, kn
 	}
 	if cur != nil {
 		for _, in := range w.inputs {
-			if stored := cur[in.field.Name]; !avEqual(stored, in.av) && (stored != nil || !in.orAbsent) {
+			if stored := cur[in.field.Name]; in.disagrees(cur) {
 				return t.itemErr(w, &KeyError{Entity: info.name, Attribute: in.index, Field: in.field.GoName,
 					Reason: info.attrName(in.field) + " in the key value (" + avText(in.av) + ") is not the stored one (" + avText(stored) + "): index keys are rendered only from stored values; pass the item as read, or Set the field too"})
 			}

@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/singletable/singletable/internal/codec"
+	"github.com/singletable/singletable/internal/expr"
 )
 
 // Timestamps. A field tagged `singletable:"createdAt"` holds when the item was
@@ -25,6 +26,13 @@ import (
 //     the value's createdAt (the clock's time when zero) on the condition that the
 //     stored one is the same or missing, so an index key is never rendered from a
 //     createdAt that is not stored ([*KeyError] otherwise: pass the item as read).
+//     An Update that stores createdAt with if_not_exists (an [Upsert] creating the
+//     item, or an item written before the field existed) also writes, with
+//     if_not_exists, the keys of each index createdAt feeds whose other inputs are
+//     the primary key's, rendered from the createdAt it stores, on the condition
+//     that the stored createdAt is that one, or the keys are stored already, or
+//     neither is: an item whose keys are missing beside another createdAt fails
+//     with a [*KeyError] naming the field (pass the stored createdAt).
 //     BatchPut, which has no conditions, replaces items whole and so writes the
 //     value's createdAt, or the clock's time when it is zero.
 //   - updatedAt: every Put, Create, Update, Mutate, BatchPut and transaction write
@@ -244,18 +252,94 @@ func (p *updatePlan) keepCreated() error {
 		return nil
 	}
 	if c := h.createdAt; c != nil && !p.stored[c.f.Name] {
-		tv := reflect.New(p.info.goType).Elem()
-		if err := c.set(p.info, tv, p.w.env.now(p.info.table)); err != nil {
-			return err
+		// The value's own createdAt when it holds one, else the clock's.
+		src := p.sv
+		if c.isZero(p.sv) {
+			src = reflect.New(p.info.goType).Elem()
+			if err := c.set(p.info, src, p.w.env.now(p.info.table)); err != nil {
+				return err
+			}
 		}
-		if av, ok := c.stamped(tv); ok {
+		if av, ok := c.stamped(src); ok {
 			name := p.w.b.Name(c.f.Name)
 			p.sets = append(p.sets, name+" = if_not_exists("+name+", "+p.w.b.Value(av)+")")
+			if err := p.createdKeys(c, src, av); err != nil {
+				return err
+			}
 		}
 	}
 	if h.counter != nil {
 		p.sets = append(p.sets, counterIncrement(&p.w.b, h.counter))
 		p.nonIdempotent = true
+	}
+	return nil
+}
+
+// createdKeys writes, beside a createdAt the update stores with if_not_exists
+// (an upsert creating the item, or an item written before the field existed),
+// the keys of every index it feeds whose other inputs are the primary key's
+// (stored by every write) and that no change of this update recomputes: each
+// key with if_not_exists, rendered from av, the createdAt stored when there is
+// none. Without them an upserted item would hold every input of those keys but
+// not the keys: it would be missing from the index for good. The update is
+// conditioned on the result agreeing with the stored createdAt: no createdAt
+// and no keys (both written), createdAt equal to av, or both stored already;
+// an item whose keys are missing beside a createdAt that is not av fails with
+// a *KeyError naming the field (pass the stored createdAt in the key value).
+func (p *updatePlan) createdKeys(c *stampField, src reflect.Value, av types.AttributeValue) error {
+	info, w := p.info, p.w
+	for _, ix := range info.table.opts.Indexes {
+		pair, ok := info.indexes[ix.Name]
+		if !ok {
+			continue
+		}
+		feeds, eligible := false, true
+		for _, kt := range pair {
+			if kt == nil {
+				continue
+			}
+			for _, f := range kt.fields {
+				if f == c.f {
+					feeds = true
+					continue
+				}
+				if _, touched := p.newValues[f.Name]; touched || !info.baseInputs[f.Name] {
+					eligible = false
+				}
+			}
+		}
+		if !feeds || !eligible {
+			continue
+		}
+		vals, complete, err := info.renderIndex(pair, func(kt *keyTemplate) (string, bool, error) {
+			return kt.renderWith(info, func(i int) keyValue {
+				if f := kt.fields[i]; f != c.f {
+					return keyValueOfField(f, p.sv)
+				}
+				return keyValueOfField(c.f, src)
+			}, true)
+		})
+		if err != nil {
+			return err
+		}
+		if !complete {
+			continue
+		}
+		var keys, exist, absent []string
+		for j, kt := range pair {
+			if kt == nil {
+				continue
+			}
+			name := w.b.Name(kt.attr)
+			p.sets = append(p.sets, name+" = if_not_exists("+name+", "+w.b.Value(info.table.keyAV(kt.attr, vals[j]))+")")
+			keys = append(keys, kt.attr)
+			exist = append(exist, "attribute_exists("+name+")")
+			absent = append(absent, "attribute_not_exists("+name+")")
+		}
+		cn := w.b.Name(c.f.Name)
+		p.conds = append(p.conds, "("+expr.And(append([]string{"attribute_not_exists(" + cn + ")"}, absent...)...)+") OR "+
+			cn+" = "+w.b.Value(av)+" OR ("+expr.And(append([]string{"attribute_exists(" + cn + ")"}, exist...)...)+")")
+		w.inputs = append(w.inputs, storedInput{field: c.f, index: ix.Name, av: av, orAbsent: true, keys: keys})
 	}
 	return nil
 }

@@ -84,7 +84,9 @@ type updateFunc func(*updateOptions) error
 func (f updateFunc) applyUpdate(o *updateOptions) error { return f(o) }
 
 // Upsert lets [Entity.Update] create the item when it does not exist; the created
-// item holds the key's inputs, the changes and the type attribute. Without it,
+// item holds the key's inputs, the changes, the type attribute, createdAt (the
+// key value's, else the clock's) and the keys of the indexes createdAt feeds
+// beside the primary key's inputs (see the timestamps notes). Without it,
 // updating a missing item fails with [ErrNotFound].
 func Upsert() UpdateOption {
 	return updateFunc(func(o *updateOptions) error {

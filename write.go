@@ -85,6 +85,30 @@ type storedInput struct {
 	// orAbsent: the stored value may also be missing (a createdAt that a Put
 	// stores with if_not_exists).
 	orAbsent bool
+	// keys: the input is a createdAt whose index keys an Update writes with
+	// if_not_exists (createdKeys): it disagrees only when the keys are missing
+	// beside another createdAt, or stored without one.
+	keys []string
+}
+
+// disagrees reports whether the stored item cur fails the input's condition.
+func (in storedInput) disagrees(cur map[string]types.AttributeValue) bool {
+	stored := cur[in.field.Name]
+	if avEqual(stored, in.av) {
+		return false
+	}
+	if in.keys == nil {
+		return stored != nil || !in.orAbsent
+	}
+	all, none := true, true
+	for _, k := range in.keys {
+		_, ok := cur[k]
+		all, none = all && ok, none && !ok
+	}
+	if stored == nil {
+		return !none
+	}
+	return !all
 }
 
 // setCondition joins the library's guard with the caller's condition, if any.

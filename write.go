@@ -385,7 +385,7 @@ func (info *entityInfo) planUpdatePut(sv reflect.Value, o writeOptions, vp *vers
 		// Idempotent unless it counts (or asks for the item it replaces).
 		w.resendable = !counted && w.ret == ""
 	}
-	return w, w.setCondition(expr.And(w.putGuard(), w.createdGuard()), o.cond)
+	return w, w.setCondition(expr.And(w.putGuard(), w.createdGuard(), h.counterGuard(&w.b)), o.cond)
 }
 
 // putClauses returns the SET clauses of every attribute of item and the REMOVE

@@ -143,6 +143,8 @@ func (t *Table) whyUnproven(w *writeRequest, cur map[string]types.AttributeValue
 		return "the item is missing: the write may have landed before it was deleted"
 	case !w.info.isType(cur):
 		return "an item of another type is at the key"
+	case w.kind == kindDelete:
+		return "an item is at the key: the delete may have landed and the item been created again since"
 	case w.pin != nil && !w.pin.same(t, cur, w.newInc):
 		return "the item was deleted and created again since it was read"
 	case w.version != nil:

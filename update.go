@@ -434,7 +434,8 @@ func (p *updatePlan) upsert() error {
 }
 
 // receipt gives the update a receipt where a lost response needs one to be judged:
-// every versioned update, and an unversioned one with Add (which is not idempotent).
+// every versioned update, and an unversioned one with Add, a list operation or a
+// counter (which are not idempotent) or a caller's condition (If).
 // Other unversioned updates are sent again after such failures, as the SDK would.
 func (p *updatePlan) receipt() error {
 	t, w := p.info.table, p.w
@@ -442,7 +443,10 @@ func (p *updatePlan) receipt() error {
 	switch {
 	case w.version != nil:
 		slot = w.version.receiptSlot(t)
-	case len(p.adds) > 0 || p.nonIdempotent:
+	case len(p.adds) > 0 || p.nonIdempotent || p.o.cond.IsSet():
+		// Not idempotent, or (a caller's condition) depends on the item: sent
+		// again after a lost response it could land twice, or on an item
+		// created or deleted since.
 		slot = t.writeReceiptAttr()
 	default:
 		w.resendable = true

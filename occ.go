@@ -113,7 +113,10 @@ func (clobberOption) applyUpdate(u *updateOptions) error {
 // Mutate reads the item at key's primary key (a consistent GetItem), applies fn to
 // it and writes it back (a conditional UpdateItem, as [Entity.Put]); when another
 // writer got there first it reads again, applies fn again and retries. When no item
-// exists, fn gets key with version 0 and the write creates the item. fn must only
+// exists, fn gets key with version 0 and the write creates the item; but an
+// entity sharded at random whose key leaves the shard unset is looked up in every
+// shard, and when it is in none Mutate fails with [ErrNotFound] and creates
+// nothing (concurrent callers would each draw a shard and store copies). fn must only
 // change the value it is given, and may be called several times; an error from it
 // ends Mutate with nothing written. fn may not change the key's inputs or the
 // version. Each attempt costs a consistent read and a write. Mutate needs a
@@ -150,10 +153,7 @@ func (e *Entity[T]) Mutate(ctx context.Context, key T, fn func(*T) error, opts .
 	b = b.withDefaults()
 	ksv := reflect.ValueOf(&key).Elem()
 	if err := e.resolveShard(ctx, ksv, true); errors.Is(err, ErrNotFound) {
-		_, err = e.info.fillShard(ksv, true) // a new item of a randomly sharded entity
-		if err != nil {
-			return zero, e.itemErr("Mutate", nil, err)
-		}
+		return zero, e.itemErr("Mutate", nil, e.info.errNoRandomCreate("Mutate", err))
 	} else if err != nil {
 		return zero, e.itemErr("Mutate", nil, err)
 	}

@@ -2,6 +2,7 @@ package singletable
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -120,7 +121,9 @@ func (e *Entity[T]) Update(ctx context.Context, key T, opts ...UpdateOption) (T,
 	ctx = e.observe(ctx)
 	var zero T
 	sv := reflect.ValueOf(&key).Elem()
-	if err := e.resolveShard(ctx, sv, true); err != nil {
+	if err := e.resolveShard(ctx, sv, true); errors.Is(err, ErrNotFound) {
+		return zero, e.itemErr("Update", nil, e.info.errNoRandomCreate("Update", err))
+	} else if err != nil {
 		return zero, e.itemErr("Update", nil, err)
 	}
 	w, err := e.info.planUpdate(sv, opts, nil)

@@ -277,7 +277,7 @@ func (p *updatePlan) encode(f *codec.Field, value any) (reflect.Value, types.Att
 		return fv, nil, false, fmt.Errorf("%s: %w: %w", info.attrName(f), ErrInvalidInput, err)
 	}
 	if keep {
-		size, err := info.checkValue("Update", f, av)
+		size, err := info.checkValue(f, av)
 		if err != nil {
 			return fv, nil, false, err
 		}

@@ -338,3 +338,243 @@ func TestSafetyWritesClobberAtMaxEveryKind(t *testing.T) {
 	require.NoError(t, err, "written conditionally like any other")
 	assert.Equal(t, int64(2), got.Version)
 }
+
+// lwDoc is unversioned with timestamps, a counter and a list.
+type lwDoc struct {
+	_       struct{}  `Type:"LwDoc" PK:"LW#{id}" SK:"LW"`
+	ID      string    `dynamodbav:"id"`
+	Note    string    `dynamodbav:"note"`
+	Tags    []string  `dynamodbav:"tags,omitempty"`
+	Created time.Time `dynamodbav:"created" singletable:"createdAt"`
+	Updated time.Time `dynamodbav:"updated" singletable:"updatedAt"`
+	Edits   int       `dynamodbav:"edits" singletable:"counter"`
+}
+
+// lwVer is versioned with a nested map, a createdAt and a counter.
+type lwVer struct {
+	_       struct{}          `Type:"LwVer" PK:"LV#{id}" SK:"LV"`
+	ID      string            `dynamodbav:"id"`
+	Note    string            `dynamodbav:"note"`
+	Meta    map[string]string `dynamodbav:"meta"`
+	Created time.Time         `dynamodbav:"created" singletable:"createdAt"`
+	Edits   int               `dynamodbav:"edits" singletable:"counter"`
+	Version int64             `dynamodbav:"version" singletable:"version"`
+}
+
+// Scenarios 3-5 on the write kinds added since: a write whose response is lost,
+// with another client deleting (and creating again) before the read-back, is
+// never applied twice, never resurrects, never lands on the new item, and is
+// never reported as nil or as a conflict: ErrAmbiguous.
+func TestSafetyWritesLostResponsesNewKinds(t *testing.T) {
+	tbl, inj := faultTable(t)
+	docs, vers := MustRegister[lwDoc](tbl), MustRegister[lwVer](tbl)
+	other := otherClient(t, tbl)
+	oDocs, oVers := MustRegister[lwDoc](other), MustRegister[lwVer](other)
+	ctx := context.Background()
+	var ce *ConflictError
+
+	deleteDoc := func(id string) func() {
+		return func() { require.NoError(t, oDocs.Delete(ctx, lwDoc{ID: id})) }
+	}
+	recreateDoc := func(id string) func() {
+		return func() {
+			require.NoError(t, oDocs.Delete(ctx, lwDoc{ID: id}))
+			_, err := oDocs.Create(ctx, lwDoc{ID: id, Note: "new"})
+			require.NoError(t, err)
+		}
+	}
+	recreateVer := func(id string) func() {
+		return func() {
+			cur, err := oVers.Get(ctx, lwVer{ID: id}, Consistent())
+			require.NoError(t, err)
+			require.NoError(t, oVers.Delete(ctx, cur))
+			_, err = oVers.Create(ctx, lwVer{ID: id, Note: "new", Meta: map[string]string{}})
+			require.NoError(t, err)
+		}
+	}
+	lose := func(op string, then func()) {
+		inj.Add(fault.Rule{Ops: []string{op}, Times: 1, Fault: fault.LoseResponse().Then(then)})
+	}
+	ambiguous := func(t *testing.T, err error) {
+		t.Helper()
+		require.ErrorIs(t, err, ErrAmbiguous)
+		assert.False(t, errors.As(err, &ce), "not a conflict: it landed")
+	}
+
+	t.Run("counted Put, then deleted", func(t *testing.T) {
+		lose("UpdateItem", deleteDoc("p"))
+		_, err := docs.Put(ctx, lwDoc{ID: "p", Note: "x"})
+		ambiguous(t, err)
+		assert.Nil(t, rawItem(t, tbl, "LW#p", "LW"), "not resurrected")
+	})
+	t.Run("counted Update, then deleted and created again", func(t *testing.T) {
+		_, err := docs.Create(ctx, lwDoc{ID: "u"})
+		require.NoError(t, err)
+		lose("UpdateItem", recreateDoc("u"))
+		_, err = docs.Update(ctx, lwDoc{ID: "u"}, Set("note", "mine"))
+		ambiguous(t, err)
+		item := rawItem(t, tbl, "LW#u", "LW")
+		assert.Equal(t, sAV("new"), item["note"])
+		assert.Equal(t, nAV(0), item["edits"], "the new item is not counted")
+	})
+	t.Run("Append, then deleted and created again", func(t *testing.T) {
+		_, err := docs.Create(ctx, lwDoc{ID: "a"})
+		require.NoError(t, err)
+		lose("UpdateItem", recreateDoc("a"))
+		_, err = docs.Update(ctx, lwDoc{ID: "a"}, Append("tags", "x"))
+		ambiguous(t, err)
+		assert.NotContains(t, rawItem(t, tbl, "LW#a", "LW"), "tags", "not appended to the new item")
+	})
+	t.Run("Create with timestamps, then deleted", func(t *testing.T) {
+		lose("PutItem", deleteDoc("c"))
+		_, err := docs.Create(ctx, lwDoc{ID: "c"})
+		ambiguous(t, err)
+		assert.Nil(t, rawItem(t, tbl, "LW#c", "LW"), "not resurrected")
+	})
+	t.Run("versioned SetIfNotExists at a path, then deleted and created again", func(t *testing.T) {
+		cur, err := vers.Create(ctx, lwVer{ID: "s", Meta: map[string]string{}})
+		require.NoError(t, err)
+		lose("UpdateItem", recreateVer("s"))
+		_, err = vers.Update(ctx, cur, SetIfNotExists("meta.k", "mine"))
+		ambiguous(t, err)
+		item := rawItem(t, tbl, "LV#s", "LV")
+		assert.Equal(t, &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{}}, item["meta"], "the new item is not written")
+	})
+	t.Run("versioned Upsert at 0, then deleted", func(t *testing.T) {
+		lose("UpdateItem", func() {
+			cur, err := oVers.Get(ctx, lwVer{ID: "up"}, Consistent())
+			require.NoError(t, err)
+			require.NoError(t, oVers.Delete(ctx, cur))
+		})
+		_, err := vers.Update(ctx, lwVer{ID: "up"}, Set("note", "x"), Upsert())
+		ambiguous(t, err)
+		assert.Nil(t, rawItem(t, tbl, "LV#up", "LV"), "not resurrected")
+	})
+	t.Run("versioned Put with ReturnOld, landed", func(t *testing.T) {
+		cur, err := vers.Create(ctx, lwVer{ID: "ro", Meta: map[string]string{}})
+		require.NoError(t, err)
+		lose("UpdateItem", func() {})
+		var old Old[lwVer]
+		cur.Note = "x"
+		_, err = vers.Put(ctx, cur, ReturnOld(&old))
+		ambiguous(t, err)
+		assert.Contains(t, err.Error(), "landed")
+		assert.Equal(t, nAV(2), rawItem(t, tbl, "LV#ro", "LV")["version"], "applied once")
+	})
+	t.Run("Update Returning the old item, then deleted and created again", func(t *testing.T) {
+		cur, err := vers.Create(ctx, lwVer{ID: "rt", Meta: map[string]string{}})
+		require.NoError(t, err)
+		lose("UpdateItem", recreateVer("rt"))
+		_, err = vers.Update(ctx, cur, Set("note", "mine"), Returning(ReturnAllOld))
+		ambiguous(t, err)
+		assert.Equal(t, sAV("new"), rawItem(t, tbl, "LV#rt", "LV")["note"])
+	})
+	t.Run("Mutate of a counted entity, then deleted and created again", func(t *testing.T) {
+		_, err := vers.Create(ctx, lwVer{ID: "mu", Meta: map[string]string{}})
+		require.NoError(t, err)
+		lose("UpdateItem", recreateVer("mu"))
+		_, err = vers.Mutate(ctx, lwVer{ID: "mu"}, func(v *lwVer) error { v.Note = "mine"; return nil })
+		ambiguous(t, err)
+		item := rawItem(t, tbl, "LV#mu", "LV")
+		assert.Equal(t, sAV("new"), item["note"])
+		assert.Equal(t, nAV(0), item["edits"])
+	})
+	t.Run("Transact without a token, every attempt lost, created item deleted", func(t *testing.T) {
+		inj.Add(fault.Rule{Ops: []string{"TransactWriteItems"}, Times: 3, Fault: fault.LoseResponse().Then(func() {
+			_ = oDocs.Delete(ctx, lwDoc{ID: "tx"})
+		})})
+		err := tbl.Transact(ctx, docs.TxCreate(lwDoc{ID: "tx"}))
+		ambiguous(t, err)
+		assert.Nil(t, rawItem(t, tbl, "LW#tx", "LW"), "not resurrected")
+	})
+	t.Run("TransactWith a token, lost, then another writer", func(t *testing.T) {
+		_, err := docs.Create(ctx, lwDoc{ID: "tw"})
+		require.NoError(t, err)
+		lose("TransactWriteItems", func() {
+			_, err := oDocs.Update(ctx, lwDoc{ID: "tw"}, Set("note", "other"))
+			require.NoError(t, err)
+		})
+		err = tbl.TransactWith(ctx, TxOptions{Token: "lw-" + uniqueSuffix(t), At: time.Unix(1700000000, 0)}, docs.TxUpdate(lwDoc{ID: "tw"}, Append("tags", "x")))
+		require.NoError(t, err)
+		item := rawItem(t, tbl, "LW#tw", "LW")
+		assert.Equal(t, &types.AttributeValueMemberL{Value: []types.AttributeValue{sAV("x")}}, item["tags"], "appended once")
+		assert.Equal(t, sAV("other"), item["note"])
+		assert.Equal(t, nAV(2), item["edits"])
+	})
+}
+
+// Scenario 18 on the write kinds added since: an item of another type at the key
+// is ErrTypeMismatch for every conditional write, and it is left byte for byte.
+func TestSafetyWritesOtherTypeAtKey(t *testing.T) {
+	tbl, _ := newTestTable(t)
+	docs, vers := MustRegister[lwDoc](tbl), MustRegister[lwVer](tbl)
+	notes, counters := MustRegister[tsNote](tbl), MustRegister[vCounter](tbl)
+	ctx := context.Background()
+	foreign := map[string]map[string]types.AttributeValue{
+		"LW": {"PK": sAV("LW#f"), "SK": sAV("LW"), "Type": sAV("Stranger"), "id": sAV("f"), "edits": nAV(3), "tags": &types.AttributeValueMemberL{Value: []types.AttributeValue{sAV("a")}}},
+		"LV": {"PK": sAV("LV#f"), "SK": sAV("LV"), "Type": sAV("Stranger"), "id": sAV("f"), "version": nAV(1)},
+		"NO": {"PK": sAV("NOTE#f"), "SK": sAV("NOTE"), "id": sAV("f")}, // no type at all
+		"CT": {"PK": sAV("CTR#f"), "SK": sAV("CTR"), "Type": sAV("Stranger"), "id": sAV("f"), "version": nAV(1)},
+	}
+	for _, item := range foreign {
+		putRaw(t, tbl, item)
+	}
+	at := time.Unix(1700000000, 0)
+	calls := map[string]func() error{
+		"counted Put":           func() error { _, err := docs.Put(ctx, lwDoc{ID: "f"}); return err },
+		"counted Put ReturnOld": func() error { _, err := docs.Put(ctx, lwDoc{ID: "f"}, ReturnOld(&Old[lwDoc]{})); return err },
+		"counted Update":        func() error { _, err := docs.Update(ctx, lwDoc{ID: "f"}); return err },
+		"Append":                func() error { _, err := docs.Update(ctx, lwDoc{ID: "f"}, Append("tags", "b")); return err },
+		"Update Returning old": func() error {
+			_, err := docs.Update(ctx, lwDoc{ID: "f"}, Set("note", "x"), Returning(ReturnAllOld))
+			return err
+		},
+		"Upsert with createdAt": func() error {
+			_, err := docs.Update(ctx, lwDoc{ID: "f"}, Set("note", "x"), Upsert())
+			return err
+		},
+		"Delete ReturnOld": func() error { return docs.Delete(ctx, lwDoc{ID: "f"}, ReturnOld(&Old[lwDoc]{})) },
+		"Delete Clobber":   func() error { return counters.Delete(ctx, vCounter{ID: "f"}, Clobber()) },
+		"Put Clobber":      func() error { _, err := counters.Put(ctx, vCounter{ID: "f"}, Clobber()); return err },
+		"Update Clobber": func() error {
+			_, err := counters.Update(ctx, vCounter{ID: "f"}, Set("n", 1), Clobber())
+			return err
+		},
+		"versioned Upsert at 0 with counter": func() error {
+			_, err := vers.Update(ctx, lwVer{ID: "f"}, Set("note", "x"), Upsert())
+			return err
+		},
+		"versioned SetIfNotExists": func() error {
+			_, err := vers.Update(ctx, lwVer{ID: "f", Version: 1}, SetIfNotExists("note", "x"))
+			return err
+		},
+		"versioned Put ReturnOld": func() error {
+			_, err := vers.Put(ctx, lwVer{ID: "f", Version: 1}, ReturnOld(&Old[lwVer]{}))
+			return err
+		},
+		"Mutate counted": func() error {
+			_, err := vers.Mutate(ctx, lwVer{ID: "f"}, func(*lwVer) error { return nil })
+			return err
+		},
+		"untyped item, createdAt Put": func() error { _, err := notes.Put(ctx, tsNote{ID: "f", Text: "x"}); return err },
+		"untyped item, Update":        func() error { _, err := notes.Update(ctx, tsNote{ID: "f"}, Set("text", "x")); return err },
+		"TransactWith TxPut": func() error {
+			return tbl.TransactWith(ctx, TxOptions{Token: "om-put-" + uniqueSuffix(t), At: at}, docs.TxPut(lwDoc{ID: "f"}))
+		},
+		"TransactWith TxUpdate": func() error {
+			return tbl.TransactWith(ctx, TxOptions{Token: "om-upd-" + uniqueSuffix(t), At: at}, docs.TxUpdate(lwDoc{ID: "f"}, Append("tags", "b")))
+		},
+		"Transact TxDelete Clobber": func() error { return tbl.Transact(ctx, counters.TxDelete(vCounter{ID: "f"}, Clobber())) },
+		"Transact TxCreate":         func() error { return tbl.Transact(ctx, docs.TxCreate(lwDoc{ID: "f"})) },
+	}
+	for name, call := range calls {
+		t.Run(name, func(t *testing.T) {
+			err := call()
+			require.ErrorIs(t, err, ErrTypeMismatch, "%v", err)
+		})
+	}
+	assert.Equal(t, foreign["LW"], rawItem(t, tbl, "LW#f", "LW"), "left alone")
+	assert.Equal(t, foreign["LV"], rawItem(t, tbl, "LV#f", "LV"), "left alone")
+	assert.Equal(t, foreign["NO"], rawItem(t, tbl, "NOTE#f", "NOTE"), "left alone")
+	assert.Equal(t, foreign["CT"], rawItem(t, tbl, "CTR#f", "CTR"), "left alone")
+}

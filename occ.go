@@ -52,7 +52,7 @@ import (
 // and ErrCondition, ErrNotFound when the item is missing, and ErrAlreadyExists for
 // a Create.
 type ConflictError struct {
-	Op       string            // "Put", "Create", "Update", "Delete"
+	Op       string            // "Put", "Create", "Update", "Delete", "Mutate"
 	Entity   string            // Go type name of the entity
 	Key      map[string]string // rendered primary key
 	Expected uint64            // the version the write held
@@ -65,8 +65,13 @@ type ConflictError struct {
 
 // Error names the write, the key, the version expected and what was found.
 func (e *ConflictError) Error() string {
+	return "singletable: " + e.Op + " " + e.Entity + formatKey(e.Key) + ": " + e.detail()
+}
+
+// detail is the message without the write and key.
+func (e *ConflictError) detail() string {
 	var b strings.Builder
-	b.WriteString("singletable: " + e.Op + " " + e.Entity + formatKey(e.Key) + ": version conflict: expected version " + strconv.FormatUint(e.Expected, 10))
+	b.WriteString("version conflict: expected version " + strconv.FormatUint(e.Expected, 10))
 	switch {
 	case e.Missing:
 		b.WriteString(", but the item is missing")
@@ -76,6 +81,40 @@ func (e *ConflictError) Error() string {
 		b.WriteString(", found an unreadable version")
 	}
 	return b.String()
+}
+
+// detailError is an error whose message is given apart from its cause, so that
+// a message wrapping another names the call and key once.
+type detailError struct {
+	msg string
+	err error
+}
+
+func (e *detailError) Error() string { return e.msg }
+func (e *detailError) Unwrap() error { return e.err }
+
+// conflictDetail is the message of a Mutate attempt's error without the call and
+// key, which the Mutate error names.
+func conflictDetail(err error) string {
+	var ce *ConflictError
+	if errors.As(err, &ce) {
+		return ce.detail()
+	}
+	return strings.TrimPrefix(err.Error(), "singletable: ")
+}
+
+// asMutate names Mutate as the call in the error of the write it sent (planned
+// as a Put): the caller called Mutate.
+func asMutate(err error) error {
+	var ie *ItemError
+	var ce *ConflictError
+	switch {
+	case errors.As(err, &ce):
+		ce.Op = "Mutate"
+	case errors.As(err, &ie):
+		ie.Op = "Mutate"
+	}
+	return err
 }
 
 // Is matches ErrConflict, ErrCondition, and ErrNotFound or ErrAlreadyExists as the
@@ -168,10 +207,12 @@ func (e *Entity[T]) Mutate(ctx context.Context, key T, fn func(*T) error, opts .
 			return stored, err
 		}
 		if attempt >= b.MaxAttempts || b.MaxElapsed > 0 && b.Now().Sub(start) >= b.MaxElapsed {
-			return zero, fmt.Errorf("singletable: Mutate %s%s: gave up after %d attempts in %s, each a consistent GetItem and a conditional UpdateItem: %w", e.info.name, formatKey(wantKey), attempt, b.Now().Sub(start).Round(time.Millisecond), err)
+			return zero, e.itemErr("Mutate", wantKey, &detailError{
+				msg: fmt.Sprintf("gave up after %d attempts in %s, each a consistent GetItem and a conditional UpdateItem; the last: %s", attempt, b.Now().Sub(start).Round(time.Millisecond), conflictDetail(err)),
+				err: err})
 		}
 		if werr := b.Wait(ctx, attempt); werr != nil {
-			return zero, fmt.Errorf("singletable: Mutate %s%s: %w (last: %w)", e.info.name, formatKey(wantKey), werr, err)
+			return zero, e.itemErr("Mutate", wantKey, &detailError{msg: werr.Error() + " (last: " + conflictDetail(err) + ")", err: errors.Join(werr, err)})
 		}
 	}
 }
@@ -213,7 +254,7 @@ func (e *Entity[T]) mutateOnce(ctx context.Context, key T, k map[string]types.At
 	}
 	attrs, err := t.execute(ctx, w)
 	if err != nil {
-		return zero, err
+		return zero, asMutate(err)
 	}
 	if err := e.info.settle(nv, w, attrs); err != nil { // the version, createdAt and count stored
 		return zero, e.itemErr("Mutate", wantKey, err)

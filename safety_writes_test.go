@@ -578,3 +578,111 @@ func TestSafetyWritesOtherTypeAtKey(t *testing.T) {
 	assert.Equal(t, foreign["NO"], rawItem(t, tbl, "NOTE#f", "NOTE"), "left alone")
 	assert.Equal(t, foreign["CT"], rawItem(t, tbl, "CTR#f", "CTR"), "left alone")
 }
+
+type ebStamps struct {
+	Created time.Time `dynamodbav:"created" singletable:"createdAt"`
+	Edits   int       `dynamodbav:"edits" singletable:"counter"`
+	Version int64     `dynamodbav:"version" singletable:"version"`
+}
+
+type ebDoc struct {
+	_ struct{} `Type:"EbDoc" PK:"EB#{id}" SK:"EB"`
+	ebStamps
+	ID   string `dynamodbav:"id"`
+	Note string `dynamodbav:"note"`
+}
+
+type ebTwoCounters struct {
+	_ struct{} `Type:"EbTwo" PK:"EB2#{id}" SK:"EB"`
+	ebStamps
+	ID    string `dynamodbav:"id"`
+	Views int    `dynamodbav:"views" singletable:"counter"`
+}
+
+type ebTwoCreated struct {
+	_ struct{} `Type:"EbTwoC" PK:"EB3#{id}" SK:"EB"`
+	ebStamps
+	ID    string    `dynamodbav:"id"`
+	Birth time.Time `dynamodbav:"birth" singletable:"createdAt"`
+}
+
+// Scenario 20 with createdAt and a counter: in an embedded struct they work as
+// direct ones (with the embedded version), and a second one is a registration
+// error naming both fields.
+func TestSafetyWritesEmbeddedStampsAndCounter(t *testing.T) {
+	clk := newTestClock()
+	tbl, _ := newTestTable(t, WithClock(clk.Now))
+	docs, err := Register[ebDoc](tbl)
+	require.NoError(t, err)
+	ctx := context.Background()
+	d, err := docs.Put(ctx, ebDoc{ID: "a", Note: "1"})
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), d.Version)
+	assert.Equal(t, 0, d.Edits)
+	created := d.Created
+	clk.Advance(time.Hour)
+	d.Note = "2"
+	d.Created = time.Time{}
+	d, err = docs.Put(ctx, d)
+	require.NoError(t, err)
+	assert.Equal(t, int64(2), d.Version)
+	assert.Equal(t, 1, d.Edits)
+	assert.True(t, created.Equal(d.Created), "createdAt kept")
+	_, err = docs.Put(ctx, ebDoc{ID: "a", Note: "stale"})
+	var ce *ConflictError
+	require.ErrorAs(t, err, &ce)
+	item := rawItem(t, tbl, "EB#a", "EB")
+	assert.Equal(t, nAV(1), item["edits"])
+	assert.Equal(t, sAV("2"), item["note"])
+
+	_, err = Register[ebTwoCounters](tbl)
+	require.ErrorIs(t, err, ErrInvalidEntity)
+	assert.Contains(t, err.Error(), "Edits")
+	assert.Contains(t, err.Error(), "Views")
+	_, err = Register[ebTwoCreated](tbl)
+	require.ErrorIs(t, err, ErrInvalidEntity)
+	assert.Contains(t, err.Error(), "Created")
+	assert.Contains(t, err.Error(), "Birth")
+}
+
+// Scenario 17 on an entity with updatedAt and a counter: Mutate's defaults carry a
+// hot item with no give-ups, every count once; a give-up names the request sent.
+func TestSafetyWritesMutateHotCountedItem(t *testing.T) {
+	tbl, _ := newTestTable(t)
+	cs := MustRegister[tsCounter](tbl)
+	ctx := context.Background()
+	const goroutines, each = 16, 25
+	var wg sync.WaitGroup
+	errs := make(chan error, goroutines*each)
+	for range goroutines {
+		wg.Go(func() {
+			for range each {
+				if _, err := cs.Mutate(ctx, tsCounter{ID: "hot"}, func(c *tsCounter) error { c.N++; return nil }); err != nil {
+					errs <- err
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Errorf("Mutate gave up: %v", err)
+	}
+	got, err := cs.Get(ctx, tsCounter{ID: "hot"}, Consistent())
+	require.NoError(t, err)
+	assert.Equal(t, goroutines*each, got.N)
+	assert.Equal(t, int64(goroutines*each), got.Version)
+	assert.Equal(t, goroutines*each-1, got.Edits, "every write after the first counted once")
+
+	// A give-up (one attempt, against a writer that always wins) names the request.
+	_, err = cs.Mutate(ctx, tsCounter{ID: "hot"}, func(c *tsCounter) error {
+		_, err := cs.Update(ctx, tsCounter{ID: "hot"}, Set("n", c.N+1), Clobber())
+		require.NoError(t, err)
+		return nil
+	}, RetryBackoff(Backoff{MaxAttempts: 1}))
+	require.ErrorIs(t, err, ErrConflict)
+	assert.Contains(t, err.Error(), "UpdateItem")
+	assert.Equal(t, 1, countOf(err.Error(), "Mutate tsCounter"), err.Error())
+	assert.NotContains(t, err.Error(), "Put", "Mutate sent an UpdateItem, and the caller called Mutate")
+	assert.Equal(t, 1, countOf(err.Error(), `PK="TC#hot"`), "the key once: %s", err)
+}

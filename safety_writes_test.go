@@ -686,3 +686,65 @@ func TestSafetyWritesMutateHotCountedItem(t *testing.T) {
 	assert.NotContains(t, err.Error(), "Put", "Mutate sent an UpdateItem, and the caller called Mutate")
 	assert.Equal(t, 1, countOf(err.Error(), `PK="TC#hot"`), "the key once: %s", err)
 }
+
+// Scenario 19: a sweep cancelled midway, over several segments, never reports
+// more migrated, lost and failed than seen, per segment or in total; every
+// write-back it made is counted; a resumed sweep finishes the rest.
+func TestSafetyWritesSweepCancelledStats(t *testing.T) {
+	tbl, _ := newTestTable(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var mu sync.Mutex
+	steps := 0
+	mig := Migration[sIssue]{Steps: []Step[sIssue]{{
+		Raw: sIssueMigration.Steps[0].Raw,
+		Typed: func(v *sIssue) error {
+			mu.Lock()
+			defer mu.Unlock()
+			if steps++; steps == 70 {
+				cancel()
+			}
+			v.Title = "[" + v.Title + "]"
+			return nil
+		},
+	}}}
+	issues, err := Register[sIssue](tbl, Migrations(mig))
+	require.NoError(t, err)
+	const n = 300
+	for i := 1; i <= n; i++ {
+		putRaw(t, tbl, legacyIssue(i))
+	}
+	store := &MemoryStore{}
+	stats, err := issues.Sweep(ctx, Segments(4), PageSize(20), SweepProgressIn(store))
+	require.ErrorIs(t, err, context.Canceled)
+	check := func(stats SweepStats) {
+		t.Helper()
+		var seen, done int64
+		for _, sg := range stats.Segments {
+			assert.LessOrEqual(t, sg.Migrated+sg.Lost+sg.Failed, sg.Seen, "segment %d: %+v", sg.Segment, sg)
+			seen += sg.Seen
+			done += sg.Migrated + sg.Lost + sg.Failed
+		}
+		assert.Equal(t, stats.Seen, seen, "the total is the segments' sum")
+		assert.Equal(t, stats.Migrated+stats.Lost+stats.Failed, done)
+		assert.LessOrEqual(t, stats.Migrated+stats.Lost+stats.Failed, stats.Seen, "%+v", stats)
+	}
+	check(stats)
+	assert.Less(t, stats.Migrated, int64(n), "stopped midway")
+	current := func() int64 {
+		c := int64(0)
+		for i := 1; i <= n; i++ {
+			if avEqual(nAV(2), rawItem(t, tbl, "REPO#r", "ISSUE#"+padded(i))["_schema"]) {
+				c++
+			}
+		}
+		return c
+	}
+	assert.Equal(t, stats.Migrated, current(), "every write-back counted")
+
+	rest, err := issues.Sweep(context.Background(), Segments(4), PageSize(20), SweepProgressIn(store))
+	require.NoError(t, err)
+	check(rest)
+	assert.Equal(t, int64(n), stats.Migrated+rest.Migrated+rest.Lost, "the rest migrated on resume")
+	assert.Equal(t, int64(n), current())
+}

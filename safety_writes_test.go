@@ -748,3 +748,83 @@ func TestSafetyWritesSweepCancelledStats(t *testing.T) {
 	assert.Equal(t, int64(n), stats.Migrated+rest.Migrated+rest.Lost, "the rest migrated on resume")
 	assert.Equal(t, int64(n), current())
 }
+
+// otherClientWith is otherClient for a table made with options of its own.
+func otherClientWith(t *testing.T, tbl *Table, opts ...TableOption) *Table {
+	t.Helper()
+	other, err := NewTable(local.Client(t), tbl.Name(), append([]TableOption{testTableOptions}, opts...)...)
+	require.NoError(t, err)
+	return other
+}
+
+// kvEvent is versioned in a table keyed by numbers.
+type kvEvent struct {
+	_       struct{} `Type:"VEvent" acct:"{account}" seq:"{n}"`
+	Account int64    `dynamodbav:"account"`
+	N       int      `dynamodbav:"n"`
+	Note    string   `dynamodbav:"note"`
+	Version int      `dynamodbav:"version" singletable:"version"`
+}
+
+// Scenarios 3-5 on tables keyed by their partition key alone and by numbers:
+// the read-back and the judgement work with those keys too.
+func TestSafetyWritesLostResponsesOtherKeyTypes(t *testing.T) {
+	ctx := context.Background()
+	t.Run("partition key only", func(t *testing.T) {
+		tbl, inj := faultTable(t, WithKeys("id", ""))
+		users := MustRegister[kUser](tbl)
+		others := MustRegister[kUser](otherClientWith(t, tbl, WithKeys("id", "")))
+		inj.Add(fault.Rule{Ops: []string{"PutItem"}, Times: 1, Fault: fault.LoseResponse().Then(func() {
+			cur, err := others.Get(ctx, kUser{UserID: "c"}, Consistent())
+			require.NoError(t, err)
+			require.NoError(t, others.Delete(ctx, cur))
+		})})
+		_, err := users.Create(ctx, kUser{UserID: "c", Org: "o", Name: "n"})
+		require.ErrorIs(t, err, ErrAmbiguous)
+		_, err = users.Get(ctx, kUser{UserID: "c"}, Consistent())
+		require.ErrorIs(t, err, ErrNotFound, "not resurrected")
+
+		u, err := users.Create(ctx, kUser{UserID: "d", Org: "o", Name: "n"})
+		require.NoError(t, err)
+		inj.Add(fault.Rule{Ops: []string{"DeleteItem"}, Times: 1, Fault: fault.LoseResponse().Then(func() {
+			_, err := others.Create(ctx, kUser{UserID: "d", Org: "o", Name: "new"})
+			require.NoError(t, err)
+		})})
+		require.ErrorIs(t, users.Delete(ctx, u), ErrAmbiguous)
+		got, err := users.Get(ctx, kUser{UserID: "d"}, Consistent())
+		require.NoError(t, err, "the new item is not deleted")
+		assert.Equal(t, "new", got.Name)
+
+		inj.Add(fault.Rule{Ops: []string{"UpdateItem"}, Times: 1, Fault: fault.Reset()})
+		got, err = users.Mutate(ctx, kUser{UserID: "d"}, func(v *kUser) error { v.Name = "m"; return nil })
+		require.NoError(t, err)
+		assert.Equal(t, 2, got.Version)
+	})
+	t.Run("number keys", func(t *testing.T) {
+		keys := []TableOption{WithKeys("acct", "seq"), WithKeyType("acct", types.ScalarAttributeTypeN), WithKeyType("seq", types.ScalarAttributeTypeN)}
+		tbl, inj := faultTable(t, keys...)
+		events := MustRegister[kvEvent](tbl)
+		others := MustRegister[kvEvent](otherClientWith(t, tbl, keys...))
+		cur, err := events.Create(ctx, kvEvent{Account: 1, N: -3})
+		require.NoError(t, err)
+		inj.Add(fault.Rule{Ops: []string{"UpdateItem"}, Times: 1, Fault: fault.LoseResponse().Then(func() {
+			got, err := others.Get(ctx, kvEvent{Account: 1, N: -3}, Consistent())
+			require.NoError(t, err)
+			require.NoError(t, others.Delete(ctx, got))
+			_, err = others.Create(ctx, kvEvent{Account: 1, N: -3, Note: "new"})
+			require.NoError(t, err)
+		})})
+		_, err = events.Update(ctx, cur, Set("note", "mine"))
+		require.ErrorIs(t, err, ErrAmbiguous)
+		var ce *ConflictError
+		assert.False(t, errors.As(err, &ce))
+		got, err := events.Get(ctx, kvEvent{Account: 1, N: -3}, Consistent())
+		require.NoError(t, err)
+		assert.Equal(t, "new", got.Note)
+
+		inj.Add(fault.Rule{Ops: []string{"UpdateItem"}, Times: 1, Fault: fault.LoseResponse()})
+		got, err = events.Put(ctx, kvEvent{Account: 1, N: -3, Note: "put", Version: got.Version})
+		require.NoError(t, err, "its receipt proves it landed")
+		assert.Equal(t, 2, got.Version)
+	})
+}

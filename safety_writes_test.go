@@ -828,3 +828,45 @@ func TestSafetyWritesLostResponsesOtherKeyTypes(t *testing.T) {
 		assert.Equal(t, 2, got.Version)
 	})
 }
+
+// Scenarios 16 and 21 on the write kinds added since: an item stored at version
+// 0 (or without one) by other code is written conditionally like any other by
+// TransactWith, an Upsert of an entity with createdAt and a counter, and Put of
+// such an entity; version 0 over an item with a version is a conflict.
+func TestSafetyWritesVersionZeroNewKinds(t *testing.T) {
+	tbl, _ := newTestTable(t)
+	vers := MustRegister[lwVer](tbl)
+	ctx := context.Background()
+	legacy := func(id string, version types.AttributeValue) {
+		item := map[string]types.AttributeValue{"PK": sAV("LV#" + id), "SK": sAV("LV"), "Type": sAV("LwVer"), "id": sAV(id), "note": sAV("old")}
+		if version != nil {
+			item["version"] = version
+		}
+		putRaw(t, tbl, item)
+	}
+	at := time.Unix(1700000000, 0)
+	legacy("t0", nAV(0))
+	require.NoError(t, tbl.TransactWith(ctx, TxOptions{Token: "v0-put-" + uniqueSuffix(t), At: at}, vers.TxPut(lwVer{ID: "t0", Note: "tx"})))
+	legacy("u0", &types.AttributeValueMemberNULL{Value: true})
+	require.NoError(t, tbl.TransactWith(ctx, TxOptions{Token: "v0-upd-" + uniqueSuffix(t), At: at}, vers.TxUpdate(lwVer{ID: "u0"}, Set("note", "tx"))))
+	legacy("s0", nil)
+	_, err := vers.Update(ctx, lwVer{ID: "s0"}, Set("note", "up"), Upsert())
+	require.NoError(t, err)
+	legacy("p0", nAV(0))
+	_, err = vers.Put(ctx, lwVer{ID: "p0", Note: "put"})
+	require.NoError(t, err)
+	for _, id := range []string{"t0", "u0", "s0", "p0"} {
+		item := rawItem(t, tbl, "LV#"+id, "LV")
+		assert.Equal(t, nAV(1), item["version"], id)
+		assert.Equal(t, nAV(0), item["edits"], "%s: the first counted write of an item without a count stores 0", id)
+		assert.Contains(t, item, "created", id)
+	}
+	var ce *ConflictError
+	err = tbl.TransactWith(ctx, TxOptions{Token: "v0-again-" + uniqueSuffix(t), At: at}, vers.TxPut(lwVer{ID: "t0", Note: "again"}))
+	require.ErrorIs(t, err, ErrConflict)
+	_, err = vers.Update(ctx, lwVer{ID: "s0"}, Set("note", "again"), Upsert())
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, uint64(1), ce.Current)
+	_, err = vers.Put(ctx, lwVer{ID: "p0", Note: "again"})
+	require.ErrorAs(t, err, &ce)
+}

@@ -870,3 +870,23 @@ func TestSafetyWritesVersionZeroNewKinds(t *testing.T) {
 	_, err = vers.Put(ctx, lwVer{ID: "p0", Note: "again"})
 	require.ErrorAs(t, err, &ce)
 }
+
+// Deleting a missing item succeeds, on an entity sharded at random too (the item
+// is looked for in every shard), unless the version held says it should be there.
+func TestSafetyWritesDeleteMissingRandomShard(t *testing.T) {
+	tbl, client := newTestTable(t)
+	cs := MustRegister[rsCounter](tbl)
+	events := MustRegister[rsEvent](tbl)
+	ctx := context.Background()
+	require.NoError(t, events.Delete(ctx, rsEvent{ID: "none"}))
+	require.NoError(t, cs.Delete(ctx, rsCounter{ID: "none"}))
+	require.NoError(t, cs.Delete(ctx, rsCounter{ID: "none", Version: 3}, Clobber()))
+	err := cs.Delete(ctx, rsCounter{ID: "none", Version: 3})
+	require.ErrorIs(t, err, ErrNotFound)
+	assert.Equal(t, int64(0), client.count("DeleteItem"), "nothing to send")
+
+	put, err := cs.Put(ctx, rsCounter{ID: "there"})
+	require.NoError(t, err)
+	require.NoError(t, cs.Delete(ctx, rsCounter{ID: "there", Version: put.Version}))
+	assert.Nil(t, rawItem(t, tbl, "RSC#"+strconv.Itoa(put.Shard), "there"))
+}

@@ -137,8 +137,10 @@ func (e *ConflictError) Unwrap() error { return e.Err }
 // Clobber skips the version check of a versioned entity's write, and says so: the
 // write replaces (or deletes) whatever version is stored. The stored version is
 // still incremented, on the server, so that holders of the old version see a
-// conflict; Put and Update return the version stored. A clobbering write carries no
-// receipt and is not protected against being applied twice.
+// conflict; Put and Update return the version stored. After a lost response a
+// clobbering Put or Update is judged by its receipt (in the write slot, which the
+// next clobbering write replaces) and a clobbering Delete by the item's absence;
+// neither is sent again blindly, and what cannot be proven is [ErrAmbiguous].
 func Clobber() WriteOption { return clobberOption{} }
 
 type clobberOption struct{}

@@ -208,11 +208,19 @@ func (b BatchItem) Key() map[string]string { return b.keyStr }
 // BatchPutItem is [Entity.BatchPut] of one item, for [Table.BatchWrite]: the
 // whole item, written without condition (it overwrites whatever is at its key,
 // and on a versioned entity stores the version after v's, bypassing the check).
-// v is copied.
+// Defaults, timestamps (the table's clock, read when the item is made) and
+// validation apply, as in BatchPut; a value they refuse is reported by
+// BatchWrite before anything is sent. v is copied.
 func (e *Entity[T]) BatchPutItem(v T) BatchItem {
 	it := BatchItem{info: e.info, op: "Put", value: v}
 	sv := reflect.ValueOf(&v).Elem()
 	if _, err := e.info.fillShard(sv, true); err != nil {
+		it.err = err
+		return it
+	}
+	// The whole-item phases of every whole item written, as BatchPut runs them:
+	// defaults (before the keys are rendered), timestamps, validation.
+	if err := e.info.prepareWhole(sv, kindPut, &planEnv{}); err != nil {
 		it.err = err
 		return it
 	}

@@ -15,7 +15,9 @@ import (
 // 0 (Create, Put of a new item, an Update with Upsert that creates it) whatever
 // the value holds, and every later Put, Update, Mutate, TxPut or TxUpdate adds 1
 // on the server (SET n = if_not_exists(n, -1) + 1), so concurrent writers never
-// lose a count. Put and Update return the count stored. The library owns the
+// lose a count. Put and Update return the count stored. A count at the largest
+// value its field holds is never moved past it: the write is refused (its
+// condition fails) with an error matching [ErrInvalidInput] naming the field. The library owns the
 // field: Update refuses Set, Remove and Add on it, and it cannot feed a key. An
 // Update with no change but the counter's is allowed: it counts a view, say.
 //
@@ -54,6 +56,27 @@ func compileCounter(info *entityInfo, index []int, sf reflect.StructField) error
 func counterIncrement(b *expr.Builder, f *codec.Field) string {
 	name := b.Name(f.Name)
 	return name + " = if_not_exists(" + name + ", " + b.Value(&types.AttributeValueMemberN{Value: "-1"}) + ") + " + b.Value(numberAV(1))
+}
+
+// counterMax is the largest count the counter field holds.
+func counterMax(f *codec.Field) uint64 {
+	t := derefType(f.Type)
+	if t.Kind() >= reflect.Uint && t.Kind() <= reflect.Uint64 {
+		return 1<<t.Bits() - 1
+	}
+	return 1<<(t.Bits()-1) - 1
+}
+
+// counterGuard is the condition of a counted write that keeps the count within
+// its field: none stored yet, or below the largest the field holds. A count at
+// the bound fails it, and the write is explained by boundErr; nothing is
+// written, so the item stays readable.
+func (h *writeHooks) counterGuard(b *expr.Builder) string {
+	if h == nil || h.counter == nil {
+		return ""
+	}
+	name := b.Name(h.counter.Name)
+	return "attribute_not_exists(" + name + ") OR " + name + " < " + b.Value(numberAV(counterMax(h.counter)))
 }
 
 // setCounter stores n in the counter field of sv.

@@ -245,7 +245,14 @@ func (e *Entity[T]) Delete(ctx context.Context, key T, opts ...WriteOption) erro
 		o = collectWriteOptions(opts)
 	}
 	sv := reflect.ValueOf(&key).Elem()
-	if err := e.resolveShard(ctx, sv, true); err != nil {
+	if err := e.resolveShard(ctx, sv, true); errors.Is(err, ErrNotFound) && !o.cond.IsSet() && o.old == nil {
+		// In none of its shards: deleting a missing item succeeds, unless the
+		// version held says it should be there.
+		if v, verr := e.versionHeld(sv); verr != nil || v > 0 && !o.clobber {
+			return e.itemErr("Delete", nil, errors.Join(err, verr))
+		}
+		return nil
+	} else if err != nil {
 		return e.itemErr("Delete", nil, err)
 	}
 	w, err := e.info.planDelete(sv, o, nil)
@@ -259,6 +266,14 @@ func (e *Entity[T]) Delete(ctx context.Context, key T, opts ...WriteOption) erro
 		}
 	}
 	return err
+}
+
+// versionHeld is the version a value holds (0 for an unversioned entity).
+func (e *Entity[T]) versionHeld(sv reflect.Value) (uint64, error) {
+	if e.info.version == nil {
+		return 0, nil
+	}
+	return e.info.versionOf(sv)
 }
 
 // Key renders every key attribute of v: the primary key and the keys of each index

@@ -52,7 +52,7 @@ import (
 // and ErrCondition, ErrNotFound when the item is missing, and ErrAlreadyExists for
 // a Create.
 type ConflictError struct {
-	Op       string            // "Put", "Create", "Update", "Delete"
+	Op       string            // "Put", "Create", "Update", "Delete", "Mutate"
 	Entity   string            // Go type name of the entity
 	Key      map[string]string // rendered primary key
 	Expected uint64            // the version the write held
@@ -65,8 +65,13 @@ type ConflictError struct {
 
 // Error names the write, the key, the version expected and what was found.
 func (e *ConflictError) Error() string {
+	return "singletable: " + e.Op + " " + e.Entity + formatKey(e.Key) + ": " + e.detail()
+}
+
+// detail is the message without the write and key.
+func (e *ConflictError) detail() string {
 	var b strings.Builder
-	b.WriteString("singletable: " + e.Op + " " + e.Entity + formatKey(e.Key) + ": version conflict: expected version " + strconv.FormatUint(e.Expected, 10))
+	b.WriteString("version conflict: expected version " + strconv.FormatUint(e.Expected, 10))
 	switch {
 	case e.Missing:
 		b.WriteString(", but the item is missing")
@@ -76,6 +81,40 @@ func (e *ConflictError) Error() string {
 		b.WriteString(", found an unreadable version")
 	}
 	return b.String()
+}
+
+// detailError is an error whose message is given apart from its cause, so that
+// a message wrapping another names the call and key once.
+type detailError struct {
+	msg string
+	err error
+}
+
+func (e *detailError) Error() string { return e.msg }
+func (e *detailError) Unwrap() error { return e.err }
+
+// conflictDetail is the message of a Mutate attempt's error without the call and
+// key, which the Mutate error names.
+func conflictDetail(err error) string {
+	var ce *ConflictError
+	if errors.As(err, &ce) {
+		return ce.detail()
+	}
+	return strings.TrimPrefix(err.Error(), "singletable: ")
+}
+
+// asMutate names Mutate as the call in the error of the write it sent (planned
+// as a Put): the caller called Mutate.
+func asMutate(err error) error {
+	var ie *ItemError
+	var ce *ConflictError
+	switch {
+	case errors.As(err, &ce):
+		ce.Op = "Mutate"
+	case errors.As(err, &ie):
+		ie.Op = "Mutate"
+	}
+	return err
 }
 
 // Is matches ErrConflict, ErrCondition, and ErrNotFound or ErrAlreadyExists as the
@@ -98,8 +137,10 @@ func (e *ConflictError) Unwrap() error { return e.Err }
 // Clobber skips the version check of a versioned entity's write, and says so: the
 // write replaces (or deletes) whatever version is stored. The stored version is
 // still incremented, on the server, so that holders of the old version see a
-// conflict; Put and Update return the version stored. A clobbering write carries no
-// receipt and is not protected against being applied twice.
+// conflict; Put and Update return the version stored. After a lost response a
+// clobbering Put or Update is judged by its receipt (in the write slot, which the
+// next clobbering write replaces) and a clobbering Delete by the item's absence;
+// neither is sent again blindly, and what cannot be proven is [ErrAmbiguous].
 func Clobber() WriteOption { return clobberOption{} }
 
 type clobberOption struct{}
@@ -113,7 +154,10 @@ func (clobberOption) applyUpdate(u *updateOptions) error {
 // Mutate reads the item at key's primary key (a consistent GetItem), applies fn to
 // it and writes it back (a conditional UpdateItem, as [Entity.Put]); when another
 // writer got there first it reads again, applies fn again and retries. When no item
-// exists, fn gets key with version 0 and the write creates the item. fn must only
+// exists, fn gets key with version 0 and the write creates the item; but an
+// entity sharded at random whose key leaves the shard unset is looked up in every
+// shard, and when it is in none Mutate fails with [ErrNotFound] and creates
+// nothing (concurrent callers would each draw a shard and store copies). fn must only
 // change the value it is given, and may be called several times; an error from it
 // ends Mutate with nothing written. fn may not change the key's inputs or the
 // version. Each attempt costs a consistent read and a write. Mutate needs a
@@ -150,10 +194,7 @@ func (e *Entity[T]) Mutate(ctx context.Context, key T, fn func(*T) error, opts .
 	b = b.withDefaults()
 	ksv := reflect.ValueOf(&key).Elem()
 	if err := e.resolveShard(ctx, ksv, true); errors.Is(err, ErrNotFound) {
-		_, err = e.info.fillShard(ksv, true) // a new item of a randomly sharded entity
-		if err != nil {
-			return zero, e.itemErr("Mutate", nil, err)
-		}
+		return zero, e.itemErr("Mutate", nil, e.info.errNoRandomCreate("Mutate", err))
 	} else if err != nil {
 		return zero, e.itemErr("Mutate", nil, err)
 	}
@@ -168,10 +209,12 @@ func (e *Entity[T]) Mutate(ctx context.Context, key T, fn func(*T) error, opts .
 			return stored, err
 		}
 		if attempt >= b.MaxAttempts || b.MaxElapsed > 0 && b.Now().Sub(start) >= b.MaxElapsed {
-			return zero, fmt.Errorf("singletable: Mutate %s%s: gave up after %d attempts in %s, each a consistent GetItem and a conditional UpdateItem: %w", e.info.name, formatKey(wantKey), attempt, b.Now().Sub(start).Round(time.Millisecond), err)
+			return zero, e.itemErr("Mutate", wantKey, &detailError{
+				msg: fmt.Sprintf("gave up after %d attempts in %s, each a consistent GetItem and a conditional UpdateItem; the last: %s", attempt, b.Now().Sub(start).Round(time.Millisecond), conflictDetail(err)),
+				err: err})
 		}
 		if werr := b.Wait(ctx, attempt); werr != nil {
-			return zero, fmt.Errorf("singletable: Mutate %s%s: %w (last: %w)", e.info.name, formatKey(wantKey), werr, err)
+			return zero, e.itemErr("Mutate", wantKey, &detailError{msg: werr.Error() + " (last: " + conflictDetail(err) + ")", err: errors.Join(werr, err)})
 		}
 	}
 }
@@ -213,7 +256,7 @@ func (e *Entity[T]) mutateOnce(ctx context.Context, key T, k map[string]types.At
 	}
 	attrs, err := t.execute(ctx, w)
 	if err != nil {
-		return zero, err
+		return zero, asMutate(err)
 	}
 	if err := e.info.settle(nv, w, attrs); err != nil { // the version, createdAt and count stored
 		return zero, e.itemErr("Mutate", wantKey, err)

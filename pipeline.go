@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -141,6 +143,8 @@ func (t *Table) whyUnproven(w *writeRequest, cur map[string]types.AttributeValue
 		return "the item is missing: the write may have landed before it was deleted"
 	case !w.info.isType(cur):
 		return "an item of another type is at the key"
+	case w.kind == kindDelete:
+		return "an item is at the key: the delete may have landed and the item been created again since"
 	case w.pin != nil && !w.pin.same(t, cur, w.newInc):
 		return "the item was deleted and created again since it was read"
 	case w.version != nil:
@@ -195,10 +199,8 @@ func (t *Table) explain(w *writeRequest, cur map[string]types.AttributeValue, kn
 		ce.Err = err
 		return ce
 	}
-	if vp := w.version; vp != nil && vp.clobber && cur != nil {
-		if v, _ := storedVersion(cur, vp.attr); v >= vp.max {
-			return t.itemErr(w, fmt.Errorf("%s.%s: the stored version %d is the largest the field holds; a write would overflow it: %w: %w", info.name, info.version.GoName, v, ErrInvalidInput, err))
-		}
+	if berr := boundErr(w, cur); berr != nil {
+		return t.itemErr(w, fmt.Errorf("%w: %w", berr, err))
 	}
 	switch {
 	case w.kind == kindCreate && cur != nil:
@@ -215,6 +217,29 @@ func (t *Table) explain(w *writeRequest, cur map[string]types.AttributeValue, kn
 		}
 	}
 	return t.itemErr(w, fmt.Errorf("%w: %w", ErrCondition, err))
+}
+
+// boundErr explains a failed condition of a write that would have moved a number
+// the library keeps past the largest its field holds: the version of a clobbering
+// write, or the count of a counted one (nil otherwise).
+func boundErr(w *writeRequest, cur map[string]types.AttributeValue) error {
+	if cur == nil || w.kind == kindDelete || w.kind == kindCheck {
+		return nil
+	}
+	info := w.info
+	if vp := w.version; vp != nil && vp.clobber {
+		if v, _ := storedVersion(cur, vp.attr); v >= vp.max {
+			return fmt.Errorf("%s.%s: the stored version %d is the largest the field holds; a write would overflow it: %w", info.name, info.version.GoName, v, ErrInvalidInput)
+		}
+	}
+	if h := info.hooks; h != nil && h.counter != nil && w.update != "" {
+		if n, ok := cur[h.counter.Name].(*types.AttributeValueMemberN); ok {
+			if v, perr := strconv.ParseUint(n.Value, 10, 64); !strings.HasPrefix(n.Value, "-") && (perr != nil || v >= counterMax(h.counter)) {
+				return fmt.Errorf("%s: the stored count %s is the largest the field holds; counting this write would overflow it: %w", info.attrName(h.counter), n.Value, ErrInvalidInput)
+			}
+		}
+	}
+	return nil
 }
 
 // conflictOf returns the version conflict that the item as it stood shows for a

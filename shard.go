@@ -256,7 +256,15 @@ func (e *Entity[T]) locateShard(ctx context.Context, sv reflect.Value, consisten
 			return nil, fmt.Errorf("singletable: locate %s's shard: %w: %w", e.info.name, ErrUnprocessed, err)
 		}
 	}
-	return nil, ErrNotFound
+	return nil, fmt.Errorf("no item at any of its %d shards: %w", sp.count, ErrNotFound)
+}
+
+// errNoRandomCreate explains why a write that may create an item (Mutate,
+// Update with Upsert) does not create one of an entity sharded at random that is
+// in none of its shards: each caller would draw a shard of its own, so
+// concurrent ones would store copies (issue 14, scenario 7).
+func (info *entityInfo) errNoRandomCreate(op string, err error) error {
+	return fmt.Errorf("%s creates no item of %s, which is sharded at random: concurrent callers would each draw a shard and store copies; create it with Put (which returns its shard), or shard by a hash of the item's id (shardBy): %w", op, info.name, err)
 }
 
 // resolveShard fills the shard of a key value for a read or a write of one item,

@@ -270,6 +270,7 @@ func (p *updatePlan) keepCreated() error {
 	}
 	if h.counter != nil {
 		p.sets = append(p.sets, counterIncrement(&p.w.b, h.counter))
+		p.conds = append(p.conds, h.counterGuard(&p.w.b))
 		p.nonIdempotent = true
 	}
 	return nil

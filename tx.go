@@ -139,12 +139,17 @@ type TxReason struct {
 	Conflict *ConflictError
 	// TypeMismatch is set when the action's item is of another entity type.
 	TypeMismatch bool
+	// invalid is set when the action would have moved a version or count past
+	// the largest its field holds (Message says which): ErrInvalidInput.
+	invalid bool
 }
 
 // TxError reports a cancelled transaction (TransactionCanceledException) with the
 // reason of each action that failed. It matches [ErrCondition] when an action's
 // condition failed, [ErrConflict] when that was a version condition, and
-// [ErrAlreadyExists] when that action was a Create.
+// [ErrAlreadyExists] when that action was a Create, [ErrTypeMismatch] when its item
+// is of another entity type, and [ErrInvalidInput] when it would have moved a
+// version (Clobber) or a count past the largest its field holds.
 type TxError struct {
 	Reasons []TxReason // only the actions that failed
 	Err     error      // the AWS error
@@ -181,7 +186,8 @@ func (e *TxError) Is(target error) bool {
 		case target == ErrCondition,
 			target == ErrAlreadyExists && r.Op == "Create",
 			target == ErrConflict && r.Conflict != nil,
-			target == ErrTypeMismatch && r.TypeMismatch:
+			target == ErrTypeMismatch && r.TypeMismatch,
+			target == ErrInvalidInput && r.invalid:
 			return true
 		}
 	}
@@ -409,6 +415,9 @@ func (t *Table) txError(ctx context.Context, items []TxItem, ws []*writeRequest,
 			if cur, known := t.failedTxItem(ctx, w, r.Item, seen); known {
 				reason.Conflict = t.conflictOf(w, cur)
 				reason.TypeMismatch = cur != nil && !it.info.isType(cur)
+				if berr := boundErr(w, cur); berr != nil && reason.Conflict == nil && !reason.TypeMismatch {
+					reason.Message, reason.invalid = strings.TrimSuffix(berr.Error(), ": "+ErrInvalidInput.Error()), true
+				}
 			}
 		}
 		txe.Reasons = append(txe.Reasons, reason)

@@ -2,6 +2,7 @@ package singletable
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -122,7 +123,9 @@ func (e *Entity[T]) Update(ctx context.Context, key T, opts ...UpdateOption) (T,
 	ctx = e.observe(ctx)
 	var zero T
 	sv := reflect.ValueOf(&key).Elem()
-	if err := e.resolveShard(ctx, sv, true); err != nil {
+	if err := e.resolveShard(ctx, sv, true); errors.Is(err, ErrNotFound) {
+		return zero, e.itemErr("Update", nil, e.info.errNoRandomCreate("Update", err))
+	} else if err != nil {
 		return zero, e.itemErr("Update", nil, err)
 	}
 	w, err := e.info.planUpdate(sv, opts, nil)
@@ -276,7 +279,7 @@ func (p *updatePlan) encode(f *codec.Field, value any) (reflect.Value, types.Att
 		return fv, nil, false, fmt.Errorf("%s: %w: %w", info.attrName(f), ErrInvalidInput, err)
 	}
 	if keep {
-		size, err := info.checkValue("Update", f, av)
+		size, err := info.checkValue(f, av)
 		if err != nil {
 			return fv, nil, false, err
 		}
@@ -436,7 +439,8 @@ func (p *updatePlan) upsert() error {
 }
 
 // receipt gives the update a receipt where a lost response needs one to be judged:
-// every versioned update, and an unversioned one with Add (which is not idempotent).
+// every versioned update, and an unversioned one with Add, a list operation or a
+// counter (which are not idempotent) or a caller's condition (If).
 // Other unversioned updates are sent again after such failures, as the SDK would.
 func (p *updatePlan) receipt() error {
 	t, w := p.info.table, p.w
@@ -444,7 +448,10 @@ func (p *updatePlan) receipt() error {
 	switch {
 	case w.version != nil:
 		slot = w.version.receiptSlot(t)
-	case len(p.adds) > 0 || p.nonIdempotent:
+	case len(p.adds) > 0 || p.nonIdempotent || p.o.cond.IsSet():
+		// Not idempotent, or (a caller's condition) depends on the item: sent
+		// again after a lost response it could land twice, or on an item
+		// created or deleted since.
 		slot = t.writeReceiptAttr()
 	default:
 		w.resendable = true

@@ -74,7 +74,7 @@ func (p *updatePlan) pathChange(c change) error {
 	info := p.info
 	dp, err := parseDocPath(c.attr)
 	if err != nil {
-		return fmt.Errorf("%s %s: %w: %w", opNames[c.op], info.name, ErrInvalidInput, err)
+		return fmt.Errorf("%s: %w: %w", opNames[c.op], ErrInvalidInput, err)
 	}
 	rp, err := info.resolvePath(dp)
 	if err != nil {
@@ -269,7 +269,7 @@ func elemsOf(lt reflect.Type, values []any) (reflect.Value, error) {
 func (p *updatePlan) count(rp *resolvedPath, av types.AttributeValue) error {
 	size, prob := checkAV(av)
 	if prob != nil {
-		return fmt.Errorf("singletable: Update %s (attribute %q at %q%s): %s: %w", p.info.attrName(rp.top), rp.top.Name, rp.text, prob.path, prob.what, ErrInvalidInput)
+		return fmt.Errorf("%s (attribute %q at %q%s): %s: %w", p.info.attrName(rp.top), rp.top.Name, rp.text, prob.path, prob.what, ErrInvalidInput)
 	}
 	if p.sent += size + len(rp.text); p.sent > MaxItemBytes {
 		return fmt.Errorf("%s: the values set come to %d bytes, over DynamoDB's item limit of %d: %w", p.info.attrName(rp.top), p.sent, MaxItemBytes, ErrInvalidInput)

@@ -74,15 +74,15 @@ func (info *entityInfo) fieldName(attr string) string {
 	return info.name + " attribute " + strconv.Quote(attr)
 }
 
-// checkValue checks one encoded value of field f (see checkItem), as op (e.g.
-// "Update") sends it, and returns its size with its name.
-func (info *entityInfo) checkValue(op string, f *codec.Field, av types.AttributeValue) (int, error) {
+// checkValue checks one encoded value of field f (see checkItem) and returns its
+// size with its name. The error names the field; the caller's names the call.
+func (info *entityInfo) checkValue(f *codec.Field, av types.AttributeValue) (int, error) {
 	s, p := checkAV(av)
 	if p != nil {
-		return 0, fmt.Errorf("singletable: %s %s.%s (attribute %q%s): %s: %w", op, info.name, f.GoName, f.Name, p.path, p.what, ErrInvalidInput)
+		return 0, fmt.Errorf("%s.%s (attribute %q%s): %s: %w", info.name, f.GoName, f.Name, p.path, p.what, ErrInvalidInput)
 	}
 	if s+len(f.Name) > MaxItemBytes {
-		return 0, fmt.Errorf("singletable: %s %s.%s: the value is %d bytes, over DynamoDB's item limit of %d: %w", op, info.name, f.GoName, s, MaxItemBytes, ErrInvalidInput)
+		return 0, fmt.Errorf("%s.%s: the value is %d bytes, over DynamoDB's item limit of %d: %w", info.name, f.GoName, s, MaxItemBytes, ErrInvalidInput)
 	}
 	return s + len(f.Name), nil
 }

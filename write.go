@@ -345,8 +345,22 @@ func (info *entityInfo) planPut(sv reflect.Value, kind writeKind, o writeOptions
 		w.setKey(t, item)
 		return w, w.setFixedCondition(info.createGuard, o.cond)
 	}
-	// A plain Put is idempotent and needs no key until something fails.
-	w.resendable = w.ret == ""
+	if o.cond.IsSet() {
+		// The caller's condition makes the Put depend on the item (If
+		// attribute_not_exists makes it a create): sent again after a lost
+		// response, it could land on an item created or deleted since. It carries
+		// a receipt instead, and is judged.
+		if w.receipt, err = t.newReceiptPlan(o.env, t.writeReceiptAttr()); err != nil {
+			return nil, err
+		}
+		item[w.receipt.attr] = w.receipt.av()
+		if err := info.checkSize(item, 0); err != nil {
+			return nil, err
+		}
+	} else {
+		// A plain Put is idempotent and needs no key until something fails.
+		w.resendable = w.ret == ""
+	}
 	return w, w.setFixedCondition(info.putGuard, o.cond)
 }
 
@@ -368,7 +382,7 @@ func (info *entityInfo) planUpdatePut(sv reflect.Value, o writeOptions, vp *vers
 	extra := 0
 	if vp != nil {
 		extra = len(vp.attr) + 20 + (tk.Receipts+1)*(len(tk.ReceiptAttribute)+len(strconv.Itoa(tk.Receipts-1))+receiptLen) + len(tk.IncarnationAttribute) + tokenLen
-	} else if counted {
+	} else if counted || o.cond.IsSet() {
 		extra = len(t.writeReceiptAttr()) + receiptLen
 	}
 	if err := info.checkSize(item, extra); err != nil {
@@ -387,7 +401,7 @@ func (info *entityInfo) planUpdatePut(sv reflect.Value, o writeOptions, vp *vers
 	}
 	sets = append(sets, stored...)
 	sets = append(sets, vp.sets(&w.b)...)
-	if vp != nil || counted {
+	if vp != nil || counted || o.cond.IsSet() {
 		slot := t.writeReceiptAttr()
 		if vp != nil {
 			slot = vp.receiptSlot(t)
@@ -406,10 +420,11 @@ func (info *entityInfo) planUpdatePut(sv reflect.Value, o writeOptions, vp *vers
 	}
 	w.update = joinUpdate(sets, removes, nil)
 	if vp == nil {
-		// Idempotent unless it counts (or asks for the item it replaces).
-		w.resendable = !counted && w.ret == ""
+		// Idempotent unless it counts, depends on the item by the caller's
+		// condition, or asks for the item it replaces.
+		w.resendable = !counted && !o.cond.IsSet() && w.ret == ""
 	}
-	return w, w.setCondition(expr.And(w.putGuard(), w.createdGuard()), o.cond)
+	return w, w.setCondition(expr.And(w.putGuard(), w.createdGuard(), h.counterGuard(&w.b)), o.cond)
 }
 
 // putClauses returns the SET clauses of every attribute of item and the REMOVE
@@ -474,7 +489,13 @@ func (info *entityInfo) planDelete(sv reflect.Value, o writeOptions, p *pin) (*w
 	vp := w.version
 	if vp == nil || vp.clobber {
 		w.version = nil // a clobbering Delete stores nothing to judge
-		w.resendable = true
+		// An unversioned Delete is sent again after a lost response, as the SDK
+		// would. A clobbering one is judged as a versioned Delete is: done when
+		// the item is gone, ErrAmbiguous when one is there (it may have been
+		// created since), never sent again to delete an item it did not see. A
+		// caller's condition makes any Delete depend on the item, so it is not
+		// sent again either.
+		w.resendable = vp == nil && !o.cond.IsSet()
 		if err := w.askOld(o); err != nil { // not resendable when it asks for the item
 			return nil, err
 		}

@@ -201,7 +201,7 @@ func (e *Entity[T]) put(ctx context.Context, v T, kind writeKind, opts []WriteOp
 		o = collectWriteOptions(opts)
 	}
 	sv := reflect.ValueOf(&v).Elem()
-	if err := e.info.refuseRandomCreate(kind); err != nil {
+	if err := e.info.refuseRandomCreate(kind, sv, o); err != nil {
 		return v, e.itemErr(kind.String(), nil, err)
 	}
 	if _, err := e.info.fillShard(sv, true); err != nil {
@@ -226,9 +226,23 @@ func (e *Entity[T]) put(ctx context.Context, v T, kind writeKind, opts []WriteOp
 	return v, nil
 }
 
-// refuseRandomCreate refuses a Create of an entity sharded at random.
-func (info *entityInfo) refuseRandomCreate(kind writeKind) error {
-	if kind != kindCreate || info.shard == nil || len(info.shard.by) > 0 {
+// refuseRandomCreate refuses a Create of an entity sharded at random, and a
+// versioned Put at version 0 of one whose shard is not set: both promise to fail
+// when the item exists, and a shard drawn at random can check only itself.
+func (info *entityInfo) refuseRandomCreate(kind writeKind, sv reflect.Value, o writeOptions) error {
+	if info.shard == nil || len(info.shard.by) > 0 {
+		return nil
+	}
+	if kind == kindPut && info.version != nil && !o.clobber {
+		if n, err := info.versionOf(sv); err != nil || n != 0 {
+			return nil
+		}
+		if fv, ok := info.shard.field.ValueOf(sv); ok && !fv.IsZero() {
+			return nil // the caller chose the shard: the check is on that item
+		}
+		return fmt.Errorf("singletable: %s is sharded at random and versioned: a Put at version 0 creates the item or fails if it exists, but a shard drawn at random can check only itself, so a copy in another shard would go unseen; set the shard, shard by a hash of the item's id (singletable:\"shards=N,shardBy=id\"), or pass Clobber(): %w", info.name, ErrInvalidInput)
+	}
+	if kind != kindCreate {
 		return nil
 	}
 	return fmt.Errorf("singletable: %s is sharded at random, so two Creates of one item can land in two shards and both succeed: Create needs one place per item; shard by a hash of the item's id (singletable:\"shards=N,shardBy=id\") or use Put: %w", info.name, ErrInvalidInput)

@@ -178,8 +178,19 @@ func TestSafetyWritesMutateRandomShardNoCopies(t *testing.T) {
 	assert.Equal(t, int64(0), client.count("UpdateItem")+client.count("PutItem"), "nothing written")
 	assert.Equal(t, 0, copies("m"))
 
-	put, err := cs.Put(ctx, rsCounter{ID: "m"})
+	// A versioned Put at version 0 promises to fail if the item exists, which a
+	// random shard cannot check: refused unless the shard is chosen (or Clobber).
+	_, err = cs.Put(ctx, rsCounter{ID: "m"})
+	require.ErrorIs(t, err, ErrInvalidInput)
+	assert.Contains(t, err.Error(), "shardBy")
+	err = tbl.Transact(ctx, cs.TxPut(rsCounter{ID: "m"}))
+	require.ErrorIs(t, err, ErrInvalidInput)
+	assert.Equal(t, int64(0), client.count("UpdateItem")+client.count("PutItem")+client.count("TransactWriteItems"), "nothing written")
+	put, err := cs.Put(ctx, rsCounter{ID: "m", Shard: 3})
 	require.NoError(t, err)
+	_, err = cs.Put(ctx, rsCounter{ID: "m", Shard: 3})
+	var ce *ConflictError
+	require.ErrorAs(t, err, &ce, "version 0 in the chosen shard: a conflict")
 	for range 4 {
 		wg.Go(func() {
 			_, err := cs.Mutate(ctx, rsCounter{ID: "m"}, func(c *rsCounter) error { c.N++; return nil })
@@ -885,7 +896,7 @@ func TestSafetyWritesDeleteMissingRandomShard(t *testing.T) {
 	require.ErrorIs(t, err, ErrNotFound)
 	assert.Equal(t, int64(0), client.count("DeleteItem"), "nothing to send")
 
-	put, err := cs.Put(ctx, rsCounter{ID: "there"})
+	put, err := cs.Put(ctx, rsCounter{ID: "there", Shard: 5})
 	require.NoError(t, err)
 	require.NoError(t, cs.Delete(ctx, rsCounter{ID: "there", Version: put.Version}))
 	assert.Nil(t, rawItem(t, tbl, "RSC#"+strconv.Itoa(put.Shard), "there"))

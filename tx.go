@@ -43,7 +43,7 @@ func (e *Entity[T]) txPut(v T, kind writeKind, opts []WriteOption) TxItem {
 		return e.txItem(kind, nil, err)
 	}
 	sv := reflect.ValueOf(&v).Elem()
-	if err := e.info.refuseRandomCreate(kind); err != nil {
+	if err := e.info.refuseRandomCreate(kind, sv, o); err != nil {
 		return e.txItem(kind, nil, err)
 	}
 	if _, err := e.info.fillShard(sv, true); err != nil {

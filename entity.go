@@ -178,7 +178,10 @@ func (e *Entity[T]) itemErr(op string, key map[string]string, err error) error {
 // count. Defaults, timestamps and validation apply first (see [Validator]). Cost:
 // 1 WCU per 1 KB. It returns the value stored (with its new version, defaults,
 // timestamps and count); v itself is not modified, so retrying the call is safe.
-// [ReturnOld] also returns the item replaced.
+// [ReturnOld] also returns the item replaced. On a versioned entity sharded at
+// random, a Put at version 0 whose shard is not set is refused
+// ([ErrInvalidInput]): it promises to fail if the item exists, and a shard drawn
+// at random can check only itself.
 func (e *Entity[T]) Put(ctx context.Context, v T, opts ...WriteOption) (T, error) {
 	ctx = e.observe(ctx)
 	return e.put(ctx, v, kindPut, opts)

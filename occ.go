@@ -228,19 +228,43 @@ func (e *Entity[T]) mutateOnce(ctx context.Context, key T, k map[string]types.At
 		return zero, e.itemErr("Mutate", wantKey, err)
 	}
 	cur := key
+	var read map[string]types.AttributeValue // the item as stored, when no migration changed it
 	switch {
 	case out.Item == nil:
 		e.info.setVersion(reflect.ValueOf(&cur).Elem(), 0)
+	case !e.info.isType(out.Item):
+		if cur, err = e.decodeWith(ctx, out.Item, false); err != nil { // ErrTypeMismatch
+			return zero, e.itemErr("Mutate", wantKey, err)
+		}
 	default:
 		// Migrated in memory: the write stores the whole item at the current schema.
-		if cur, err = e.decodeWith(ctx, out.Item, false); err != nil {
+		migrated, err := e.info.decodeInto(out.Item, reflect.ValueOf(&cur).Elem())
+		if err != nil {
+			var me *MigrationError
+			if !errors.As(err, &me) {
+				err = fmt.Errorf("singletable: decode %s: %w", e.info.name, err)
+			}
 			return zero, e.itemErr("Mutate", wantKey, err)
+		}
+		if migrated == nil {
+			read = out.Item
 		}
 	}
 	p := t.pinOf(e.info, out.Item)
 	next := cur
 	if err := fn(&next); err != nil {
 		return zero, err
+	}
+	var o writeOptions
+	if read != nil {
+		// What fn left alone keeps its stored bytes, and a changed map is merged
+		// into the stored one, so what T does not model survives (a string set
+		// stays a set, a NULL stays, map entries T has no field for stay).
+		before, err := e.info.encodeItem(reflect.ValueOf(&cur).Elem())
+		if err != nil {
+			return zero, e.itemErr("Mutate", wantKey, err)
+		}
+		o.base = &mutateBase{read: read, before: before}
 	}
 	nv := reflect.ValueOf(&next).Elem()
 	_, gotKey, err := e.info.primaryKey(nv)
@@ -250,7 +274,7 @@ func (e *Entity[T]) mutateOnce(ctx context.Context, key T, k map[string]types.At
 	if v, _ := e.info.versionOf(nv); v != p.version {
 		return zero, e.itemErr("Mutate", wantKey, fmt.Errorf("the function changed the version: %w", ErrInvalidInput))
 	}
-	w, err := e.info.planPut(nv, kindPut, writeOptions{}, p)
+	w, err := e.info.planPut(nv, kindPut, o, p)
 	if err != nil {
 		return zero, e.itemErr("Mutate", wantKey, err)
 	}

@@ -3,6 +3,7 @@ package singletable
 import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
 // GetOption configures [Entity.Get] and [Entity.BatchGet].
@@ -76,6 +77,39 @@ type writeOptions struct {
 	clobber bool
 	env     *planEnv // planenv.go; nil: the table's clock and crypto/rand
 	old     oldSink  // ReturnOld (returnvalues.go)
+	base    *mutateBase
+}
+
+// mutateBase is what a Mutate read, for writing only what its function changed:
+// the item as stored (not migrated) and its fields as T encodes them.
+type mutateBase struct {
+	read, before map[string]types.AttributeValue
+}
+
+// keepUnchanged replaces in item (the encoding of the value to write) each field
+// whose encoding fn left alone by its stored bytes, and merges each changed map
+// into the stored one (mergeChange, migrate.go).
+func (b *mutateBase) keepUnchanged(info *entityInfo, item map[string]types.AttributeValue) {
+	if b == nil {
+		return
+	}
+	for _, f := range info.plan.Fields() {
+		if info.hooks.ownsStored(f.Name) {
+			continue // createdAt and the counter: kept by clauses of their own
+		}
+		before, after := b.before[f.Name], item[f.Name]
+		stored, has := b.read[f.Name]
+		switch {
+		case avEqual(before, after):
+			if has {
+				item[f.Name] = stored
+			}
+		case after != nil && has:
+			if m := mergeChange(stored, before, after); m != nil {
+				item[f.Name] = m
+			}
+		}
+	}
 }
 
 type ifOption struct{ cond expression.ConditionBuilder }

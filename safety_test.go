@@ -672,3 +672,60 @@ func TestSafetyEmptyingIndexInputNeedsNoOther(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, rawItem(t, tbl, "DEV#1", "DEV"), "GSI1SK")
 }
+
+type mlAddress struct {
+	City string `dynamodbav:"city"`
+}
+
+// mlDoc is versioned; other code stores more than it models.
+type mlDoc struct {
+	_       struct{}  `Type:"MLDoc" PK:"ML#{id}" SK:"ML"`
+	ID      string    `dynamodbav:"id"`
+	Title   string    `dynamodbav:"title"`
+	Tags    []string  `dynamodbav:"tags"`
+	Address mlAddress `dynamodbav:"address"`
+	Note    *string   `dynamodbav:"note"`
+	Version int64     `dynamodbav:"version" singletable:"version"`
+}
+
+// Scenario 1 on Mutate: it writes only what its function changed. A field the
+// function left alone keeps its stored bytes (a string set stays a set, a NULL
+// stays), a changed map is merged into the stored one (entries the struct does not
+// model stay), and attributes the struct does not know stay.
+func TestSafetyMutateKeepsWhatItDoesNotModel(t *testing.T) {
+	tbl, _ := newTestTable(t)
+	docs := MustRegister[mlDoc](tbl)
+	ctx := context.Background()
+	legacy := map[string]types.AttributeValue{
+		"PK": sAV("ML#1"), "SK": sAV("ML"), "Type": sAV("MLDoc"), "id": sAV("1"), "title": sAV("t"),
+		"tags":     &types.AttributeValueMemberSS{Value: []string{"a", "b"}},
+		"address":  &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"city": sAV("Oslo"), "zip": sAV("0150")}},
+		"note":     &types.AttributeValueMemberNULL{Value: true},
+		"assignee": sAV("ann"),
+		"version":  nAV(3),
+	}
+	putRaw(t, tbl, legacy)
+
+	got, err := docs.Mutate(ctx, mlDoc{ID: "1"}, func(d *mlDoc) error { d.Title = "T"; return nil })
+	require.NoError(t, err)
+	assert.Equal(t, int64(4), got.Version)
+	item := rawItem(t, tbl, "ML#1", "ML")
+	assert.Equal(t, sAV("T"), item["title"])
+	for _, a := range []string{"tags", "address", "note", "assignee"} {
+		assert.True(t, avEqual(legacy[a], item[a]), "%s kept as stored: %#v", a, item[a])
+	}
+
+	_, err = docs.Mutate(ctx, mlDoc{ID: "1"}, func(d *mlDoc) error { d.Address.City = "Bergen"; return nil })
+	require.NoError(t, err)
+	item = rawItem(t, tbl, "ML#1", "ML")
+	assert.True(t, avEqual(&types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"city": sAV("Bergen"), "zip": sAV("0150")}}, item["address"]), "merged: %#v", item["address"])
+	assert.True(t, avEqual(legacy["tags"], item["tags"]))
+
+	_, err = docs.Mutate(ctx, mlDoc{ID: "1"}, func(d *mlDoc) error { d.Tags = append(d.Tags, "c"); return nil })
+	require.NoError(t, err)
+	final, err := docs.Get(ctx, mlDoc{ID: "1"}, Consistent())
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{"a", "b", "c"}, final.Tags)
+	assert.Equal(t, int64(6), final.Version)
+	assert.Equal(t, sAV("ann"), rawItem(t, tbl, "ML#1", "ML")["assignee"])
+}

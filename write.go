@@ -374,6 +374,7 @@ func (info *entityInfo) planUpdatePut(sv reflect.Value, o writeOptions, vp *vers
 	if err != nil {
 		return nil, err
 	}
+	o.base.keepUnchanged(info, item) // Mutate: what its function left alone stays as stored
 	t := info.table
 	tk := t.opts
 	h := info.hooks

@@ -87,23 +87,28 @@ func (e *Entity[T]) decode(ctx context.Context, item map[string]types.AttributeV
 
 // decodeWith is decode; writeBack=false migrates in memory only.
 func (e *Entity[T]) decodeWith(ctx context.Context, item map[string]types.AttributeValue, writeBack bool) (T, error) {
-	var v T
-	if got, ok := item[e.table.opts.TypeAttribute].(*types.AttributeValueMemberS); ok && got.Value != e.info.discriminator {
-		return v, fmt.Errorf("singletable: item has %s %q, want %q: %w", e.table.opts.TypeAttribute, got.Value, e.info.discriminator, ErrTypeMismatch)
+	v, migrated, err := e.decodeMigrated(item)
+	if err == nil && migrated != nil && writeBack {
+		e.info.afterMigrate(ctx, item, migrated, reflect.ValueOf(&v).Elem())
 	}
-	rv := reflect.ValueOf(&v).Elem()
-	migrated, err := e.info.decodeInto(item, rv)
+	return v, err
+}
+
+// decodeMigrated decodes item, migrating it in memory; migrated is the migrated
+// image, nil when no migration applied.
+func (e *Entity[T]) decodeMigrated(item map[string]types.AttributeValue) (v T, migrated map[string]types.AttributeValue, err error) {
+	if got, ok := item[e.table.opts.TypeAttribute].(*types.AttributeValueMemberS); ok && got.Value != e.info.discriminator {
+		return v, nil, fmt.Errorf("singletable: item has %s %q, want %q: %w", e.table.opts.TypeAttribute, got.Value, e.info.discriminator, ErrTypeMismatch)
+	}
+	migrated, err = e.info.decodeInto(item, reflect.ValueOf(&v).Elem())
 	if err != nil {
 		var me *MigrationError
 		if errors.As(err, &me) {
-			return v, err
+			return v, nil, err
 		}
-		return v, fmt.Errorf("singletable: decode %s: %w", e.info.name, err)
+		return v, nil, fmt.Errorf("singletable: decode %s: %w", e.info.name, err)
 	}
-	if migrated != nil && writeBack {
-		e.info.afterMigrate(ctx, item, migrated, rv)
-	}
-	return v, nil
+	return v, migrated, nil
 }
 
 // isType reports whether an item carries this entity's discriminator.

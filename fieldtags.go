@@ -89,16 +89,10 @@ func (info *entityInfo) roleTaken(f *codec.Field) string {
 		return "shard"
 	case h == nil:
 		return ""
-	case h.createdAt != nil && h.createdAt.f == f:
-		return "createdAt"
-	case h.updatedAt != nil && h.updatedAt.f == f:
-		return "updatedAt"
-	case h.counter == f:
-		return "counter"
 	case h.ttl == f:
 		return "ttl"
 	}
-	return ""
+	return h.library(f) // createdAt, updatedAt, counter (timestamps.go)
 }
 
 // keyInputOf returns the key attributes f feeds, base table's first.

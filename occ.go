@@ -232,18 +232,10 @@ func (e *Entity[T]) mutateOnce(ctx context.Context, key T, k map[string]types.At
 	switch {
 	case out.Item == nil:
 		e.info.setVersion(reflect.ValueOf(&cur).Elem(), 0)
-	case !e.info.isType(out.Item):
-		if cur, err = e.decodeWith(ctx, out.Item, false); err != nil { // ErrTypeMismatch
-			return zero, e.itemErr("Mutate", wantKey, err)
-		}
 	default:
 		// Migrated in memory: the write stores the whole item at the current schema.
-		migrated, err := e.info.decodeInto(out.Item, reflect.ValueOf(&cur).Elem())
-		if err != nil {
-			var me *MigrationError
-			if !errors.As(err, &me) {
-				err = fmt.Errorf("singletable: decode %s: %w", e.info.name, err)
-			}
+		var migrated map[string]types.AttributeValue
+		if cur, migrated, err = e.decodeMigrated(out.Item); err != nil {
 			return zero, e.itemErr("Mutate", wantKey, err)
 		}
 		if migrated == nil {

@@ -28,8 +28,14 @@
 //     handler idempotent (a version check, a conditional write).
 //   - Handle reports the first failed record of every key that failed (Lambda
 //     uses the lowest); a record that cannot be decoded counts as a failure of
-//     its key. It returns an error only for a batch it cannot read at all,
-//     which makes Lambda retry the whole batch.
+//     its key. A record whose key attributes cannot be read (none, or one that
+//     is not a string, number or binary) is reported, and no record after it
+//     in the batch runs, since none can be shown to be of another item. When
+//     the invocation's context ends (its deadline), the records that did not
+//     finish are reported too; a record whose handler returned nil never is.
+//     Every problem with a record is reported as that record's failure:
+//     Handle returns an error only when called on a Handler not made by [New]
+//     (which would make Lambda retry the whole batch).
 //   - Retries go on until the record expires from the stream (24 hours) or the
 //     mapping's MaximumRetryAttempts / MaximumRecordAgeInSeconds; with
 //     BisectBatchOnFunctionError Lambda may split the batch, which keeps each

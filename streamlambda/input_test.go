@@ -115,3 +115,29 @@ func TestHandleZeroHandler(t *testing.T) {
 		}, name)
 	}
 }
+
+// TestRecordKeyPanics: a RecordKey that panics (here on a record it did not
+// expect) does not crash the invocation: the record is reported, and no
+// record after it runs, since its rail is unknown.
+func TestRecordKeyPanics(t *testing.T) {
+	var ran []string
+	h, err := New(offlineTable(t), func(_ context.Context, r singletable.StreamRecord) error {
+		ran = append(ran, r.SequenceNumber) // Concurrency 1: one handler at a time
+		return nil
+	}, Rails(singletable.RailroadOptions{Concurrency: 1}), RecordKey(func(r singletable.StreamRecord) string {
+		if o := r.New.(lOrder); o.O == "boom" {
+			panic("unexpected order")
+		}
+		return r.Key["PK"]
+	}))
+	require.NoError(t, err)
+	first, boom, later := change(1, "c1", "a", 1), change(2, "c1", "boom", 1), change(3, "c2", "a", 1)
+	var resp events.DynamoDBEventResponse
+	require.NotPanics(t, func() {
+		resp, err = h.Handle(t.Context(), events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{first, boom, later}})
+	})
+	require.NoError(t, err)
+	assert.Equal(t, []string{first.Change.SequenceNumber}, ran)
+	require.NotEmpty(t, resp.BatchItemFailures)
+	assert.Equal(t, boom.Change.SequenceNumber, resp.BatchItemFailures[0].ItemIdentifier)
+}

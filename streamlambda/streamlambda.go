@@ -29,13 +29,14 @@
 //   - Handle reports the first failed record of every key that failed (Lambda
 //     uses the lowest); a record that cannot be decoded counts as a failure of
 //     its key. A record whose key attributes cannot be read (none, or one that
-//     is not a string, number or binary) is reported, and no record after it
-//     in the batch runs, since none can be shown to be of another item. When
-//     the invocation's context ends (its deadline), the records that did not
-//     finish are reported too; a record whose handler returned nil never is.
-//     Every problem with a record is reported as that record's failure:
-//     Handle returns an error only when called on a Handler not made by [New]
-//     (which would make Lambda retry the whole batch).
+//     is not a string, number or binary), or whose [RecordKey] panics, is
+//     reported, and no record after it in the batch runs, since none can be
+//     shown to be of another item. When the invocation's context ends (its
+//     deadline), the records that did not finish are reported too; a record
+//     whose handler returned nil never is. Every problem with a record is
+//     reported as that record's failure: Handle returns an error only when
+//     called on a Handler not made by [New] (which would make Lambda retry the
+//     whole batch).
 //   - Retries go on until the record expires from the stream (24 hours) or the
 //     mapping's MaximumRetryAttempts / MaximumRecordAgeInSeconds; with
 //     BisectBatchOnFunctionError Lambda may split the batch, which keeps each
@@ -253,10 +254,23 @@ func (h *Handler) decode(e events.DynamoDBEvent) []entry {
 		}
 		en.rec, en.err, en.keyed = r, err, keyed
 		if keyed {
-			en.key = h.o.key(r)
+			if en.key, err = keyOf(h.o.key, r); err != nil {
+				en.err, en.keyed = err, false
+			}
 		}
 	}
 	return entries
+}
+
+// keyOf runs key (the RecordKey) on r, turning a panic into an error: the
+// record's rail is then unknown.
+func keyOf(key func(singletable.StreamRecord) string, r singletable.StreamRecord) (k string, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("singletable: streamlambda: record %s: RecordKey panicked: %v", r.SequenceNumber, v)
+		}
+	}()
+	return key(r), nil
 }
 
 // failedKeys are the keys with a failed record, whose later records do not run. It is safe for

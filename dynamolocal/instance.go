@@ -26,7 +26,8 @@ var ErrUnavailable = errors.New("dynamolocal: no DynamoDB Local available")
 // [Start], in which case [Instance.Close] stops it. All methods are safe for
 // concurrent use.
 //
-// DynamoDB Local runs with -inMemory -sharedDb when started here: tables live
+// DynamoDB Local runs with -inMemory -sharedDb (and -disableTelemetry on 3.x)
+// when started here: tables live
 // until Close, and every client sees the same tables whatever its region or
 // credentials. Give each test its own table ([TableName]).
 type Instance struct {

@@ -67,7 +67,7 @@ func init() {
 		return
 	}
 	if err := flag.Set("test.skip", localExamplesPattern()); err == nil {
-		fmt.Fprintf(os.Stderr, "singletable_test: %d Examples skipped: %v\n", len(localExamples), localtest.ErrNoEndpoint)
+		fmt.Fprintf(os.Stderr, "singletable_test: DYNAMODB_ENDPOINT is not set: the %d Examples that need DynamoDB Local are skipped\n", len(localExamples))
 	}
 }
 

@@ -30,8 +30,10 @@ import (
 // A lease is expired, for the others, when its counter has not moved for a
 // lease duration by their own clock (the owner renews it every renewal
 // interval, which moves the counter). No clock is compared with another
-// host's: only their rates need agree. Lease.Expires, the owner's own
-// deadline, is kept for people and tools to read.
+// host's: only their rates need agree. The owner gives it up sooner, by a
+// timer: a lease duration less a twentieth after it sent the last write that
+// landed (see [ConsumeStream]). Lease.Expires, the owner's own deadline, is
+// kept for people and tools to read.
 
 // Lease is one shard's lease and checkpoint, as a [LeaseStore] keeps it. A
 // Lease is a value: a store's methods return a new one and never change the

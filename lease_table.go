@@ -82,10 +82,21 @@ func (t *Table) checkReserved(info *entityInfo) error {
 // segment (partition "#singletable#sweep#<entity type>", sort key
 // "<segment>/<total>"). A lease item is about 300 bytes.
 //
+// Every write is conditional, and is judged as the entity pipeline judges its
+// writes: the SDK's retryer resends no failure that may have applied it (a
+// lost answer, a reset, a 5xx, an ended context); after one, and after a
+// failed condition, the item is read back consistently, and the write counts
+// as done when the item shows its result (the counter one on, the owner, the
+// expiry or checkpoint it wrote), is sent again when the item is as it found
+// it, and is refused ([ErrLeaseLost], [ErrLeaseExists], [ErrCondition]) when
+// another write overtook it; when the item cannot be read back the error
+// matches [ErrAmbiguous].
+//
 // Cost: [TableStore.Leases] is one consistent Query (1 RCU per 4 KB of leases:
-// about 13 leases), every other lease call one UpdateItem or PutItem (1 WCU).
-// A consumer makes one Leases call and one renewal per held lease every
-// renewal interval, plus a write per checkpoint; see [ConsumeStream].
+// about 13 leases), every other lease call one UpdateItem or PutItem (1 WCU),
+// plus one consistent GetItem after a lost answer or a refusal. A consumer
+// makes one Leases call and one renewal per held lease every renewal interval,
+// plus a write per checkpoint; see [ConsumeStream].
 //
 // A TableStore is safe for concurrent use.
 type TableStore struct {

@@ -142,7 +142,8 @@ func (s *TableStore) LoadSweep(ctx context.Context, entity string, segment, tota
 }
 
 // SaveSweep writes p: one PutItem (1 WCU) conditional on the stored progress
-// having fewer pages.
+// having fewer pages, judged after a lost answer as [TableStore] says (a save
+// whose answer was lost counts as done when the item read back is p).
 func (s *TableStore) SaveSweep(ctx context.Context, p SweepProgress) error {
 	n := func(v int64) types.AttributeValue {
 		return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}

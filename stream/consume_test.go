@@ -1,4 +1,4 @@
-package singletable
+package stream
 
 import (
 	"context"
@@ -22,7 +22,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/singletable/singletable/internal/localtest"
+	"github.com/singletable/singletable"
 )
 
 // toStreamAV is fromStreamAV backwards, for building stream records in tests.
@@ -128,7 +128,7 @@ var fakeSeq atomic.Int64
 
 // fakeRecord is a stream record of a change to v, which may be a registered
 // entity value or a raw item, or nil for no image.
-func fakeRecord(t testing.TB, event StreamEvent, before, after any) streamtypes.Record {
+func fakeRecord(t testing.TB, event singletable.StreamEvent, before, after any) streamtypes.Record {
 	t.Helper()
 	image := func(v any) map[string]types.AttributeValue {
 		switch v := v.(type) {
@@ -176,12 +176,12 @@ func orderChanges(t testing.TB, c, id string, from, n int) []streamtypes.Record 
 	for i := from; i < from+n; i++ {
 		o := tOrder{CustomerID: c, OrderID: id, Status: "S" + strconv.Itoa(i), CreatedAt: t0, Count: i}
 		if i == 0 {
-			recs = append(recs, fakeRecord(t, StreamInsert, nil, o))
+			recs = append(recs, fakeRecord(t, singletable.StreamInsert, nil, o))
 			continue
 		}
 		prev := o
 		prev.Count, prev.Status = i-1, "S"+strconv.Itoa(i-1)
-		recs = append(recs, fakeRecord(t, StreamModify, prev, o))
+		recs = append(recs, fakeRecord(t, singletable.StreamModify, prev, o))
 	}
 	return recs
 }
@@ -334,12 +334,12 @@ func newOrderLog(delay time.Duration) *orderLog {
 }
 
 func (l *orderLog) handle(ctx context.Context, r StreamRecord) error {
-	before, after, ok := Images[tOrder](r)
+	before, after, ok := singletable.Images[tOrder](r)
 	if !ok {
 		return fmt.Errorf("record of type %q", r.Type)
 	}
 	o := after
-	if r.Event == StreamRemove {
+	if r.Event == singletable.StreamRemove {
 		o = before
 	}
 	id := o.CustomerID + "/" + o.OrderID
@@ -358,7 +358,7 @@ func (l *orderLog) handle(ctx context.Context, r StreamRecord) error {
 	defer l.active.Add(-1)
 	for m := l.maxActive.Load(); n > m && !l.maxActive.CompareAndSwap(m, n); m = l.maxActive.Load() {
 	}
-	if r.Event == StreamModify && before.Count != after.Count-1 {
+	if r.Event == singletable.StreamModify && before.Count != after.Count-1 {
 		l.fail("order %s: MODIFY from count %d to %d", id, before.Count, after.Count)
 	}
 	if l.delay > 0 {
@@ -370,7 +370,7 @@ func (l *orderLog) handle(ctx context.Context, r StreamRecord) error {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if r.Event != StreamRemove {
+	if r.Event != singletable.StreamRemove {
 		if c := l.counts[id]; len(c) > 0 && c[len(c)-1] != o.Count-1 {
 			l.errs = append(l.errs, fmt.Sprintf("order %s: count %d after %d", id, o.Count, c[len(c)-1]))
 		}
@@ -401,12 +401,12 @@ func (l *orderLog) check(t *testing.T) {
 
 // consume runs ConsumeStream in a goroutine until want records have been
 // handled, then stops it and returns what it returned.
-func consume(t *testing.T, tbl *Table, client StreamClient, log *orderLog, want int, opts ...StreamOption) error {
+func consume(t *testing.T, tbl *Table, client Client, log *orderLog, want int, opts ...Option) error {
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	done := make(chan error, 1)
-	go func() { done <- ConsumeStream(ctx, tbl, client, log.handle, opts...) }()
+	go func() { done <- Consume(ctx, tbl, client, log.handle, opts...) }()
 	deadline := time.After(60 * time.Second)
 	for log.handled() < want {
 		select {
@@ -424,7 +424,7 @@ func consume(t *testing.T, tbl *Table, client StreamClient, log *orderLog, want 
 }
 
 // fastPolls makes a consumer poll, refresh and checkpoint every few milliseconds.
-var fastPolls = streamFunc(func(o *streamOptions) error {
+var fastPolls = optionFunc(func(o *options) error {
 	o.poll, o.maxPoll, o.shardRefresh, o.checkpointInterval = time.Millisecond, 5*time.Millisecond, 20*time.Millisecond, 5*time.Millisecond
 	return nil
 })
@@ -476,7 +476,7 @@ func TestStreamShardLineage(t *testing.T) {
 	)
 	f.expire["C"] = true
 	log := newOrderLog(time.Millisecond)
-	err := consume(t, tbl, f, log, 27, fastPolls, Leases(store), BatchSize(3), FromStream("arn:fake"), Rails(RailroadOptions{Concurrency: 4}))
+	err := consume(t, tbl, f, log, 27, fastPolls, Leases(store), BatchSize(3), FromARN("arn:fake"), Rails(singletable.RailroadOptions{Concurrency: 4}))
 	require.ErrorIs(t, err, context.Canceled)
 	log.check(t)
 	assert.Empty(t, f.problems())
@@ -495,7 +495,7 @@ func TestStreamShardLineage(t *testing.T) {
 	f.append("C", o2[8:10]...)
 	f.append("D", orderChanges(t, "c1", "o1", 15, 2)...)
 	log2 := newOrderLog(0)
-	err = consume(t, tbl, f, log2, 4, fastPolls, Leases(store), FromStream("arn:fake"))
+	err = consume(t, tbl, f, log2, 4, fastPolls, Leases(store), FromARN("arn:fake"))
 	require.ErrorIs(t, err, context.Canceled)
 	log2.check(t)
 	assert.Empty(t, f.problems())
@@ -539,7 +539,7 @@ func TestStreamHandlerFails(t *testing.T) {
 		mu.Unlock()
 		return nil
 	}
-	err := ConsumeStream(t.Context(), tbl, f, handle, fastPolls, Leases(store), FromStream("arn:fake"), HandlerRetry(Backoff{MaxAttempts: 3, Base: time.Millisecond}))
+	err := Consume(t.Context(), tbl, f, handle, fastPolls, Leases(store), FromARN("arn:fake"), HandlerRetry(singletable.Backoff{MaxAttempts: 3, Base: time.Millisecond}))
 	require.ErrorIs(t, err, boom)
 	assert.Contains(t, err.Error(), "MODIFY")
 	assert.Equal(t, int32(3), attempts.Load(), "three attempts, the first a panic")
@@ -547,7 +547,7 @@ func TestStreamHandlerFails(t *testing.T) {
 	assert.Equal(t, *recs[2].Dynamodb.SequenceNumber, checkpoints(store, "arn:fake")["A"])
 
 	log := newOrderLog(0)
-	err = consume(t, tbl, f, log, 3, fastPolls, Leases(store), FromStream("arn:fake"))
+	err = consume(t, tbl, f, log, 3, fastPolls, Leases(store), FromARN("arn:fake"))
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Equal(t, []int{3, 4, 5}, log.counts["c1/o1"], "the next run resumes at the failed record")
 }
@@ -558,15 +558,15 @@ func TestStreamUnknownTypes(t *testing.T) {
 	mystery := map[string]types.AttributeValue{"PK": sAV("X"), "SK": sAV("Y"), "Type": sAV("Mystery")}
 	records := func() []streamtypes.Record {
 		r := orderChanges(t, "c1", "o1", 0, 2)
-		return []streamtypes.Record{r[0], fakeRecord(t, StreamInsert, nil, mystery), r[1]}
+		return []streamtypes.Record{r[0], fakeRecord(t, singletable.StreamInsert, nil, mystery), r[1]}
 	}
 	t.Run("fail", func(t *testing.T) {
 		noLeaks(t)
 		store := &MemoryStore{}
 		recs := records()
 		f := newFakeStreams(store, &fakeShard{id: "A", records: recs})
-		err := ConsumeStream(t.Context(), tbl, f, newOrderLog(0).handle, fastPolls, Leases(store), FromStream("arn:fake"))
-		var ute *UnknownTypeError
+		err := Consume(t.Context(), tbl, f, newOrderLog(0).handle, fastPolls, Leases(store), FromARN("arn:fake"))
+		var ute *singletable.UnknownTypeError
 		require.ErrorAs(t, err, &ute)
 		assert.Equal(t, "Mystery", ute.Type)
 		assert.Equal(t, *recs[0].Dynamodb.SequenceNumber, checkpoints(store, "arn:fake")["A"], "the records before it were handled")
@@ -577,7 +577,7 @@ func TestStreamUnknownTypes(t *testing.T) {
 		recs := records()
 		f := newFakeStreams(store, &fakeShard{id: "A", records: recs})
 		log := newOrderLog(0)
-		err := consume(t, tbl, f, log, 2, fastPolls, Leases(store), FromStream("arn:fake"), OnUnknown(UnknownSkip))
+		err := consume(t, tbl, f, log, 2, fastPolls, Leases(store), FromARN("arn:fake"), OnUnknown(singletable.UnknownSkip))
 		require.ErrorIs(t, err, context.Canceled)
 		assert.Equal(t, []int{0, 1}, log.counts["c1/o1"])
 		assert.Equal(t, *recs[2].Dynamodb.SequenceNumber, checkpoints(store, "arn:fake")["A"])
@@ -597,7 +597,7 @@ func TestStreamUnknownTypes(t *testing.T) {
 			}
 			return nil
 		}
-		err := ConsumeStream(ctx, tbl, f, handle, fastPolls, FromStream("arn:fake"), OnUnknown(UnknownCollect))
+		err := Consume(ctx, tbl, f, handle, fastPolls, FromARN("arn:fake"), OnUnknown(singletable.UnknownCollect))
 		require.ErrorIs(t, err, context.Canceled)
 		require.Len(t, got, 3)
 		assert.Contains(t, got, RawItem(mystery))
@@ -621,7 +621,7 @@ func TestStreamStartLatest(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		done <- ConsumeStream(ctx, tbl, f, log.handle, fastPolls, Leases(store), FromStream("arn:fake"), StartAt(StartLatest))
+		done <- Consume(ctx, tbl, f, log.handle, fastPolls, Leases(store), FromARN("arn:fake"), StartAt(StartLatest))
 	}()
 	eventually(t, "B read", func() bool { f.mu.Lock(); defer f.mu.Unlock(); return f.calls["GetRecords"] > 2 })
 	f.append("B", old[4:6]...)
@@ -641,15 +641,15 @@ func TestStreamEnds(t *testing.T) {
 	f := newFakeStreams(&MemoryStore{}, &fakeShard{id: "A", closed: true, records: orderChanges(t, "c1", "o1", 0, 3)})
 	f.status = streamtypes.StreamStatusDisabled
 	log := newOrderLog(0)
-	require.NoError(t, ConsumeStream(t.Context(), tbl, f, log.handle, fastPolls, FromStream("arn:fake")))
+	require.NoError(t, Consume(t.Context(), tbl, f, log.handle, fastPolls, FromARN("arn:fake")))
 	assert.Equal(t, []int{0, 1, 2}, log.counts["c1/o1"])
 }
 
-func TestStreamOptionErrors(t *testing.T) {
+func TestOptionErrors(t *testing.T) {
 	tbl := offlineTable(t)
 	f := newFakeStreams(&MemoryStore{})
 	nop := func(context.Context, StreamRecord) error { return nil }
-	for name, opt := range map[string]StreamOption{
+	for name, opt := range map[string]Option{
 		"batch":    BatchSize(1001),
 		"unknown":  OnUnknown(9),
 		"start":    StartAt(9),
@@ -657,15 +657,15 @@ func TestStreamOptionErrors(t *testing.T) {
 		"worker":   Worker(""),
 		"leases":   Leases(nil),
 		"polling":  Polling(time.Second, time.Millisecond),
-		"arn":      FromStream(""),
+		"arn":      FromARN(""),
 		"key":      RecordKey(nil),
 		"refresh":  ShardRefresh(0),
 		"interval": CheckpointEvery(0),
-		"clock":    StreamClock(nil),
+		"clock":    Clock(nil),
 	} {
-		assert.ErrorIs(t, ConsumeStream(t.Context(), tbl, f, nop, opt), ErrInvalidInput, name)
+		assert.ErrorIs(t, Consume(t.Context(), tbl, f, nop, opt), singletable.ErrInvalidInput, name)
 	}
-	assert.ErrorIs(t, ConsumeStream(t.Context(), tbl, f, nil), ErrInvalidInput)
+	assert.ErrorIs(t, Consume(t.Context(), tbl, f, nil), singletable.ErrInvalidInput)
 }
 
 // localStreams returns a DynamoDB Streams client of the test binary's DynamoDB
@@ -683,23 +683,6 @@ func localStreams(t testing.TB) *dynamodbstreams.Client {
 	})
 }
 
-// newStreamTable creates a table with a stream on DynamoDB Local, deleted when
-// the test ends.
-func newStreamTable(t *testing.T) *Table {
-	t.Helper()
-	tbl, err := NewTable(local.Client(t), localtest.TableName(t), testTableOptions)
-	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
-	require.NoError(t, tbl.CreateTable(ctx, EnableStream()))
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		assert.NoError(t, tbl.DeleteTable(ctx))
-	})
-	return tbl
-}
-
 // seqLess compares sequence numbers as the numbers they are.
 func seqLess(a, b string) bool {
 	return len(a) < len(b) || (len(a) == len(b) && a < b)
@@ -713,7 +696,7 @@ func TestStreamLocal(t *testing.T) {
 	tbl := newStreamTable(t)
 	streams := localStreams(t)
 	noLeaks(t)
-	_, orders, _ := registerAll(t, tbl)
+	_, orders := registerAll(t, tbl)
 	const nOrders, nUpdates = 6, 15
 	write := func(from, to int) {
 		var wg sync.WaitGroup
@@ -730,7 +713,7 @@ func TestStreamLocal(t *testing.T) {
 	}
 
 	store := &MemoryStore{}
-	opts := []StreamOption{fastPolls, Leases(store), CheckpointEvery(10 * time.Millisecond), Rails(RailroadOptions{Concurrency: 4})}
+	opts := []Option{fastPolls, Leases(store), CheckpointEvery(10 * time.Millisecond), Rails(singletable.RailroadOptions{Concurrency: 4})}
 	log := newOrderLog(5 * time.Millisecond)
 	stop := make(chan struct{})
 	sampled := make(chan []string)
@@ -767,10 +750,10 @@ func TestStreamLocal(t *testing.T) {
 			last = r.SequenceNumber
 		}
 		switch r.Event {
-		case StreamInsert:
+		case singletable.StreamInsert:
 			assert.Nil(t, r.Old)
 			assert.Equal(t, 0, r.New.(tOrder).Count)
-		case StreamModify:
+		case singletable.StreamModify:
 			assert.Equal(t, r.Old.(tOrder).Count+1, r.New.(tOrder).Count)
 		default:
 			t.Errorf("event %s", r.Event)
@@ -808,7 +791,7 @@ func TestStreamLocal(t *testing.T) {
 	for i := range nOrders {
 		assert.Equal(t, seqRange(nUpdates, nUpdates+3), log2.counts[fmt.Sprintf("c%d/o%d", i%3, i)])
 	}
-	i := slices.IndexFunc(log2.records, func(r StreamRecord) bool { return r.Event == StreamRemove })
+	i := slices.IndexFunc(log2.records, func(r StreamRecord) bool { return r.Event == singletable.StreamRemove })
 	require.GreaterOrEqual(t, i, 0, "the delete was handled")
 	rm := log2.records[i]
 	assert.Nil(t, rm.New)
@@ -816,9 +799,9 @@ func TestStreamLocal(t *testing.T) {
 }
 
 func TestStreamLocalNoStream(t *testing.T) {
-	tbl, _ := newTestTable(t)
-	err := ConsumeStream(t.Context(), tbl, localStreams(t), func(context.Context, StreamRecord) error { return nil })
-	assert.ErrorIs(t, err, ErrInvalidInput)
+	tbl := newTestTable(t)
+	err := Consume(t.Context(), tbl, localStreams(t), func(context.Context, StreamRecord) error { return nil })
+	assert.ErrorIs(t, err, singletable.ErrInvalidInput)
 	assert.Contains(t, err.Error(), "has no stream")
 }
 
@@ -849,7 +832,7 @@ func TestStreamBackpressure(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		done <- ConsumeStream(ctx, tbl, f, handle, fastPolls, FromStream("arn:fake"), BatchSize(10), Rails(RailroadOptions{Concurrency: 2, MaxPending: 5}))
+		done <- Consume(ctx, tbl, f, handle, fastPolls, FromARN("arn:fake"), BatchSize(10), Rails(singletable.RailroadOptions{Concurrency: 2, MaxPending: 5}))
 	}()
 	eventually(t, "two handlers stuck", func() bool { return started.Load() == 2 })
 	time.Sleep(50 * time.Millisecond) // time to read on, if it would
@@ -878,7 +861,7 @@ func TestStreamCheckpointStoreFails(t *testing.T) {
 	tbl := offlineTable(t)
 	registerAll(t, tbl)
 	f := newFakeStreams(&MemoryStore{}, &fakeShard{id: "A", records: orderChanges(t, "c1", "o1", 0, 3)})
-	err := ConsumeStream(t.Context(), tbl, f, newOrderLog(0).handle, fastPolls, FromStream("arn:fake"), Leases(&failingStore{}))
+	err := Consume(t.Context(), tbl, f, newOrderLog(0).handle, fastPolls, FromARN("arn:fake"), Leases(&failingStore{}))
 	require.ErrorIs(t, err, errStore)
 	assert.Contains(t, err.Error(), "checkpoint")
 }

@@ -57,8 +57,8 @@
 //	lease_table.go  TableStore: leases and sweep progress as items of a DynamoDB table
 //	decode.go       Table.Decode and DecodeRecord: items and stream records decoded by type
 //	railroad.go     Railroad: per-key ordered execution
-//	describe.go     Table.Describe: the design built from the registered entities
-//	markdown.go     a Design as Markdown and as a Mermaid key map
+//	describe.go     Table.Describe: the registered entities as a design (package design)
+//	keyshape.go     bound key templates as parts (internal/keyshape), for the design and the reserved-prefix check
 //	errors.go       sentinels and typed errors
 //	suggest.go      names in messages: "attr (Type.Field)", "did you mean"
 //
@@ -198,7 +198,9 @@
 // [Table.Describe] builds the design from the registered entities: key templates,
 // versioning, sharding and schema versions, the access patterns the templates serve
 // (with key conditions and calls), notes on costly designs, and a Mermaid key map.
-// [Design.Markdown] renders it for a README or a design review.
+// The design and its renderings live in package design
+// (github.com/singletable/singletable/design): Markdown for a README or a design
+// review, a Mermaid key map.
 //
 // # Observability
 //

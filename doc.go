@@ -59,6 +59,7 @@
 //	railroad.go     Railroad: per-key ordered execution
 //	describe.go     Table.Describe: the registered entities as a design (package design)
 //	keyshape.go     bound key templates as parts (internal/keyshape), for the design and the reserved-prefix check
+//	definition.go   CreateTableInput, Definition and the table-definition edits (StreamView, Provisioned, DeletionProtection, Tags)
 //	errors.go       sentinels and typed errors
 //	suggest.go      names in messages: "attr (Type.Field)", "did you mean"
 //
@@ -201,6 +202,13 @@
 // The design and its renderings live in package design
 // (github.com/singletable/singletable/design): Markdown for a README or a design
 // review, a Mermaid key map.
+//
+// [Table.CreateTableInput] is the CreateTable request [Table.CreateTable] sends
+// (CreateTable is built on it), with edits for what the model does not say:
+// [StreamView], [Provisioned], [DeletionProtection], [Tags]. [Table.Definition]
+// adds the TTL attribute, and package design renders it as a CloudFormation
+// AWS::DynamoDB::Table resource (JSON, which NoSQL Workbench imports, or YAML)
+// or a Terraform aws_dynamodb_table resource.
 //
 // # Observability
 //

@@ -16,7 +16,7 @@ import (
 	"github.com/singletable/singletable/design"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/describe")
+var update = flag.Bool("update", false, "rewrite the golden files under testdata")
 
 // offlineClient is a client that is never called: describing a table sends nothing.
 func offlineClient() *dynamodb.Client {
@@ -119,15 +119,21 @@ func githubTable(t testing.TB) *singletable.Table {
 // golden compares got with testdata/describe/name, or rewrites the file with -update.
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", "describe", name)
+	goldenFile(t, filepath.Join("testdata", "describe", name), "Describe", got)
+}
+
+// goldenFile compares got with the file at path, or rewrites it with -update;
+// run names the tests that write it.
+func goldenFile(t *testing.T, path, run, got string) {
+	t.Helper()
 	if *update {
 		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
 		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
 		return
 	}
 	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run go test -run Describe -update to create it")
-	require.Equal(t, string(want), got, "%s is stale: run go test -run Describe -update and review the diff", path)
+	require.NoError(t, err, "run go test -run %s -update to create it", run)
+	require.Equal(t, string(want), got, "%s is stale: run go test -run %s -update and review the diff", path, run)
 }
 
 func TestDescribeGolden(t *testing.T) {

@@ -4,9 +4,11 @@
 // resource (definition.go, cloudformation.go, terraform.go).
 //
 // The package needs nothing but public data. The root package builds a [Design]
-// from the entities registered on a table ([singletable.Table.Describe]); [New]
-// derives a design's access patterns, scans and notes from any [Table] and
-// [Entity] values, so tools and tests can build one by hand too.
+// from the entities registered on a table ([singletable.Table.Describe]) and a
+// [Definition] from the CreateTable request it sends
+// ([singletable.Table.Definition]); [New] derives a design's access patterns,
+// scans and notes from any [Table] and [Entity] values, so tools and tests can
+// build one by hand too.
 //
 // The files:
 //
@@ -15,8 +17,13 @@
 //	patterns.go        the reads the key templates serve, and what each costs
 //	notes.go           what a reviewer should look at twice
 //	markdown.go        a Design as Markdown and as a Mermaid key map
+//	definition.go      Definition: the CreateTable request and the TTL attribute; ErrUnsupported
+//	cloudformation.go  an AWS::DynamoDB::Table resource, as JSON and YAML
+//	terraform.go       an aws_dynamodb_table resource, as HCL
+//	tree.go            a template as a tree of values, written as JSON or YAML
 //
 // [singletable.Table.Describe]: https://pkg.go.dev/github.com/singletable/singletable#Table.Describe
+// [singletable.Table.Definition]: https://pkg.go.dev/github.com/singletable/singletable#Table.Definition
 package design
 
 import (

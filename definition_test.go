@@ -201,4 +201,3 @@ func TestTableDefinitionRefusesBadEdits(t *testing.T) {
 		})
 	}
 }
-

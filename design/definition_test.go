@@ -152,10 +152,14 @@ func TestTableDefinitionUnsupported(t *testing.T) {
 		"Terraform":          (*design.Definition).Terraform,
 	}
 	edits := map[string]func(*dynamodb.CreateTableInput){
-		"WarmThroughput":     func(in *dynamodb.CreateTableInput) { in.WarmThroughput = &types.WarmThroughput{ReadUnitsPerSecond: aws.Int64(20000)} },
-		"OnDemandThroughput": func(in *dynamodb.CreateTableInput) { in.OnDemandThroughput = &types.OnDemandThroughput{MaxReadRequestUnits: aws.Int64(10)} },
-		"ResourcePolicy":     func(in *dynamodb.CreateTableInput) { in.ResourcePolicy = aws.String("{}") },
-		"VectorIndexes":      func(in *dynamodb.CreateTableInput) { in.VectorIndexes = []types.VectorIndex{{}} },
+		"WarmThroughput": func(in *dynamodb.CreateTableInput) {
+			in.WarmThroughput = &types.WarmThroughput{ReadUnitsPerSecond: aws.Int64(20000)}
+		},
+		"OnDemandThroughput": func(in *dynamodb.CreateTableInput) {
+			in.OnDemandThroughput = &types.OnDemandThroughput{MaxReadRequestUnits: aws.Int64(10)}
+		},
+		"ResourcePolicy": func(in *dynamodb.CreateTableInput) { in.ResourcePolicy = aws.String("{}") },
+		"VectorIndexes":  func(in *dynamodb.CreateTableInput) { in.VectorIndexes = []types.VectorIndex{{}} },
 		"GlobalSecondaryIndexes[GSI1].OnDemandThroughput": func(in *dynamodb.CreateTableInput) {
 			in.GlobalSecondaryIndexes[0].OnDemandThroughput = &types.OnDemandThroughput{MaxReadRequestUnits: aws.Int64(10)}
 		},

@@ -43,12 +43,12 @@ type cfnProjection struct {
 }
 
 type cfnProperties struct {
-	TableName             string
-	BillingMode           string
-	ProvisionedThroughput *cfnThroughput
-	TableClass            string
-	AttributeDefinitions  []struct{ AttributeName, AttributeType string }
-	KeySchema             []cfnKey
+	TableName              string
+	BillingMode            string
+	ProvisionedThroughput  *cfnThroughput
+	TableClass             string
+	AttributeDefinitions   []struct{ AttributeName, AttributeType string }
+	KeySchema              []cfnKey
 	GlobalSecondaryIndexes []struct {
 		IndexName             string
 		KeySchema             []cfnKey

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"strconv"
 	"sync"
 	"time"
 
@@ -15,6 +14,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
+
+	"github.com/singletable/singletable/internal/streamkey"
 )
 
 // StreamClient is the part of the DynamoDB Streams API that [ConsumeStream]
@@ -255,9 +256,7 @@ func newConsumer(t *Table, client StreamClient, handle func(context.Context, Str
 	o.retry = o.retry.withDefaults()
 	o.railroad = o.railroad.withDefaults()
 	if o.key == nil {
-		pk, sk := t.opts.PartitionKey, t.opts.SortKey
-		// Length-prefixed, so that two different keys never share a rail.
-		o.key = func(r StreamRecord) string { p := r.Key[pk]; return strconv.Itoa(len(p)) + ":" + p + r.Key[sk] }
+		o.key = func(r StreamRecord) string { return streamkey.Of(r.Key) } // injective: two items never share a rail
 	}
 	return &consumer{t: t, client: client, handle: handle, o: o, arn: o.arn, exited: make(chan *held), gone: make(chan struct{})}, nil
 }

@@ -155,7 +155,7 @@ func (e *Entity[T]) indexLookup(index string, v T) (func(context.Context) (*T, e
 		return nil, err
 	}
 	tk := e.table.opts
-	plan := pq.plan // readpath.go: an index's items, never written back
+	plan := pq.plan   // readpath.go: an index's items, never written back
 	plan.byKey = true // read for one key: an item there of another type is ErrTypeMismatch
 	return func(ctx context.Context) (*T, error) {
 		var start map[string]types.AttributeValue

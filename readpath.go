@@ -403,4 +403,3 @@ func (o *queryOptions) fixInstant(t *Table) {
 		o.now = t.now()
 	}
 }
-

@@ -26,7 +26,7 @@ const maxTransactGet = 100
 type ItemRef interface {
 	refCore() *refCore
 	setItem(ctx context.Context, item map[string]types.AttributeValue) // through the ref's plan
-	setValue(v reflect.Value)                                           // a *T the wire path decoded, judged (judgeWire)
+	setValue(v reflect.Value)                                          // a *T the wire path decoded, judged (judgeWire)
 }
 
 // refState is what a call found for a Ref.

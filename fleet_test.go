@@ -27,6 +27,7 @@ type fleetLog struct {
 	handled  int
 	byWorker map[string]int
 	delay    time.Duration
+	slow     map[string]time.Duration // a worker's handler delay instead of delay; set before use
 }
 
 type span struct {
@@ -54,9 +55,13 @@ func (l *fleetLog) handler(worker string) func(context.Context, StreamRecord) er
 		l.busy[id] = worker
 		l.mu.Unlock()
 		var err error
-		if l.delay > 0 {
+		delay := l.delay
+		if d, ok := l.slow[worker]; ok {
+			delay = d
+		}
+		if delay > 0 {
 			select {
-			case <-time.After(l.delay):
+			case <-time.After(delay):
 			case <-ctx.Done():
 				err = ctx.Err()
 			}

@@ -30,8 +30,10 @@ import (
 // A lease is expired, for the others, when its counter has not moved for a
 // lease duration by their own clock (the owner renews it every renewal
 // interval, which moves the counter). No clock is compared with another
-// host's: only their rates need agree. Lease.Expires, the owner's own
-// deadline, is kept for people and tools to read.
+// host's: only their rates need agree. The owner gives it up sooner, by a
+// timer: a lease duration less a twentieth after it sent the last write that
+// landed (see [ConsumeStream]). Lease.Expires, the owner's own deadline, is
+// kept for people and tools to read.
 
 // Lease is one shard's lease and checkpoint, as a [LeaseStore] keeps it. A
 // Lease is a value: a store's methods return a new one and never change the
@@ -51,8 +53,11 @@ type Lease struct {
 	Expires time.Time
 	// Checkpoint is the sequence number of the last record handled such that
 	// it and every record before it in the shard have been handled; "" before
-	// the first record, [CheckpointLatest] for a shard that begins at the
-	// records written after it was found.
+	// the first record. A shard that begins at the records written after it
+	// was found ([StartLatest]) has [CheckpointLatest] until it is first read;
+	// its first reader pins it then, before it hands on any record, to
+	// "LATEST@<time>" (see [LatestAt]), which every later reader resumes from
+	// until a record moves the checkpoint on.
 	Checkpoint string
 	// Parents are the ids of the shard's parent shards (DynamoDB Streams has
 	// at most one). A shard is read only when its parents are finished.
@@ -66,9 +71,45 @@ type Lease struct {
 }
 
 // CheckpointLatest is the checkpoint of a lease made for a shard that is to
-// be read from the records written after it was found ([StartLatest]). It is
-// behind every sequence number.
+// be read from the records written after it was found ([StartLatest]), and
+// that nobody has read yet. It is behind every sequence number.
 const CheckpointLatest = "LATEST"
+
+// LatestAt returns the checkpoint that pins a [StartLatest] shard to the
+// records written from t on: a shard's first reader writes it, with the time
+// it asked for the shard's latest position, before it hands on any record.
+// A reader that finds it (the first one, after a stop, or the next holder,
+// after a crash) reads the shard from its oldest record and passes over, as
+// handled, the records that DynamoDB Streams dates (ApproximateCreationDateTime)
+// before t less [LatestSlack], until the first record that is not: so no record
+// written from t on is skipped, whoever reads the shard and however often it
+// changes hands. It sorts after [CheckpointLatest] and before every sequence
+// number.
+func LatestAt(t time.Time) string { return latestPrefix + t.UTC().Format(latestFormat) }
+
+// LatestSlack is how much earlier than a [LatestAt] pin a record may be dated
+// and still be handled: stream records are dated to the second by DynamoDB
+// (to the minute by DynamoDB Local), by a clock other than the consumer's. So
+// a reader that resumes from a pin may also hand on records written up to
+// this long before it, which a reader that stayed at the latest position would
+// not have seen.
+const LatestSlack = 2 * time.Minute
+
+const (
+	latestPrefix = CheckpointLatest + "@"
+	latestFormat = "2006-01-02T15:04:05.000Z07:00" // fixed width in UTC: sorts as text in time order
+)
+
+// latestPin returns the time of a [LatestAt] checkpoint; ok is false for any
+// other checkpoint.
+func latestPin(checkpoint string) (t time.Time, ok bool) {
+	rest, ok := strings.CutPrefix(checkpoint, latestPrefix)
+	if !ok {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(latestFormat, rest)
+	return t, err == nil && LatestAt(t) == checkpoint
+}
 
 // LeaseStore keeps the leases of a fleet of stream consumers. Every write is
 // conditional as its doc says and fails with an error matching [ErrLeaseLost]
@@ -106,14 +147,18 @@ type LeaseStore interface {
 }
 
 // compareSeq compares two checkpoints as the non-negative decimal numbers that
-// sequence numbers are, of any length; "" and [CheckpointLatest] come before
-// every number, "" first.
+// sequence numbers are, of any length; "", [CheckpointLatest] and [LatestAt]
+// pins come before every number, in that order, and pins in time order.
 func compareSeq(a, b string) int {
 	ra, rb := seqRank(a), seqRank(b)
 	if ra != rb {
 		return ra - rb
 	}
-	if ra < 2 {
+	switch ra {
+	case 2:
+		return strings.Compare(a, b)
+	case 3:
+	default:
 		return 0
 	}
 	a, b = strings.TrimLeft(a, "0"), strings.TrimLeft(b, "0")
@@ -124,18 +169,27 @@ func compareSeq(a, b string) int {
 }
 
 func seqRank(s string) int {
-	switch s {
-	case "":
+	switch {
+	case s == "":
 		return 0
-	case CheckpointLatest:
+	case s == CheckpointLatest:
 		return 1
+	case strings.HasPrefix(s, latestPrefix):
+		return 2
 	}
-	return 2
+	return 3
 }
 
-// checkSeq refuses a checkpoint that is not a sequence number: digits only.
+// checkSeq refuses a checkpoint that is not a sequence number (digits only),
+// "", [CheckpointLatest] or a [LatestAt] pin.
 func checkSeq(s string) error {
 	if s == "" || s == CheckpointLatest {
+		return nil
+	}
+	if strings.HasPrefix(s, latestPrefix) {
+		if _, ok := latestPin(s); !ok {
+			return fmt.Errorf("singletable: checkpoint %q is not a LatestAt pin: %w", s, ErrInvalidInput)
+		}
 		return nil
 	}
 	for i := range len(s) {
@@ -153,14 +207,17 @@ func checkSeq(s string) error {
 // DynamoDB Streams' are at most 40 digits.
 const seqWidth = 48
 
-// seqOrder is a checkpoint as text that sorts in number order: "" and LATEST
-// first, then the number zero-padded to seqWidth digits.
+// seqOrder is a checkpoint as text that sorts in compareSeq's order: "" and
+// LATEST first, then pins ("1@" and the time), then the number zero-padded
+// to seqWidth digits.
 func seqOrder(s string) string {
-	switch s {
-	case "":
+	switch seqRank(s) {
+	case 0:
 		return "0"
-	case CheckpointLatest:
+	case 1:
 		return "1"
+	case 2:
+		return "1@" + strings.TrimPrefix(s, latestPrefix)
 	}
 	s = strings.TrimLeft(s, "0")
 	return "2" + strings.Repeat("0", max(0, seqWidth-len(s))) + s

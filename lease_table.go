@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/singletable/singletable/internal/condwrite"
 	"github.com/singletable/singletable/internal/expr"
 )
 
@@ -80,10 +82,21 @@ func (t *Table) checkReserved(info *entityInfo) error {
 // segment (partition "#singletable#sweep#<entity type>", sort key
 // "<segment>/<total>"). A lease item is about 300 bytes.
 //
+// Every write is conditional, and is judged as the entity pipeline judges its
+// writes: the SDK's retryer resends no failure that may have applied it (a
+// lost answer, a reset, a 5xx, an ended context); after one, and after a
+// failed condition, the item is read back consistently, and the write counts
+// as done when the item shows its result (the counter one on, the owner, the
+// expiry or checkpoint it wrote), is sent again when the item is as it found
+// it, and is refused ([ErrLeaseLost], [ErrLeaseExists], [ErrCondition]) when
+// another write overtook it; when the item cannot be read back the error
+// matches [ErrAmbiguous].
+//
 // Cost: [TableStore.Leases] is one consistent Query (1 RCU per 4 KB of leases:
-// about 13 leases), every other lease call one UpdateItem or PutItem (1 WCU).
-// A consumer makes one Leases call and one renewal per held lease every
-// renewal interval, plus a write per checkpoint; see [ConsumeStream].
+// about 13 leases), every other lease call one UpdateItem or PutItem (1 WCU),
+// plus one consistent GetItem after a lost answer or a refusal. A consumer
+// makes one Leases call and one renewal per held lease every renewal interval,
+// plus a write per checkpoint; see [ConsumeStream].
 //
 // A TableStore is safe for concurrent use.
 type TableStore struct {
@@ -221,25 +234,71 @@ func (s *TableStore) CreateLease(ctx context.Context, l Lease) error {
 	}
 	var b expr.Builder
 	cond := "attribute_not_exists(" + b.Name(s.t.opts.PartitionKey) + ")"
-	_, err := s.t.client.PutItem(ctx, &dynamodb.PutItemInput{
+	in := &dynamodb.PutItemInput{
 		TableName:                s.t.namePtr(),
 		Item:                     item,
 		ConditionExpression:      aws.String(cond),
 		ExpressionAttributeNames: b.Names(),
-	})
-	var ccf *types.ConditionalCheckFailedException
-	if errors.As(err, &ccf) {
-		return fmt.Errorf("singletable: lease %s of %s: %w", l.Shard, l.Group, ErrLeaseExists)
 	}
-	if err != nil {
-		return fmt.Errorf("singletable: create lease %s of %s: PutItem: %w", l.Shard, l.Group, err)
+	w := s.write(l.Group, l.Shard, func(ctx context.Context, optFn func(*dynamodb.Options)) (condwrite.Item, error) {
+		_, err := s.t.client.PutItem(ctx, in, optFn)
+		return nil, err
+	}, func(cur Lease, found bool) condwrite.Verdict {
+		switch {
+		case !found:
+			return condwrite.NotLanded
+		case cur.Counter == 0 && cur.Owner == "" && cur.Checkpoint == l.Checkpoint && cur.Finished == l.Finished && slices.Equal(cur.Parents, l.Parents):
+			return condwrite.Landed // this create, or another consumer's of the same lease: created either way
+		}
+		return condwrite.Overtaken
+	})
+	w.TrustRefusals = true // an identical lease made by another consumer cannot be told from this one's
+	_, refused, err := w.Do(ctx)
+	switch {
+	case refused:
+		return fmt.Errorf("singletable: lease %s of %s: %w", l.Shard, l.Group, ErrLeaseExists)
+	case err != nil:
+		return fmt.Errorf("singletable: create lease %s of %s: PutItem: %w", l.Shard, l.Group, ambiguity(err))
 	}
 	return nil
 }
 
+// write is one conditional write of the lease item of group and shard, sent and
+// judged by internal/condwrite: the SDK resends no failure that may have applied
+// it; after such a failure, and after a failed condition, the lease is read back
+// consistently and judge says whether this write landed, did not (sent again) or
+// was overtaken (refused). found is false when the item is missing or not a lease.
+func (s *TableStore) write(group, shard string, send func(context.Context, func(*dynamodb.Options)) (condwrite.Item, error), judge func(cur Lease, found bool) condwrite.Verdict) condwrite.Write {
+	key := s.leaseKey(group, shard)
+	b := s.t.opts.Backoff.withDefaults()
+	return condwrite.Write{
+		Send: send,
+		ReadBack: func(ctx context.Context) (condwrite.Item, error) {
+			return condwrite.ReadBack(ctx, s.t.client.GetItem, s.t.name, key, b.MaxAttempts, b.Wait)
+		},
+		Judge: func(item condwrite.Item) condwrite.Verdict {
+			if typ, _ := item[s.t.opts.TypeAttribute].(*types.AttributeValueMemberS); typ == nil || typ.Value != leaseType {
+				return judge(Lease{}, false)
+			}
+			return judge(s.decodeLease(group, item), true)
+		},
+		Attempts: b.MaxAttempts,
+		Wait:     b.Wait,
+	}
+}
+
+// ambiguity makes an outcome condwrite could not learn match ErrAmbiguous.
+func ambiguity(err error) error {
+	if errors.Is(err, condwrite.ErrUnproven) {
+		return fmt.Errorf("%w: %w", ErrAmbiguous, err)
+	}
+	return err
+}
+
 // update sends one conditional UpdateItem of l's item and returns the lease as
-// stored afterwards. guard is the condition besides the item's being a lease.
-func (s *TableStore) update(ctx context.Context, op string, l Lease, b *expr.Builder, set, remove []string, guard string) (Lease, error) {
+// stored afterwards. guard is the condition besides the item's being a lease;
+// judge tells from the lease as read back whether this write landed (see write).
+func (s *TableStore) update(ctx context.Context, op string, l Lease, b *expr.Builder, set, remove []string, guard string, judge func(cur Lease, found bool) condwrite.Verdict) (Lease, error) {
 	if err := checkLeaseID(l.Group, l.Shard); err != nil {
 		return Lease{}, err
 	}
@@ -248,7 +307,7 @@ func (s *TableStore) update(ctx context.Context, op string, l Lease, b *expr.Bui
 		update += " REMOVE " + strings.Join(remove, ", ")
 	}
 	cond := expr.And(b.Name(s.t.opts.TypeAttribute)+" = "+b.S(leaseType), guard)
-	out, err := s.t.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+	in := &dynamodb.UpdateItemInput{
 		TableName:                 s.t.namePtr(),
 		Key:                       s.leaseKey(l.Group, l.Shard),
 		UpdateExpression:          aws.String(update),
@@ -256,15 +315,46 @@ func (s *TableStore) update(ctx context.Context, op string, l Lease, b *expr.Bui
 		ExpressionAttributeNames:  b.Names(),
 		ExpressionAttributeValues: b.Values(),
 		ReturnValues:              types.ReturnValueAllNew,
-	})
-	var ccf *types.ConditionalCheckFailedException
-	if errors.As(err, &ccf) {
-		return Lease{}, fmt.Errorf("singletable: %s lease %s of %s (owner %q, counter %d): %w", op, l.Shard, l.Group, l.Owner, l.Counter, ErrLeaseLost)
+	}
+	attrs, refused, err := s.write(l.Group, l.Shard, func(ctx context.Context, optFn func(*dynamodb.Options)) (condwrite.Item, error) {
+		out, err := s.t.client.UpdateItem(ctx, in, optFn)
+		if err != nil {
+			return nil, err
+		}
+		return out.Attributes, nil
+	}, judge).Do(ctx)
+	if refused {
+		return Lease{}, fmt.Errorf("singletable: %s lease %s of %s (owner %q, counter %d): %w: %w", op, l.Shard, l.Group, l.Owner, l.Counter, ErrLeaseLost, err)
 	}
 	if err != nil {
-		return Lease{}, fmt.Errorf("singletable: %s lease %s of %s: UpdateItem: %w", op, l.Shard, l.Group, err)
+		return Lease{}, fmt.Errorf("singletable: %s lease %s of %s: UpdateItem: %w", op, l.Shard, l.Group, ambiguity(err))
 	}
-	return s.decodeLease(l.Group, out.Attributes), nil
+	return s.decodeLease(l.Group, attrs), nil
+}
+
+// leaseVerdict is the judgement of a lease write from the lease as read back: landed
+// when it shows this write's result, not landed when it is still as the write
+// found it, otherwise overtaken.
+func leaseVerdict(found, landed, untouched bool) condwrite.Verdict {
+	switch {
+	case found && landed:
+		return condwrite.Landed
+	case found && untouched:
+		return condwrite.NotLanded
+	}
+	return condwrite.Overtaken
+}
+
+// moved reports whether cur is l one write later, by owner, with expires: the
+// receipt of a take, renewal or hand-over (the expiry, to the millisecond, is
+// the writer's own).
+func moved(cur, l Lease, owner string, expires time.Time) bool {
+	return cur.Counter == l.Counter+1 && cur.Owner == owner && cur.Expires.UnixMilli() == expires.UnixMilli() && !cur.Finished
+}
+
+// heldAt reports whether cur is still l as its owner holds it, at its counter.
+func heldAt(cur, l Lease) bool {
+	return cur.Counter == l.Counter && cur.Owner == l.Owner && l.Owner != "" && !cur.Finished
 }
 
 // owns is the condition that l.Owner holds the lease at l.Counter.
@@ -291,7 +381,9 @@ func (s *TableStore) TakeLease(ctx context.Context, l Lease, owner string, expir
 	set := []string{bump(&b), b.Name(attrOwner) + " = " + b.S(owner), b.Name(attrExpires) + " = " + b.Value(expiresAV(expires))}
 	guard := b.Name(attrCounter) + " = " + b.Value(&types.AttributeValueMemberN{Value: strconv.FormatInt(l.Counter, 10)}) +
 		" AND " + b.Name(attrFinished) + " = " + b.Value(&types.AttributeValueMemberBOOL{Value: false})
-	return s.update(ctx, "take", l, &b, set, []string{b.Name(attrHandOff)}, guard)
+	return s.update(ctx, "take", l, &b, set, []string{b.Name(attrHandOff)}, guard, func(cur Lease, found bool) condwrite.Verdict {
+		return leaseVerdict(found, moved(cur, l, owner, expires), cur.Counter == l.Counter && !cur.Finished)
+	})
 }
 
 // RenewLease moves l's counter on and sets its expiry: one UpdateItem
@@ -299,7 +391,9 @@ func (s *TableStore) TakeLease(ctx context.Context, l Lease, owner string, expir
 func (s *TableStore) RenewLease(ctx context.Context, l Lease, expires time.Time) (Lease, error) {
 	var b expr.Builder
 	set := []string{bump(&b), b.Name(attrExpires) + " = " + b.Value(expiresAV(expires))}
-	return s.update(ctx, "renew", l, &b, set, nil, owns(&b, l))
+	return s.update(ctx, "renew", l, &b, set, nil, owns(&b, l), func(cur Lease, found bool) condwrite.Verdict {
+		return leaseVerdict(found, moved(cur, l, l.Owner, expires), heldAt(cur, l))
+	})
 }
 
 // Checkpoint sets l's checkpoint: one UpdateItem conditional on l.Owner owning
@@ -319,14 +413,21 @@ func (s *TableStore) Checkpoint(ctx context.Context, l Lease, checkpoint string,
 		remove = []string{b.Name(attrOwner), b.Name(attrExpires), b.Name(attrHandOff)}
 	}
 	guard := owns(&b, l) + " AND " + b.Name(attrCPOrder) + " <= " + b.S(seqOrder(checkpoint))
-	return s.update(ctx, "checkpoint", l, &b, set, remove, guard)
+	return s.update(ctx, "checkpoint", l, &b, set, remove, guard, func(cur Lease, found bool) condwrite.Verdict {
+		landed := cur.Counter == l.Counter+1 && (checkpoint == "" || cur.Checkpoint == checkpoint) &&
+			(finished && cur.Finished && cur.Owner == "" || !finished && !cur.Finished && cur.Owner == l.Owner)
+		return leaseVerdict(found, landed, heldAt(cur, l) && compareSeq(cur.Checkpoint, checkpoint) <= 0)
+	})
 }
 
 // ReleaseLease frees l: one UpdateItem conditional on l.Owner owning it at
 // l.Counter.
 func (s *TableStore) ReleaseLease(ctx context.Context, l Lease) error {
 	var b expr.Builder
-	_, err := s.update(ctx, "release", l, &b, []string{bump(&b)}, []string{b.Name(attrOwner), b.Name(attrExpires), b.Name(attrHandOff)}, owns(&b, l))
+	_, err := s.update(ctx, "release", l, &b, []string{bump(&b)}, []string{b.Name(attrOwner), b.Name(attrExpires), b.Name(attrHandOff)}, owns(&b, l),
+		func(cur Lease, found bool) condwrite.Verdict {
+			return leaseVerdict(found, cur.Counter == l.Counter+1 && cur.Owner == "" && !cur.Finished, heldAt(cur, l))
+		})
 	return err
 }
 
@@ -341,7 +442,10 @@ func (s *TableStore) AskHandOff(ctx context.Context, l Lease, worker string) err
 		return fmt.Errorf("singletable: AskHandOff: lease %s has no owner: %w", l.Shard, ErrLeaseLost)
 	}
 	guard := b.Name(attrOwner) + " = " + b.S(l.Owner) + " AND (attribute_not_exists(" + b.Name(attrHandOff) + ") OR " + b.Name(attrHandOff) + " = " + b.S(worker) + ")"
-	_, err := s.update(ctx, "ask for", l, &b, []string{b.Name(attrHandOff) + " = " + b.S(worker)}, nil, guard)
+	_, err := s.update(ctx, "ask for", l, &b, []string{b.Name(attrHandOff) + " = " + b.S(worker)}, nil, guard, func(cur Lease, found bool) condwrite.Verdict {
+		mine := cur.Owner == l.Owner && !cur.Finished
+		return leaseVerdict(found, mine && cur.HandOff == worker, mine && cur.HandOff == "")
+	})
 	return err
 }
 
@@ -354,7 +458,9 @@ func (s *TableStore) HandOver(ctx context.Context, l Lease, expires time.Time) (
 	var b expr.Builder
 	set := []string{bump(&b), b.Name(attrOwner) + " = " + b.S(l.HandOff), b.Name(attrExpires) + " = " + b.Value(expiresAV(expires))}
 	guard := owns(&b, l) + " AND " + b.Name(attrHandOff) + " = " + b.S(l.HandOff)
-	return s.update(ctx, "hand over", l, &b, set, []string{b.Name(attrHandOff)}, guard)
+	return s.update(ctx, "hand over", l, &b, set, []string{b.Name(attrHandOff)}, guard, func(cur Lease, found bool) condwrite.Verdict {
+		return leaseVerdict(found, moved(cur, l, l.HandOff, expires), heldAt(cur, l) && cur.HandOff == l.HandOff)
+	})
 }
 
 // intAttr is item's number attribute a as an int64; 0 when it is missing, not

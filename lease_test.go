@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/singletable/singletable/internal/fault"
 )
 
 // leaseStores returns a MemoryStore and a TableStore in a new DynamoDB Local
@@ -32,12 +34,21 @@ func TestLeaseCompareSeq(t *testing.T) {
 		{CheckpointLatest, "1", -1},
 		{"", "0", -1},
 		{big, "9" + strings.Repeat("9", 38), 1},
+		{CheckpointLatest, LatestAt(t0), -1}, // pinned after it was found
+		{LatestAt(t0), LatestAt(t0.Add(time.Millisecond)), -1},
+		{LatestAt(t0), "0", -1},
+		{"", LatestAt(t0), -1},
 	} {
 		got := compareSeq(c.a, c.b)
 		assert.Equal(t, c.want, min(max(got, -1), 1), "%s vs %s", c.a, c.b)
 		assert.Equal(t, c.want, strings.Compare(seqOrder(c.a), seqOrder(c.b)), "seqOrder %s vs %s", c.a, c.b)
 	}
 	assert.ErrorIs(t, checkSeq("12a"), ErrInvalidInput)
+	assert.NoError(t, checkSeq(LatestAt(t0)))
+	assert.ErrorIs(t, checkSeq(CheckpointLatest+"@yesterday"), ErrInvalidInput)
+	at, ok := latestPin(LatestAt(t0.Add(123 * time.Millisecond)))
+	assert.True(t, ok)
+	assert.True(t, at.Equal(t0.Add(123*time.Millisecond)))
 	assert.ErrorIs(t, checkSeq(strings.Repeat("9", seqWidth+1)), ErrInvalidInput)
 }
 
@@ -289,4 +300,110 @@ func checkHistory(t *testing.T, history []leaseWrite) map[string][]leaseWrite {
 		byShard[shard] = ws
 	}
 	return byShard
+}
+
+// TestLeaseStoreLostAnswers: a TableStore judges its own conditional writes as
+// the entity pipeline judges its writes. A lease write of any kind whose answer
+// is lost after DynamoDB Local applied it is not resent by the SDK (one request
+// each) and returns the lease as written, read back, rather than ErrLeaseLost;
+// one that a 5xx answered without applying it is sent again; one that another
+// worker's write overtook before it could be read back is refused with
+// ErrLeaseLost. A create and a sweep save whose answers are lost count as done.
+func TestLeaseStoreLostAnswers(t *testing.T) {
+	tbl, _ := newTestTable(t)
+	ts, inj, _ := faultStore(t, tbl)
+	other, err := NewTableStore(tbl) // another worker, whose answers arrive
+	require.NoError(t, err)
+	ctx := t.Context()
+	const g = "arn:lost-answers"
+	exp := time.Now().Add(time.Minute).Truncate(time.Millisecond)
+	lose := func() {
+		inj.Add(fault.Rule{Ops: []string{"PutItem", "UpdateItem"}, Fault: fault.LoseResponse(), Times: 1})
+	}
+	updates := func() int { return inj.Stats().Requests["UpdateItem"] }
+
+	lose()
+	require.NoError(t, ts.CreateLease(ctx, Lease{Group: g, Shard: "s1", Checkpoint: CheckpointLatest}), "a create that landed is done")
+	leases, err := ts.Leases(ctx, g)
+	require.NoError(t, err)
+	require.Len(t, leases, 1)
+	assert.Equal(t, CheckpointLatest, leases[0].Checkpoint)
+
+	steps := []struct {
+		kind  string
+		write func(Lease) (Lease, error)
+		check func(Lease)
+	}{
+		{"take", func(l Lease) (Lease, error) { return ts.TakeLease(ctx, l, "A", exp) }, func(l Lease) { assert.Equal(t, "A", l.Owner) }},
+		{"renew", func(l Lease) (Lease, error) { return ts.RenewLease(ctx, l, exp.Add(time.Second)) }, func(l Lease) {
+			assert.Equal(t, exp.Add(time.Second).UnixMilli(), l.Expires.UnixMilli())
+		}},
+		{"pin", func(l Lease) (Lease, error) { return ts.Checkpoint(ctx, l, LatestAt(exp), false) }, func(l Lease) { assert.Equal(t, LatestAt(exp), l.Checkpoint) }},
+		{"checkpoint", func(l Lease) (Lease, error) { return ts.Checkpoint(ctx, l, "100", false) }, func(l Lease) { assert.Equal(t, "100", l.Checkpoint) }},
+		{"ask", func(l Lease) (Lease, error) { return l, ts.AskHandOff(ctx, l, "B") }, func(Lease) {}},
+		{"renew seeing the ask", func(l Lease) (Lease, error) { return ts.RenewLease(ctx, l, exp) }, func(l Lease) { assert.Equal(t, "B", l.HandOff) }},
+		{"hand-over", func(l Lease) (Lease, error) { return ts.HandOver(ctx, l, exp) }, func(l Lease) { assert.Equal(t, "B", l.Owner) }},
+		{"finish", func(l Lease) (Lease, error) { return ts.Checkpoint(ctx, l, "200", true) }, func(l Lease) { assert.True(t, l.Finished) }},
+	}
+	l := leases[0]
+	for _, s := range steps {
+		lose()
+		before := updates()
+		x, err := s.write(l)
+		require.NoError(t, err, "%s: a lost answer is judged, not taken for a refusal", s.kind)
+		assert.Equal(t, before+1, updates(), "%s: sent once: the SDK resends no conditional write", s.kind)
+		stored, err := ts.Leases(ctx, g)
+		require.NoError(t, err)
+		if s.kind != "ask" {
+			assert.Equal(t, stored[0], x, "%s: the lease as stored", s.kind)
+		}
+		s.check(stored[0])
+		l = stored[0]
+	}
+	assert.Equal(t, 1+len(steps), inj.Stats().LostWrites)
+
+	// A release whose answer is lost is done too.
+	require.NoError(t, other.CreateLease(ctx, Lease{Group: g, Shard: "s2"}))
+	leases, err = ts.Leases(ctx, g)
+	require.NoError(t, err)
+	a, err := ts.TakeLease(ctx, leases[1], "A", exp)
+	require.NoError(t, err)
+	lose()
+	require.NoError(t, ts.ReleaseLease(ctx, a))
+	leases, err = ts.Leases(ctx, g)
+	require.NoError(t, err)
+	assert.Empty(t, leases[1].Owner)
+	assert.Equal(t, a.Counter+1, leases[1].Counter)
+
+	// A 5xx that applied nothing: read back, not landed, sent again.
+	a, err = ts.TakeLease(ctx, leases[1], "A", exp)
+	require.NoError(t, err)
+	inj.Add(fault.Rule{Ops: []string{"UpdateItem"}, Fault: fault.ServerError(), Times: 1})
+	before := updates()
+	a2, err := ts.RenewLease(ctx, a, exp)
+	require.NoError(t, err)
+	assert.Equal(t, a.Counter+1, a2.Counter, "applied once")
+	assert.Equal(t, before+2, updates(), "sent again once the lease read back showed it had not landed")
+
+	// Overtaken: A's renewal lands, its answer is lost, and B takes the lease
+	// (as after an expiry) before A reads it back: refused, the lease is B's.
+	inj.Add(fault.Rule{Ops: []string{"UpdateItem"}, Fault: fault.LoseResponse().Then(func() {
+		_, err := other.TakeLease(context.Background(), Lease{Group: g, Shard: "s2", Counter: a2.Counter + 1}, "B", exp)
+		assert.NoError(t, err)
+	}), Times: 1})
+	_, err = ts.RenewLease(ctx, a2, exp)
+	require.ErrorIs(t, err, ErrLeaseLost)
+	leases, err = ts.Leases(ctx, g)
+	require.NoError(t, err)
+	assert.Equal(t, "B", leases[1].Owner)
+
+	// Sweep progress: a save whose answer is lost is done; saving the same
+	// progress again is refused, as before.
+	p := SweepProgress{Entity: "E", Segment: 0, Total: 2, Cursor: "c1", Pages: 1}
+	lose()
+	require.NoError(t, ts.SaveSweep(ctx, p))
+	got, err := ts.LoadSweep(ctx, "E", 0, 2)
+	require.NoError(t, err)
+	assert.Equal(t, p, got)
+	require.ErrorIs(t, ts.SaveSweep(ctx, p), ErrCondition)
 }

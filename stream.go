@@ -141,12 +141,18 @@ const finalSaveTimeout = 30 * time.Second
 // two more than it does, it asks that worker to hand one over, one lease at a
 // time; the owner sees the request at its next renewal, stops reading the
 // shard, waits for the shard's records in flight, writes the checkpoint and
-// hands the lease over, so that a shard never has two readers. A consumer
-// whose own lease has not been renewed for a lease duration (a lost
-// connection, a stalled process) stops reading the shard and cancels the
-// context of its handlers before another can take it. Every lease write is
-// conditional on the lease's counter (a fencing token) and owner: a consumer
-// whose lease moved on can write nothing to it, not even a checkpoint. When
+// hands the lease over, so that a shard never has two readers. Each lease
+// held has a local term: a lease duration, less a twentieth, from when its
+// last write that landed (a renewal, a take, a checkpoint) was sent, by the
+// consumer's clock. When the term runs out (a lost connection, a hung lease
+// store, a stalled process) a timer stops the reading of the shard and ends
+// the context of its handlers, whatever the consumer is blocked in, before
+// another can take the lease; and no lease-store call about a lease outlives
+// its term. Every lease write is conditional on the lease's counter (a
+// fencing token) and owner: a consumer whose lease moved on can write nothing
+// to it, not even a checkpoint; and every one is judged after a lost answer
+// ([TableStore] reads the lease back), so that a write of its own that landed
+// unanswered never passes for another worker's. When
 // ctx ends the consumer stops reading, waits for the handlers running (their
 // context has ended), writes its checkpoints and releases its leases, so
 // others take them at once; a consumer that dies without releasing loses its
@@ -169,6 +175,14 @@ const finalSaveTimeout = 30 * time.Second
 // version, use a conditional write). Records older than 24 hours are gone from
 // the stream: a consumer whose checkpoint is older than that resumes at the
 // oldest record there is, and the records in between are lost.
+//
+// With [StartLatest], the first reader of a shard pins it, before it hands on
+// any record, to the records written from then on ([LatestAt]); whoever reads
+// the shard next (the same consumer run again, or the next holder after a
+// crash) resumes from that pin, never from the stream's latest position: no
+// record written after the pin is skipped. Until a record has moved the
+// checkpoint past the pin, such a reader reads the shard from its oldest
+// record and may also hand on records dated up to [LatestSlack] before the pin.
 //
 // handle runs with a context that ends when ctx ends, the consumer stops, or
 // its shard's lease is lost; it may be called from many goroutines at once,

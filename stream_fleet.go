@@ -78,9 +78,9 @@ func (l *leader) round(ctx context.Context) (time.Duration, error) {
 		}
 		l.describeNow, l.lastDescribe = false, c.o.now()
 	}
-	leases, err := c.o.leases.Leases(ctx, c.arn)
+	leases, err := l.list(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("singletable: stream: list leases: %w", err)
+		return 0, err
 	}
 	now := c.o.now()
 	l.observe(leases, now)
@@ -90,7 +90,7 @@ func (l *leader) round(ctx context.Context) (time.Duration, error) {
 	l.renew(ctx, now)
 	l.adopt(ctx, leases, now)
 	l.balance(ctx, leases, now)
-	l.startReaders(ctx)
+	l.startReaders()
 	return l.nextWake(leases, c.o.now()), nil
 }
 
@@ -103,9 +103,9 @@ func (l *leader) sync(ctx context.Context) error {
 		return err
 	}
 	l.disabled = status == streamtypes.StreamStatusDisabled
-	existing, err := c.o.leases.Leases(ctx, c.arn)
+	existing, err := l.list(ctx)
 	if err != nil {
-		return fmt.Errorf("singletable: stream: list leases: %w", err)
+		return err
 	}
 	have := map[string]bool{}
 	for _, x := range existing {
@@ -156,11 +156,40 @@ func (l *leader) sync(ctx context.Context) error {
 				x.Checkpoint = CheckpointLatest
 			}
 		}
-		if err := c.o.leases.CreateLease(ctx, x); err != nil && !errors.Is(err, ErrLeaseExists) {
+		callCtx, cancel := l.call(ctx, time.Time{})
+		err := c.o.leases.CreateLease(callCtx, x)
+		cancel()
+		if err != nil && !errors.Is(err, ErrLeaseExists) {
 			return fmt.Errorf("singletable: stream: create lease of shard %s: %w", id, err)
 		}
 	}
 	return nil
+}
+
+// list reads the stream's leases.
+func (l *leader) list(ctx context.Context) ([]Lease, error) {
+	ctx, cancel := l.call(ctx, time.Time{})
+	defer cancel()
+	leases, err := l.c.o.leases.Leases(ctx, l.c.arn)
+	if err != nil {
+		return nil, fmt.Errorf("singletable: stream: list leases: %w", err)
+	}
+	return leases, nil
+}
+
+// call returns a context for one store call of the leader's that is not about
+// a lease it holds, sent at from (by the consumer's clock, now when zero): it
+// ends a lease duration (less the margin) after from, for an answer later
+// than that is of no use (a lease taken is ours for that long from when the
+// take was sent). The calls about a lease held end with its term instead (see
+// term.call).
+func (l *leader) call(ctx context.Context, from time.Time) (context.Context, context.CancelFunc) {
+	o := &l.c.o
+	now := o.now()
+	if from.IsZero() {
+		from = now
+	}
+	return context.WithTimeout(ctx, from.Add(o.leaseDuration-leaseMargin(o.leaseDuration)).Sub(now))
 }
 
 // describe lists every shard of the stream (DescribeStream, page by page).
@@ -200,36 +229,34 @@ func (l *leader) expired(x Lease, now time.Time) bool {
 	return x.Owner == "" || now.Sub(l.seen[x.Shard].at) >= l.c.o.leaseDuration
 }
 
-// hold records a lease just taken, renewed or handed to us at start.
-func (l *leader) hold(x Lease, start time.Time) {
-	h := &held{l: x, renewedAt: start}
-	h.validUntil.Store(start.Add(l.c.o.leaseDuration).UnixNano())
-	l.held[x.Shard] = h
+// hold records a lease just taken, renewed or handed to us, by a write sent at
+// sent.
+func (l *leader) hold(ctx context.Context, x Lease, sent time.Time) {
+	l.held[x.Shard] = newHeld(ctx, x, sent, &l.c.o)
 	if l.asked == x.Shard {
 		l.asked = ""
 	}
 }
 
 // renew renews the leases held whose renewal is due, drops those lost or
-// expired, and starts handing over those another worker asked for.
+// lapsed, and starts handing over those another worker asked for. A lease
+// whose checkpoint is being written is not renewed this round: the
+// checkpoint, if it lands, keeps it ours as a renewal does, and the leader
+// never waits for a call of the reader's.
 func (l *leader) renew(ctx context.Context, now time.Time) {
 	c := l.c
 	for _, h := range l.held {
 		if h.dropped {
 			continue
 		}
-		if now.Sub(h.renewedAt) >= c.o.renewInterval*3/4 {
-			h.mu.Lock()
-			x, err := h.write(ctx, c.o.leases, func(l Lease) (Lease, error) { return c.o.leases.RenewLease(ctx, l, now.Add(c.o.leaseDuration)) })
+		if now.Sub(h.renewedAt) >= c.o.renewInterval*3/4 && h.mu.TryLock() {
+			_, err := h.write(ctx, c.o.leases, c.o.now, func(ctx context.Context, l Lease) (Lease, error) {
+				return c.o.leases.RenewLease(ctx, l, now.Add(c.o.leaseDuration))
+			})
 			h.mu.Unlock()
 			switch {
 			case err == nil:
 				h.renewedAt = now
-				h.validUntil.Store(now.Add(c.o.leaseDuration).UnixNano())
-				if x.HandOff != "" && !h.handingOver && h.reading {
-					h.handingOver = true
-					h.stopRead(errHandOff) // the reader drains, checkpoints and returns; reap hands over
-				}
 			case errors.Is(err, ErrLeaseLost):
 				l.drop(h)
 				continue
@@ -238,7 +265,12 @@ func (l *leader) renew(ctx context.Context, now time.Time) {
 			}
 		}
 		if !h.valid(c.o.now()) {
-			l.drop(h) // not renewed for a lease duration: another may take it now
+			l.drop(h) // not renewed within a lease duration: another may take it now
+			continue
+		}
+		if h.term.askedBy() != "" && !h.handingOver && h.reading {
+			h.handingOver = true
+			h.stopRead(errHandOff) // the reader drains, checkpoints and returns; reap hands over
 		}
 	}
 }
@@ -248,7 +280,8 @@ func (l *leader) renew(ctx context.Context, now time.Time) {
 func (l *leader) drop(h *held) {
 	h.dropped = true
 	if !h.reading {
-		delete(l.held, h.lease().Shard)
+		h.term.close()
+		delete(l.held, h.shard)
 		return
 	}
 	h.stopTasks(ErrLeaseLost)
@@ -266,11 +299,13 @@ func (l *leader) adopt(ctx context.Context, leases []Lease, now time.Time) {
 		if _, ok := l.held[x.Shard]; ok {
 			continue
 		}
-		y, err := c.o.leases.RenewLease(ctx, x, now.Add(c.o.leaseDuration))
+		callCtx, cancel := l.call(ctx, now)
+		y, err := c.o.leases.RenewLease(callCtx, x, now.Add(c.o.leaseDuration))
+		cancel()
 		if err != nil {
 			continue // moved on since it was listed, or a failed call: the next round sees
 		}
-		l.hold(y, now)
+		l.hold(ctx, y, now)
 	}
 }
 
@@ -343,11 +378,13 @@ func (l *leader) takeFree(ctx context.Context, free []Lease, mine, target int, n
 		if _, ok := l.held[x.Shard]; ok {
 			continue // dropped, and its reader not yet done
 		}
-		y, err := c.o.leases.TakeLease(ctx, x, c.o.worker, now.Add(c.o.leaseDuration))
+		callCtx, cancel := l.call(ctx, now)
+		y, err := c.o.leases.TakeLease(callCtx, x, c.o.worker, now.Add(c.o.leaseDuration))
+		cancel()
 		if err != nil {
 			continue // another worker took it first, or a failed call
 		}
-		l.hold(y, now)
+		l.hold(ctx, y, now)
 		mine++
 	}
 }
@@ -383,19 +420,21 @@ func (l *leader) askBusiest(ctx context.Context, byShard map[string]Lease, ready
 		return
 	}
 	x := cands[rand.IntN(len(cands))]
-	if err := c.o.leases.AskHandOff(ctx, x, me); err == nil {
+	callCtx, cancel := l.call(ctx, time.Time{})
+	defer cancel()
+	if err := c.o.leases.AskHandOff(callCtx, x, me); err == nil {
 		l.asked, l.askedAt = x.Shard, now
 	}
 }
 
 // startReaders starts a reader for each lease held that has none.
-func (l *leader) startReaders(ctx context.Context) {
+func (l *leader) startReaders() {
 	for _, h := range l.held {
 		if h.reading || h.dropped {
 			continue
 		}
-		readCtx, stopRead := context.WithCancelCause(ctx)
-		taskCtx, stopTasks := context.WithCancelCause(ctx)
+		readCtx, stopRead := context.WithCancelCause(h.term.ctx)
+		taskCtx, stopTasks := context.WithCancelCause(h.term.ctx)
 		h.stopRead, h.stopTasks, h.done, h.reading = stopRead, stopTasks, make(chan struct{}), true
 		l.readers.Go(func() {
 			h.result = l.c.shard(readCtx, taskCtx, h)
@@ -420,7 +459,7 @@ func (l *leader) reap(ctx context.Context, h *held) {
 	case h.dropped || h.result == shardLost:
 	case h.handingOver:
 		h.mu.Lock()
-		_, err := h.write(ctx, c.o.leases, func(l Lease) (Lease, error) {
+		_, err := h.write(ctx, c.o.leases, c.o.now, func(ctx context.Context, l Lease) (Lease, error) {
 			return c.o.leases.HandOver(ctx, l, c.o.now().Add(c.o.leaseDuration))
 		})
 		h.mu.Unlock()
@@ -428,7 +467,8 @@ func (l *leader) reap(ctx context.Context, h *held) {
 	default:
 		return // stopped by the run's end: released by stop
 	}
-	delete(l.held, h.lease().Shard)
+	h.term.close()
+	delete(l.held, h.shard)
 }
 
 // nextWake is how long to wait for the next round: a renewal interval, or
@@ -484,7 +524,7 @@ func (l *leader) stop() error {
 			}
 		}
 		if err != nil && !errors.Is(err, ErrLeaseLost) {
-			errs = append(errs, fmt.Errorf("singletable: stream: release lease of shard %s: %w", h.lease().Shard, err))
+			errs = append(errs, fmt.Errorf("singletable: stream: release lease of shard %s: %w", h.shard, err))
 		}
 	}
 	// A take cut short by the end of the run may have landed unseen: the lease
@@ -500,6 +540,9 @@ func (l *leader) stop() error {
 		if err := l.c.o.leases.ReleaseLease(ctx, y); err != nil && !errors.Is(err, ErrLeaseLost) {
 			errs = append(errs, fmt.Errorf("singletable: stream: release lease of shard %s: %w", y.Shard, err))
 		}
+	}
+	for _, h := range l.held {
+		h.term.close()
 	}
 	return errors.Join(errs...)
 }

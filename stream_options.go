@@ -63,7 +63,9 @@ func FromStream(arn string) StreamOption {
 // shards found when the lease store has no lease of the stream yet. Shards that
 // appear later, and the children of shards read, always begin at their oldest
 // record, so that no record between a parent and its children is missed. With
-// [StartLatest], closed shards found then are not read at all. Default
+// [StartLatest], closed shards found then are not read at all, and an open
+// one is pinned by its first reader to the records written from then on
+// ([LatestAt]), which every later reader resumes from. Default
 // [StartTrimHorizon].
 func StartAt(s StreamStart) StreamOption {
 	return streamFunc(func(o *streamOptions) error {
@@ -107,9 +109,11 @@ func Worker(id string) StreamOption {
 // LeaseTiming sets how long a lease lasts without renewal, and how often the
 // consumer renews its leases, lists the leases, takes free or expired ones and
 // balances. A consumer that dies loses its leases after about duration: others
-// take its shards within duration plus one renewal interval. Defaults 10s and
-// 3s. renew must be less than half of duration, so that one late renewal does
-// not lose a lease.
+// take its shards within duration plus one renewal interval; a consumer that
+// cannot renew a lease (its store hangs) gives it up, cancelling its handlers,
+// a twentieth of duration before others may take it. Defaults 10s and 3s.
+// renew must be less than half of duration, so that one late renewal does not
+// lose a lease.
 func LeaseTiming(duration, renew time.Duration) StreamOption {
 	return streamFunc(func(o *streamOptions) error {
 		if duration <= 0 || renew <= 0 || 2*renew >= duration {

@@ -2,16 +2,34 @@ package singletable
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/singletable/singletable/internal/condwrite"
 	"github.com/singletable/singletable/internal/expr"
 )
+
+// sameAV reports whether two of the store's own attribute values are equal: the
+// scalar kinds it writes (S, N, BOOL).
+func sameAV(a, b types.AttributeValue) bool {
+	switch a := a.(type) {
+	case *types.AttributeValueMemberS:
+		b, ok := b.(*types.AttributeValueMemberS)
+		return ok && a.Value == b.Value
+	case *types.AttributeValueMemberN:
+		b, ok := b.(*types.AttributeValueMemberN)
+		return ok && a.Value == b.Value
+	case *types.AttributeValueMemberBOOL:
+		b, ok := b.(*types.AttributeValueMemberBOOL)
+		return ok && a.Value == b.Value
+	}
+	return false
+}
 
 // SweepProgress is where one segment of a sweep stands: what [Entity.Sweep]
 // saves in a [SweepStore] after each page, so that a sweep stopped midway, in
@@ -124,7 +142,8 @@ func (s *TableStore) LoadSweep(ctx context.Context, entity string, segment, tota
 }
 
 // SaveSweep writes p: one PutItem (1 WCU) conditional on the stored progress
-// having fewer pages.
+// having fewer pages, judged after a lost answer as [TableStore] says (a save
+// whose answer was lost counts as done when the item read back is p).
 func (s *TableStore) SaveSweep(ctx context.Context, p SweepProgress) error {
 	n := func(v int64) types.AttributeValue {
 		return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
@@ -139,19 +158,48 @@ func (s *TableStore) SaveSweep(ctx context.Context, p SweepProgress) error {
 	var b expr.Builder
 	cond := "attribute_not_exists(" + b.Name(s.t.opts.PartitionKey) + ") OR (" + b.Name(s.t.opts.TypeAttribute) + " = " + b.S(sweepType) +
 		" AND " + b.Name(attrPages) + " < " + b.Value(n(p.Pages)) + ")"
-	_, err := s.t.client.PutItem(ctx, &dynamodb.PutItemInput{
+	in := &dynamodb.PutItemInput{
 		TableName:                 s.t.namePtr(),
 		Item:                      item,
 		ConditionExpression:       aws.String(cond),
 		ExpressionAttributeNames:  b.Names(),
 		ExpressionAttributeValues: b.Values(),
-	})
-	var ccf *types.ConditionalCheckFailedException
-	if errors.As(err, &ccf) {
+	}
+	key := s.sweepItemKey(p.Entity, p.Segment, p.Total)
+	bo := s.t.opts.Backoff.withDefaults()
+	_, refused, err := condwrite.Write{
+		Send: func(ctx context.Context, optFn func(*dynamodb.Options)) (condwrite.Item, error) {
+			_, err := s.t.client.PutItem(ctx, in, optFn)
+			return nil, err
+		},
+		ReadBack: func(ctx context.Context) (condwrite.Item, error) {
+			return condwrite.ReadBack(ctx, s.t.client.GetItem, s.t.name, key, bo.MaxAttempts, bo.Wait)
+		},
+		Judge: func(cur condwrite.Item) condwrite.Verdict {
+			// Progress only grows: the item as written is this save's, and one with
+			// fewer pages shows it did not land.
+			typ, _ := cur[s.t.opts.TypeAttribute].(*types.AttributeValueMemberS)
+			switch {
+			case cur == nil:
+				return condwrite.NotLanded
+			case typ == nil || typ.Value != sweepType:
+				return condwrite.Overtaken
+			case maps.EqualFunc(cur, item, sameAV):
+				return condwrite.Landed
+			case intAttr(cur, attrPages) < p.Pages:
+				return condwrite.NotLanded
+			}
+			return condwrite.Overtaken
+		},
+		Attempts:      bo.MaxAttempts,
+		Wait:          bo.Wait,
+		TrustRefusals: true, // another sweep of the segment may have saved the same progress
+	}.Do(ctx)
+	if refused {
 		return fmt.Errorf("singletable: sweep %s segment %d/%d: progress is at page %d or later: %w", p.Entity, p.Segment, p.Total, p.Pages, ErrCondition)
 	}
 	if err != nil {
-		return fmt.Errorf("singletable: sweep %s segment %d/%d: PutItem: %w", p.Entity, p.Segment, p.Total, err)
+		return fmt.Errorf("singletable: sweep %s segment %d/%d: PutItem: %w", p.Entity, p.Segment, p.Total, ambiguity(err))
 	}
 	return nil
 }

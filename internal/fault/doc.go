@@ -18,8 +18,8 @@
 //
 // # What the caller sees
 //
-// With the SDK's standard retryer (aws-sdk-go-v2 v1.47.7, service/dynamodb
-// v1.73.1; verified by this package's tests):
+// With the SDK's standard retryer (aws-sdk-go-v2 v1.48.0, service/dynamodb
+// v1.74.0; verified by this package's tests):
 //
 //	Fault                  forwarded  SDK retries  error after the last attempt (errors.As finds)
 //	Throttle               no         yes          *types.ProvisionedThroughputExceededException

@@ -151,7 +151,16 @@
 // [Table.Describe] builds the design from the registered entities: key templates,
 // versioning, sharding and schema versions, the access patterns the templates serve
 // (with key conditions and calls), notes on costly designs, and a Mermaid key map.
-// [Design.Markdown] renders it for a README or a design review.
+// The design and its renderings live in package design
+// (github.com/singletable/singletable/design): Markdown for a README or a design
+// review, a Mermaid key map.
+//
+// [Table.CreateTableInput] is the CreateTable request [Table.CreateTable] sends
+// (CreateTable is built on it), with edits for what the model does not say:
+// [StreamView], [Provisioned], [DeletionProtection], [Tags]. [Table.Definition]
+// adds the TTL attribute, and package design renders it as a CloudFormation
+// AWS::DynamoDB::Table resource (JSON, which NoSQL Workbench imports, or YAML)
+// or a Terraform aws_dynamodb_table resource.
 //
 // # Observability
 //

@@ -37,15 +37,7 @@ func (c consistentOption) applyTableScan(o *queryOptions) error { return c.apply
 // (local secondary indexes do: see [WithLocalIndex]).
 func Consistent() ReadOption { return consistentOption{} }
 
-func collectGetOptions(opts []GetOption) getOptions {
-	var o getOptions
-	for _, opt := range opts {
-		opt.applyGet(&o)
-	}
-	return o
-}
-
-// collectWriteOptions applies opts, as collectGetOptions does.
+// collectWriteOptions applies opts.
 func collectWriteOptions(opts []WriteOption) writeOptions {
 	var o writeOptions
 	for _, opt := range opts {

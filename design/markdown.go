@@ -1,4 +1,4 @@
-package singletable
+package design
 
 import (
 	"cmp"
@@ -9,18 +9,18 @@ import (
 )
 
 // A Design as text: Markdown tables for a README or a design review, and the key
-// map as a Mermaid flowchart. The design itself is built in describe.go.
+// map as a Mermaid flowchart.
 
 // String returns [Design.Markdown].
-func (d Design) String() string { return d.Markdown() }
+func (d *Design) String() string { return d.Markdown() }
 
 // Markdown renders the design as a Markdown document: the key attributes and which
 // entities use them, each entity's options and key templates, the access patterns
 // (each with its key condition and the call that makes it), notes, and the key map
 // as a Mermaid flowchart in a fenced block, which GitHub renders as a picture.
-func (d Design) Markdown() string {
+func (d *Design) Markdown() string {
 	var b strings.Builder
-	b.WriteString("# Table " + code(d.Table) + "\n\n")
+	b.WriteString("# Table " + code(d.Name) + "\n\n")
 	if d.SortKey == "" {
 		b.WriteString("Base table key " + keyLabel(d, d.PartitionKey) + " (partition only)")
 	} else {
@@ -34,7 +34,7 @@ func (d Design) Markdown() string {
 			users[k.Index] = append(users[k.Index], e.Name)
 		}
 	}
-	d.indexTable(&b, users) // describe_reads.go
+	d.indexTable(&b, users)
 
 	b.WriteString("\n## Entities\n\n")
 	if len(d.Entities) == 0 {
@@ -53,7 +53,7 @@ func (d Design) Markdown() string {
 			}
 			schema := "-"
 			if e.Schema > 0 {
-				schema = "v" + strconv.Itoa(e.Schema) + ", write-back " + writeBackName(e.WriteBack)
+				schema = "v" + strconv.Itoa(e.Schema) + ", write-back " + e.WriteBack
 			}
 			row(&b, e.Name, code(e.Type), orDash(code(e.Version)), shards, schema)
 		}
@@ -103,7 +103,7 @@ func (d Design) Markdown() string {
 		b.WriteString("\n")
 	}
 
-	d.scansSection(&b) // describe_reads.go
+	d.scansSection(&b)
 
 	if len(d.Notes) > 0 {
 		b.WriteString("\n## Notes\n\n")
@@ -122,14 +122,14 @@ func (d Design) Markdown() string {
 // edge to the base table and to each index it is in, labelled with its key
 // templates, as in a hand-drawn single-table key map. An entity missing from an
 // index has no edge to it.
-func (d Design) Mermaid() string {
+func (d *Design) Mermaid() string {
 	var b strings.Builder
 	b.WriteString("flowchart LR\n")
 	baseKeys := d.PartitionKey
 	if d.SortKey != "" {
 		baseKeys += ", " + d.SortKey
 	}
-	b.WriteString("  base[(" + mermaidText("table "+d.Table+"\n"+baseKeys) + ")]\n")
+	b.WriteString("  base[(" + mermaidText("table "+d.Name+"\n"+baseKeys) + ")]\n")
 	ids := map[string]string{"": "base"}
 	for i, ix := range d.Indexes {
 		id := "ix" + strconv.Itoa(i+1)
@@ -182,7 +182,7 @@ func (d Design) Mermaid() string {
 }
 
 // templateFor returns an entity's template for a key attribute, or "".
-func templateFor(e EntityDesign, attr string) string {
+func templateFor(e Entity, attr string) string {
 	for _, k := range e.Keys {
 		switch attr {
 		case k.PartitionKey:
@@ -192,18 +192,6 @@ func templateFor(e EntityDesign, attr string) string {
 		}
 	}
 	return ""
-}
-
-func writeBackName(w WriteBack) string {
-	switch w {
-	case WriteBackSync:
-		return "sync"
-	case WriteBackAsync:
-		return "async"
-	case WriteBackOff:
-		return "off"
-	}
-	return strconv.Itoa(int(w))
 }
 
 // row writes one Markdown table row.
@@ -275,7 +263,7 @@ func mermaidText(s string) string {
 
 // fieldRoles writes the fields the library keeps (timestamps, counters, TTL,
 // defaults) and the table's TTL attribute, when an entity has any.
-func fieldRoles(b *strings.Builder, d Design) {
+func fieldRoles(b *strings.Builder, d *Design) {
 	has := false
 	for _, e := range d.Entities {
 		has = has || e.CreatedAt != "" || e.UpdatedAt != "" || e.Counter != "" || e.TTL != "" || len(e.Defaults) > 0
@@ -290,4 +278,77 @@ func fieldRoles(b *strings.Builder, d Design) {
 	if d.TTLAttribute != "" {
 		b.WriteString("\nItems expire by DynamoDB's TTL on " + code(d.TTLAttribute) + " (Unix seconds), once TTL is on for the table (`CreateTable` or `EnableTTL`).\n")
 	}
+}
+
+// keyTypeText names a key attribute's type for the design, "" for a string.
+func keyTypeText(kinds map[string]types.ScalarAttributeType, attr string) string {
+	switch kinds[attr] {
+	case "N":
+		return "number"
+	case "B":
+		return "binary"
+	}
+	return ""
+}
+
+// keyLabel is a key attribute in Markdown, with its type when not a string:
+// "`acct` (number)".
+func keyLabel(d *Design, attr string) string {
+	if attr == "" {
+		return "-"
+	}
+	if k := keyTypeText(d.KeyTypes, attr); k != "" {
+		return code(attr) + " (" + k + ")"
+	}
+	return code(attr)
+}
+
+// projectionLabel describes an index's projection in Markdown.
+func projectionLabel(ix Index) string {
+	p := string(ix.Projection)
+	if p == "" {
+		p = "ALL"
+	}
+	if len(ix.NonKeyAttributes) > 0 {
+		p += " " + codes(ix.NonKeyAttributes, ", ")
+	}
+	if ix.Local {
+		return "local, " + p
+	}
+	return "global, " + p
+}
+
+// indexTable writes the table of key attributes and indexes: with a projection
+// column when an index is local or does not project every attribute.
+func (d *Design) indexTable(b *strings.Builder, users map[string][]string) {
+	special := false
+	for _, ix := range d.Indexes {
+		special = special || ix.Local || (ix.Projection != "" && ix.Projection != types.ProjectionTypeAll)
+	}
+	if !special {
+		b.WriteString("| index | partition key | sort key | entities |\n|---|---|---|---|\n")
+		row(b, "table", keyLabel(d, d.PartitionKey), keyLabel(d, d.SortKey), orDash(strings.Join(users[""], ", ")))
+		for _, ix := range d.Indexes {
+			row(b, ix.Name, keyLabel(d, ix.PartitionKey), keyLabel(d, ix.SortKey), orDash(strings.Join(users[ix.Name], ", ")))
+		}
+		return
+	}
+	b.WriteString("| index | partition key | sort key | projection | entities |\n|---|---|---|---|---|\n")
+	row(b, "table", keyLabel(d, d.PartitionKey), keyLabel(d, d.SortKey), "-", orDash(strings.Join(users[""], ", ")))
+	for _, ix := range d.Indexes {
+		row(b, ix.Name, keyLabel(d, ix.PartitionKey), keyLabel(d, ix.SortKey), projectionLabel(ix), orDash(strings.Join(users[ix.Name], ", ")))
+	}
+}
+
+// scansSection writes the scans, with their cost, and how counts cost.
+func (d *Design) scansSection(b *strings.Builder) {
+	if len(d.Scans) == 0 {
+		return
+	}
+	b.WriteString("\n## Scans and counts\n\n| entities | index | pattern | DynamoDB | call | cost |\n|---|---|---|---|---|---|\n")
+	for _, p := range d.Scans {
+		row(b, strings.Join(p.Entities, ", "), cmp.Or(p.Index, "table"), cell(p.Description), p.Operation, codes(strings.Split(p.Call, "; "), "<br>"), cell(p.Cost))
+	}
+	b.WriteString("\nEvery query above can be counted instead (" + code("Count(k, ...)") + ", " + code("Table.Count(k, ...)") +
+		": Select COUNT, every page, no item returned or decoded) at the cost of reading its items: 0.5 RCU per 4 KB read, 1 consistent.\n")
 }

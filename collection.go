@@ -50,12 +50,13 @@ const (
 )
 
 // UnknownOption is what [OnUnknown] returns: an option of collection queries, of
-// table scans ([Table.Scan]), of [ConsumeStream] and of [Table.Decode] (not of
-// entity queries or scans, which skip every item of another type).
+// table scans ([Table.Scan]) and of [Table.Decode] and [Table.DecodeRecord]
+// (not of entity queries or scans, which skip every item of another type).
+// Package stream's consumer takes its own (stream.OnUnknown), by the same
+// rules.
 type UnknownOption interface {
 	CollectionOption
 	TableScanOption
-	StreamOption
 	DecodeOption
 }
 
@@ -75,17 +76,12 @@ func (u unknownOption) applyCollection(o *queryOptions) error {
 
 func (u unknownOption) applyTableScan(o *queryOptions) error { return u.applyCollection(o) }
 
-func (u unknownOption) applyStream(o *streamOptions) error {
-	o.unknown = u.m
-	return u.check()
-}
-
 func (u unknownOption) applyDecode(o *decodeOptions) error {
 	o.unknown = u.m
 	return u.check()
 }
 
-// OnUnknown sets what a collection query, a stream consumer or [Table.Decode]
+// OnUnknown sets what a collection query, a table scan or [Table.Decode]
 // does with an item whose type attribute is missing or names no registered
 // entity. Entity queries are not affected: they skip every item of another type.
 func OnUnknown(m UnknownTypes) UnknownOption { return unknownOption{m} }

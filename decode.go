@@ -52,12 +52,12 @@ func (t *Table) Decode(item RawItem, opts ...DecodeOption) (any, error) {
 }
 
 // DecodeRecord returns r with Type, Old and New set from its OldImage and
-// NewImage, decoded as [Table.Decode] does: the rules by which [ConsumeStream]
-// decodes every record, for handlers that get records some other way (the
-// streamlambda package, for one). deliver is false for a record to pass over:
-// every image present is of an unknown type and [OnUnknown] says UnknownSkip,
-// or the record is one of the library's own items (the leases and sweep
-// progress a [TableStore] keeps in the table), which are always passed over.
+// NewImage, decoded as [Table.Decode] does: the rules by which the stream
+// consumers (packages stream and streamlambda) decode every record. deliver
+// is false for a record to pass over: every image present is of an unknown
+// type and [OnUnknown] says UnknownSkip, or the record is one of the library's
+// own items (the leases and sweep progress it keeps in the table, whose type
+// attribute begins with "_singletable."), which are always passed over.
 // A record with one image of a registered type is delivered, the other image
 // decoded as OnUnknown says. r is a value: the caller's copy is not changed.
 // DecodeRecord sends nothing.

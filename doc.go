@@ -126,28 +126,20 @@
 // # Ordered processing
 //
 // [Railroad] runs tasks one after another per key and concurrently across keys,
-// with bounded queues. [ConsumeStream] reads a table's DynamoDB Stream, decodes old
-// and new images into registered entities and handles each item's changes in
-// order, at least once.
+// with bounded queues. Package stream (stream.Consume) reads a table's DynamoDB
+// Stream, decodes old and new images into registered entities ([StreamRecord],
+// by [Table.DecodeRecord]) and handles each item's changes in order, at least
+// once, on a Railroad.
 //
 // # A fleet of stream consumers
 //
-// Consumers in many processes share a stream's shards through leases kept in
-// DynamoDB ([TableStore], in the single table or a table of its own), as the
-// Kinesis Client Library does: one lease per shard with its owner, a counter that
-// fences every write (take, renew, checkpoint, release, hand-over are all
-// conditional on it and the owner), the checkpoint (compared as a number: it never
-// moves back), the parent shards and a finished flag. Each consumer, every renewal
-// interval, lists the leases (one consistent Query), renews its own (one write
-// each), takes free or expired ones up to its fair share, and, when none is free,
-// asks the busiest worker to hand one over; the owner drains the shard's records in
-// flight and checkpoints before it hands over, so no shard has two readers. A lease
-// expires when its counter has not moved for a lease duration by the observer's own
-// clock; a consumer killed without releasing loses its shards after that, and
-// another resumes after its checkpoint. A child shard is read only once its parents
-// are finished, whoever held them. Duplicates come only from records handled after
-// the last checkpoint a consumer wrote before it died or lost the lease, from
-// handlers cut short by a stop, and from retries; see [ConsumeStream].
+// Package stream's consumers, in many processes, share a stream's shards through
+// leases kept in DynamoDB (stream.TableStore, in the single table or a table of
+// its own), as the Kinesis Client Library does: one lease per shard, whose
+// counter fences every write; a consumer that cannot renew a lease gives it up,
+// cancelling its handlers, before another can take it; a child shard is read only
+// once its parents are finished, whoever held them. It needs only this package's
+// public surface; see its documentation.
 //
 // Lambda users get the same decoding from package streamlambda, which turns
 // events.DynamoDBEvent records into [StreamRecord] values, runs them on per-key

@@ -2,9 +2,11 @@ package singletable
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"strconv"
+	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -51,7 +53,7 @@ type SweepProgress struct {
 
 // SweepStore keeps the progress of sweeps' segments. Implementations must be
 // safe for concurrent use. [MemoryStore] keeps it in memory, [TableStore] in
-// DynamoDB beside the leases of stream consumers.
+// DynamoDB.
 type SweepStore interface {
 	// LoadSweep returns the progress of a segment; its zero value (with the
 	// ids set) when there is none.
@@ -61,6 +63,17 @@ type SweepStore interface {
 	// swept twice at once stops one of them.
 	SaveSweep(ctx context.Context, p SweepProgress) error
 }
+
+// MemoryStore is a [SweepStore] in memory: the sweep progress of one process,
+// lost when it exits. It keeps to the same conditions as [TableStore], so it
+// also serves tests. The zero value is an empty store; it is safe for
+// concurrent use. (Package stream has a MemoryStore of its own, for leases.)
+type MemoryStore struct {
+	mu     sync.Mutex               // protects sweeps
+	sweeps map[string]SweepProgress // sweepKey -> progress
+}
+
+var _ SweepStore = (*MemoryStore)(nil)
 
 func sweepKey(entity string, segment, total int) string {
 	return entity + "\x00" + strconv.Itoa(segment) + "/" + strconv.Itoa(total)
@@ -102,6 +115,63 @@ func (m *MemoryStore) Sweeps(entity string) []SweepProgress {
 		}
 	}
 	return out
+}
+
+// TableStore is a [SweepStore] kept in a DynamoDB table: the single table
+// itself, or one of its own (any table keyed like a [Table], e.g. made with
+// NewTable and [Table.CreateTable]). Its items have partition keys beginning
+// with "<delimiter>singletable<delimiter>", which no registered entity can
+// render (see [Register]), and type attributes beginning with "_singletable.":
+// one item per sweep segment (partition "#singletable#sweep#<entity type>",
+// sort key "<segment>/<total>"). (The leases of stream consumers live beside
+// them, in package stream's TableStore.)
+//
+// Every save is conditional, and is judged as the entity pipeline judges its
+// writes: the SDK's retryer resends no failure that may have applied it (a
+// lost answer, a reset, a 5xx, an ended context); after one the item is read
+// back consistently, and the save counts as done when the item is the progress
+// it wrote, is sent again when the item holds fewer pages, and is refused
+// ([ErrCondition]) otherwise; when the item cannot be read back the error
+// matches [ErrAmbiguous].
+//
+// A TableStore is safe for concurrent use.
+type TableStore struct {
+	t *Table
+}
+
+var _ SweepStore = (*TableStore)(nil)
+
+// sweepAttrs are the attributes of sweep progress items.
+var sweepAttrs = []string{attrCursor, attrPages, attrDone, attrSeen, attrMigrated, attrLost, attrFailed}
+
+// The attributes of sweep progress items.
+const (
+	attrCursor   = "cursor"
+	attrPages    = "pages"
+	attrDone     = "done"
+	attrSeen     = "seen"
+	attrMigrated = "migrated"
+	attrLost     = "lost"
+	attrFailed   = "failed"
+)
+
+// NewTableStore returns a store that keeps sweep progress in t's table. It
+// sends nothing. It fails if the table's keys are not strings, or if one of
+// the store's attribute names (cursor, pages, done, seen, migrated, lost,
+// failed) is a key or type attribute of t.
+func NewTableStore(t *Table) (*TableStore, error) {
+	if t == nil {
+		return nil, fmt.Errorf("singletable: NewTableStore: nil table: %w", ErrInvalidInput)
+	}
+	if !t.stringKeys() { // keytypes.go
+		return nil, fmt.Errorf("singletable: NewTableStore %s: the store keeps its items under string partition and sort keys, and this table has a number, binary or no sort key: use a table of its own: %w", t.name, ErrInvalidInput)
+	}
+	for _, a := range sweepAttrs {
+		if _, isKey := t.keys[a]; isKey || a == t.opts.TypeAttribute {
+			return nil, fmt.Errorf("singletable: NewTableStore %s: attribute %q is a key or type attribute of the table: %w", t.name, a, ErrInvalidInput)
+		}
+	}
+	return &TableStore{t: t}, nil
 }
 
 func (s *TableStore) sweepItemKey(entity string, segment, total int) map[string]types.AttributeValue {
@@ -202,4 +272,23 @@ func (s *TableStore) SaveSweep(ctx context.Context, p SweepProgress) error {
 		return fmt.Errorf("singletable: sweep %s segment %d/%d: PutItem: %w", p.Entity, p.Segment, p.Total, ambiguity(err))
 	}
 	return nil
+}
+
+// intAttr is item's number attribute a as an int64; 0 when it is missing, not
+// a number or not an integer (the store's own items, written by it).
+func intAttr(item map[string]types.AttributeValue, a string) int64 {
+	v, _ := item[a].(*types.AttributeValueMemberN)
+	if v == nil {
+		return 0
+	}
+	n, _ := strconv.ParseInt(v.Value, 10, 64)
+	return n
+}
+
+// ambiguity makes an outcome condwrite could not learn match ErrAmbiguous.
+func ambiguity(err error) error {
+	if errors.Is(err, condwrite.ErrUnproven) {
+		return fmt.Errorf("%w: %w", ErrAmbiguous, err)
+	}
+	return err
 }

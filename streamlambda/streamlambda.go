@@ -1,7 +1,7 @@
 // Package streamlambda runs a singletable stream handler in AWS Lambda: it takes
 // the DynamoDB stream events Lambda delivers (github.com/aws/aws-lambda-go's
 // events.DynamoDBEvent), decodes each record's images into the entity types
-// registered on a [singletable.Table] by the rules [singletable.ConsumeStream]
+// registered on a [singletable.Table] by the rules stream.Consume (package stream)
 // uses ([singletable.Table.DecodeRecord]), runs the handler on per-key rails (a
 // [singletable.Railroad]: one key's records one at a time, in order; different
 // keys concurrently), and answers with the batch item failures Lambda needs to
@@ -44,7 +44,7 @@
 //
 // Lambda runs at most one invocation per shard at a time (ParallelizationFactor
 // 1), and a child shard only after its parent is done, so keys stay in order
-// across invocations as they do with ConsumeStream. With a ParallelizationFactor
+// across invocations as they do with stream.Consume. With a ParallelizationFactor
 // above 1 Lambda keeps order per partition key only: use a [RecordKey] no finer
 // than the partition key.
 package streamlambda
@@ -81,7 +81,7 @@ type options struct {
 }
 
 // OnUnknown says what to do with a record whose images name no registered
-// entity, as [singletable.OnUnknown] does for ConsumeStream: UnknownFail (the
+// entity, as [singletable.OnUnknown] does for stream.Consume: UnknownFail (the
 // default) reports it as a failure of its key; UnknownSkip passes over it (it
 // succeeds); UnknownCollect hands it over with its images as RawItems.
 func OnUnknown(m singletable.UnknownTypes) Option {
@@ -95,7 +95,7 @@ func OnUnknown(m singletable.UnknownTypes) Option {
 }
 
 // RecordKey names the rail a record runs on; default the item's primary key
-// (every key attribute, by name and value), as for ConsumeStream: the records
+// (every key attribute, by name and value), as for stream.Consume: the records
 // of two different items never share a rail, whatever their key values hold.
 func RecordKey(key func(singletable.StreamRecord) string) Option {
 	return optionFunc(func(o *options) error {
@@ -423,7 +423,7 @@ func record(er events.DynamoDBEventRecord) (r singletable.StreamRecord, keyed bo
 }
 
 // Image converts a Lambda image into the SDK's attribute values; nil or empty
-// gives nil, as ConsumeStream gives for an absent image.
+// gives nil, as stream.Consume gives for an absent image.
 func Image(m map[string]events.DynamoDBAttributeValue) (singletable.RawItem, error) {
 	if len(m) == 0 {
 		return nil, nil

@@ -1,5 +1,5 @@
 // Package streamkey gives the default rail key of a stream record, shared by
-// singletable.ConsumeStream and package streamlambda so that both put the
+// stream.Consume and package streamlambda so that both put the
 // records of one item, and only those, on one rail.
 package streamkey
 

@@ -35,7 +35,7 @@ func parse(t *testing.T, key string) map[string]string {
 }
 
 // TestOfInjective: the pairs that shared a rail under the keys used before
-// (PK + NUL + SK in streamlambda; len(PK) + ":" + PK + SK in ConsumeStream,
+// (PK + NUL + SK in streamlambda; len(PK) + ":" + PK + SK in stream.Consume,
 // which ignored the names) get different keys, and every key reads back as
 // its map.
 func TestOfInjective(t *testing.T) {
@@ -116,7 +116,7 @@ func FuzzOfInjective(f *testing.F) {
 	})
 }
 
-// BenchmarkOf: the key of a two-attribute primary key, as ConsumeStream and
+// BenchmarkOf: the key of a two-attribute primary key, as stream.Consume and
 // streamlambda make it for every record.
 func BenchmarkOf(b *testing.B) {
 	b.ReportAllocs()
@@ -126,7 +126,7 @@ func BenchmarkOf(b *testing.B) {
 	}
 }
 
-// BenchmarkOfBaseline is the key ConsumeStream used before Of, for comparison
+// BenchmarkOfBaseline is the key stream.Consume used before Of, for comparison
 // in the same run: length-prefixed partition key and sort key, names ignored.
 func BenchmarkOfBaseline(b *testing.B) {
 	b.ReportAllocs()

@@ -1,11 +1,24 @@
-package singletable
+// Package stream reads a table's DynamoDB Stream and hands every change to a
+// handler, decoded into the entities registered on a [singletable.Table], in
+// order per item and concurrently across items: one consumer, or a fleet of
+// them in many processes that share the stream's shards by leases kept in
+// DynamoDB ([TableStore]), as the Kinesis Client Library does. See [Consume].
+//
+// It needs only the singletable package's public surface: records are decoded
+// by [singletable.Table.DecodeRecord] and handled on a [singletable.Railroad].
+// Package streamlambda does the same in AWS Lambda.
+package stream
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
+	"runtime/debug"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -15,98 +28,42 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
+	"github.com/singletable/singletable"
+	"github.com/singletable/singletable/internal/reserved"
 	"github.com/singletable/singletable/internal/streamkey"
 )
 
-// StreamClient is the part of the DynamoDB Streams API that [ConsumeStream]
-// calls. *dynamodbstreams.Client satisfies it. For DynamoDB Local, build the
-// client with BaseEndpoint set to the same URL as the DynamoDB client's.
-type StreamClient interface {
+// Client is the part of the DynamoDB Streams API that [Consume] calls.
+// *dynamodbstreams.Client satisfies it. For DynamoDB Local, build the client
+// with BaseEndpoint set to the same URL as the DynamoDB client's.
+type Client interface {
 	DescribeStream(ctx context.Context, in *dynamodbstreams.DescribeStreamInput, optFns ...func(*dynamodbstreams.Options)) (*dynamodbstreams.DescribeStreamOutput, error)
 	GetShardIterator(ctx context.Context, in *dynamodbstreams.GetShardIteratorInput, optFns ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetShardIteratorOutput, error)
 	GetRecords(ctx context.Context, in *dynamodbstreams.GetRecordsInput, optFns ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetRecordsOutput, error)
 }
 
-var _ StreamClient = (*dynamodbstreams.Client)(nil)
+var _ Client = (*dynamodbstreams.Client)(nil)
 
-// EnableStream is an edit for [Table.CreateTable] that turns on the table's
-// stream with both images of every change (NEW_AND_OLD_IMAGES), which
-// [ConsumeStream] decodes into [StreamRecord.Old] and [StreamRecord.New].
-func EnableStream() func(*dynamodb.CreateTableInput) {
-	return func(in *dynamodb.CreateTableInput) {
-		in.StreamSpecification = &types.StreamSpecification{
-			StreamEnabled:  aws.Bool(true),
-			StreamViewType: types.StreamViewTypeNewAndOldImages,
-		}
-	}
-}
-
-// StreamEvent is what happened to an item.
-type StreamEvent string
-
-// The events of a stream record.
-const (
-	StreamInsert StreamEvent = "INSERT" // the item was created; New holds it
-	StreamModify StreamEvent = "MODIFY" // the item was changed; Old and New hold it before and after
-	StreamRemove StreamEvent = "REMOVE" // the item was deleted; Old holds it
-)
-
-// StreamRecord is one change to one item, as [ConsumeStream] hands it to its
-// handler. Old and New hold values of the entity types registered on the table
-// (an Order, not an *Order), for a type switch or [Images]; they are nil when
-// the stream does not carry that image (an INSERT has no old image, a REMOVE no
-// new one, a KEYS_ONLY stream neither). The handler may keep the record; the
-// consumer does not touch it afterwards.
-type StreamRecord struct {
-	Event StreamEvent
-	// Type is the item's type attribute, from the new image, else the old; ""
-	// when neither image carries one.
-	Type string
-	// Key is the item's primary key, such as {"PK": "CUST#c1", "SK": "ORDER#o1"}.
-	Key map[string]string
-	// Old and New are the decoded images; with OnUnknown UnknownCollect, an
-	// image of an unregistered type is a RawItem.
-	Old, New any
-	// OldImage and NewImage are the images as the stream carried them.
-	OldImage, NewImage RawItem
-	// Expired is true for a REMOVE made by DynamoDB's time to live.
-	Expired bool
-	// ShardID and SequenceNumber place the record in the stream. Sequence
-	// numbers grow within a shard; compare them as numbers, not strings.
-	ShardID        string
-	SequenceNumber string
-	// ApproximateTime is when the change was made, to the second or coarser.
-	ApproximateTime time.Time
-}
-
-// Images returns the record's old and new values when they are of type T; ok
-// reports whether either is. An image that is absent or of another type gives
-// T's zero value.
-func Images[T any](r StreamRecord) (before, after T, ok bool) {
-	before, okBefore := r.Old.(T)
-	after, okAfter := r.New.(T)
-	return before, after, okBefore || okAfter
-}
-
-// StreamStart is where a shard with no checkpoint begins.
-type StreamStart uint8
+// Start is where a shard with no checkpoint begins.
+type Start uint8
 
 const (
 	// StartTrimHorizon begins at the oldest record the stream holds (up to 24
 	// hours old). The default.
-	StartTrimHorizon StreamStart = iota
-	// StartLatest begins with the records written after the consumer starts.
+	StartTrimHorizon Start = iota
+	// StartLatest begins with the records written from when the shard is first
+	// read: its first reader pins it there ([LatestAt]).
 	StartLatest
 )
 
 // errStreamEnded stops a consumer whose stream is disabled and read to its end.
-var errStreamEnded = errors.New("singletable: stream ended")
+var errStreamEnded = errors.New("singletable: stream: ended")
 
 // finalSaveTimeout bounds the checkpoint and lease writes made while a
 // consumer stops, after its context has ended.
 const finalSaveTimeout = 30 * time.Second
 
-// ConsumeStream reads the DynamoDB Stream of table t and calls handle for every
+// Consume reads the DynamoDB Stream of table t and calls handle for every
 // record, until ctx ends or an error stops it. Any number of consumers, in one
 // process or many, may consume one stream at once, each with its own [Worker]
 // id and the same [Leases] store: they share its shards through leases, so that
@@ -115,17 +72,18 @@ const finalSaveTimeout = 30 * time.Second
 //
 // # Reading
 //
-// ConsumeStream calls DescribeStream to find the shards (every
+// Consume calls DescribeStream to find the shards (every
 // [ShardRefresh], following pages), creates a lease for each shard that has
 // none, then GetShardIterator and GetRecords on each shard whose lease it
 // holds. A shard is read only once every parent shard is finished (read to its
 // end and all its records handled), whoever held the parent, so an item's
 // changes are handled in order across shard splits and across the fleet.
-// Records are decoded with the entity types registered on t (call [Register]
-// first; see [Table.DecodeRecord] for the rules and [OnUnknown]) and handled
-// through a [Railroad] keyed by [RecordKey]: the records of one item run one
-// at a time, in stream order; those of different items run concurrently, up
-// to [RailroadOptions.Concurrency] ([Rails]). When handlers fall behind, the
+// Records are decoded with the entity types registered on t (call
+// [singletable.Register] first; see [singletable.Table.DecodeRecord] for the
+// rules and [OnUnknown]) and handled through a [singletable.Railroad] keyed by
+// [RecordKey]: the records of one item run one at a time, in stream order;
+// those of different items run concurrently, up to
+// [singletable.RailroadOptions.Concurrency] ([Rails]). When handlers fall behind, the
 // railroad's bounds pause the reading of shards, so memory stays bounded.
 // Records of the library's own items (a [TableStore] in the same table) are
 // passed over.
@@ -191,7 +149,7 @@ const finalSaveTimeout = 30 * time.Second
 // consumer stops, and the record and those after it are left for the next
 // holder.
 //
-// ConsumeStream returns ctx's error when ctx ends (joined with any error from
+// Consume returns ctx's error when ctx ends (joined with any error from
 // releasing its leases), nil when the stream has been disabled and every shard
 // finished, and otherwise the first error that stopped it: a handler's, a
 // decoding error, the lease store's, or a Streams call's after the SDK's own
@@ -205,7 +163,7 @@ const finalSaveTimeout = 30 * time.Second
 // [TableStore], one consistent Query of the leases (1 RCU per 4 KB, about 13
 // leases) plus one write (1 WCU) per held lease every renewal interval, one
 // write per checkpoint, and a write per take, hand-over or release.
-func ConsumeStream(ctx context.Context, t *Table, client StreamClient, handle func(context.Context, StreamRecord) error, opts ...StreamOption) error {
+func Consume(ctx context.Context, t *singletable.Table, client Client, handle func(context.Context, singletable.StreamRecord) error, opts ...Option) error {
 	c, err := newConsumer(t, client, handle, opts)
 	if err != nil {
 		return err
@@ -219,25 +177,25 @@ func ConsumeStream(ctx context.Context, t *Table, client StreamClient, handle fu
 }
 
 // latestStream returns the ARN of the table's stream (DescribeTable).
-func latestStream(ctx context.Context, t *Table) (string, error) {
-	out, err := t.client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(t.name)})
+func latestStream(ctx context.Context, t *singletable.Table) (string, error) {
+	out, err := t.Client().DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(t.Name())})
 	if err != nil {
-		return "", fmt.Errorf("singletable: ConsumeStream: DescribeTable %s: %w", t.name, err)
+		return "", fmt.Errorf("singletable: stream: DescribeTable %s: %w", t.Name(), err)
 	}
 	if out.Table == nil || aws.ToString(out.Table.LatestStreamArn) == "" {
-		return "", fmt.Errorf("singletable: ConsumeStream: table %s has no stream (create it with EnableStream): %w", t.name, ErrInvalidInput)
+		return "", fmt.Errorf("singletable: stream: table %s has no stream (create it with singletable.EnableStream): %w", t.Name(), singletable.ErrInvalidInput)
 	}
 	return *out.Table.LatestStreamArn, nil
 }
 
-// consumer is one run of ConsumeStream.
+// consumer is one run of Consume.
 type consumer struct {
-	t      *Table
-	client StreamClient
-	handle func(context.Context, StreamRecord) error
-	o      streamOptions
+	t      *singletable.Table
+	client Client
+	handle func(context.Context, singletable.StreamRecord) error
+	o      options
 	arn    string
-	rr     *Railroad[string]
+	rr     *singletable.Railroad[string]
 
 	exited chan *held    // readers that have returned, for the leader
 	gone   chan struct{} // closed when the leader stops listening on exited
@@ -247,17 +205,17 @@ type consumer struct {
 	err    error                   // the first error that stopped the run
 }
 
-func newConsumer(t *Table, client StreamClient, handle func(context.Context, StreamRecord) error, opts []StreamOption) (*consumer, error) {
+func newConsumer(t *singletable.Table, client Client, handle func(context.Context, singletable.StreamRecord) error, opts []Option) (*consumer, error) {
 	if t == nil || client == nil || handle == nil {
-		return nil, fmt.Errorf("singletable: ConsumeStream: nil table, client or handler: %w", ErrInvalidInput)
+		return nil, fmt.Errorf("singletable: stream: nil table, client or handler: %w", singletable.ErrInvalidInput)
 	}
-	o := defaultStreamOptions()
+	o := defaultOptions()
 	for _, opt := range opts {
 		if opt == nil {
 			continue
 		}
 		if err := opt.applyStream(&o); err != nil {
-			return nil, fmt.Errorf("singletable: ConsumeStream: %w", err)
+			return nil, fmt.Errorf("singletable: stream: %w", err)
 		}
 	}
 	if o.leases == nil {
@@ -267,10 +225,11 @@ func newConsumer(t *Table, client StreamClient, handle func(context.Context, Str
 		host, _ := os.Hostname()
 		o.worker = fmt.Sprintf("%s-%016x", host, rand.Uint64())
 	}
-	o.retry = o.retry.withDefaults()
-	o.railroad = o.railroad.withDefaults()
+	if o.retry.MaxAttempts <= 0 {
+		o.retry.MaxAttempts = 10 // Backoff's default
+	}
 	if o.key == nil {
-		o.key = func(r StreamRecord) string { return streamkey.Of(r.Key) } // injective: two items never share a rail
+		o.key = func(r singletable.StreamRecord) string { return streamkey.Of(r.Key) } // injective: two items never share a rail
 	}
 	return &consumer{t: t, client: client, handle: handle, o: o, arn: o.arn, exited: make(chan *held), gone: make(chan struct{})}, nil
 }
@@ -289,7 +248,7 @@ func (c *consumer) run(parent context.Context) error {
 	ctx, cancel := context.WithCancelCause(parent)
 	defer cancel(nil)
 	c.cancel = cancel
-	c.rr = NewRailroad[string](c.o.railroad)
+	c.rr = singletable.NewRailroad[string](c.o.railroad)
 
 	l := newLeader(c)
 	if err := l.lead(ctx); err != nil {
@@ -317,11 +276,11 @@ func (c *consumer) run(parent context.Context) error {
 // task returns the railroad task that handles r, with retries. A failure
 // stops the run before the task returns, so the next task on r's rail sees its
 // context ended and does not run.
-func (c *consumer) task(r StreamRecord) func(context.Context) error {
+func (c *consumer) task(r singletable.StreamRecord) func(context.Context) error {
 	return func(ctx context.Context) error {
 		var err error
 		for attempt := 1; ; attempt++ {
-			err = callTask(ctx, func(ctx context.Context) error { return c.handle(ctx, r) })
+			err = c.call(ctx, r)
 			if err == nil || ctx.Err() != nil || attempt >= c.o.retry.MaxAttempts || c.o.retry.Wait(ctx, attempt) != nil {
 				break
 			}
@@ -335,15 +294,40 @@ func (c *consumer) task(r StreamRecord) func(context.Context) error {
 	}
 }
 
+// call runs the handler on r once; a panic becomes a *singletable.PanicError.
+func (c *consumer) call(ctx context.Context, r singletable.StreamRecord) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &singletable.PanicError{Value: v, Stack: debug.Stack()}
+		}
+	}()
+	return c.handle(ctx, r)
+}
+
+// formatKey renders a record's key for messages: its attributes in name order.
+func formatKey(k map[string]string) string {
+	if len(k) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	for i, name := range slices.Sorted(maps.Keys(k)) {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s=%q", name, k[name])
+	}
+	return "{" + b.String() + "}"
+}
+
 // record turns a stream record into a StreamRecord; deliver is false for a
 // record to pass over (UnknownSkip, or the library's own items: own).
-func (c *consumer) record(shardID string, rec streamtypes.Record) (r StreamRecord, deliver, own bool, err error) {
+func (c *consumer) record(shardID string, rec streamtypes.Record) (r singletable.StreamRecord, deliver, own bool, err error) {
 	d := rec.Dynamodb
 	if d == nil {
 		return r, false, false, fmt.Errorf("singletable: stream: record %s of shard %s has no change", aws.ToString(rec.EventID), shardID)
 	}
-	r = StreamRecord{
-		Event:          StreamEvent(rec.EventName),
+	r = singletable.StreamRecord{
+		Event:          singletable.StreamEvent(rec.EventName),
 		Key:            map[string]string{},
 		OldImage:       fromStreamImage(d.OldImage),
 		NewImage:       fromStreamImage(d.NewImage),
@@ -366,20 +350,21 @@ func (c *consumer) record(shardID string, rec streamtypes.Record) (r StreamRecor
 	if id := rec.UserIdentity; id != nil {
 		r.Expired = aws.ToString(id.Type) == "Service" && aws.ToString(id.PrincipalId) == "dynamodb.amazonaws.com"
 	}
-	r, deliver, own, err = c.t.decodeRecord(r, c.o.unknown)
+	r, deliver, err = c.t.DecodeRecord(r, singletable.OnUnknown(c.o.unknown))
 	if err != nil {
 		return r, false, false, fmt.Errorf("singletable: stream: record %s of shard %s: %w", r.SequenceNumber, shardID, err)
 	}
+	own = !deliver && strings.HasPrefix(r.Type, reserved.TypePrefix)
 	return r, deliver, own, nil
 }
 
 // fromStreamImage converts an image from the Streams API's attribute values to
 // DynamoDB's; nil or empty gives nil.
-func fromStreamImage(m map[string]streamtypes.AttributeValue) RawItem {
+func fromStreamImage(m map[string]streamtypes.AttributeValue) singletable.RawItem {
 	if len(m) == 0 {
 		return nil
 	}
-	out := make(RawItem, len(m))
+	out := make(singletable.RawItem, len(m))
 	for k, v := range m {
 		out[k] = fromStreamAV(v)
 	}

@@ -1,4 +1,4 @@
-package singletable
+package stream
 
 import (
 	"cmp"

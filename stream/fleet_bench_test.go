@@ -1,15 +1,19 @@
-package singletable
+package stream
 
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stretchr/testify/require"
+
+	"github.com/singletable/singletable"
 
 	"github.com/singletable/singletable/internal/localtest"
 )
@@ -91,7 +95,7 @@ func (g groupStore) HandOver(ctx context.Context, l Lease, e time.Time) (Lease, 
 
 // fleetRun runs consumers on client until want records have been handled,
 // stops them, and returns how long it took.
-func fleetRun(b *testing.B, tbl *Table, client StreamClient, consumers int, want int64, handle func(context.Context) error, opts ...StreamOption) time.Duration {
+func fleetRun(b *testing.B, tbl *Table, client Client, consumers int, want int64, handle func(context.Context) error, opts ...Option) time.Duration {
 	var handled atomic.Int64
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -102,7 +106,7 @@ func fleetRun(b *testing.B, tbl *Table, client StreamClient, consumers int, want
 	start := time.Now()
 	for w := range consumers {
 		go func() {
-			done <- ConsumeStream(ctx, tbl, client, func(ctx context.Context, _ StreamRecord) error {
+			done <- Consume(ctx, tbl, client, func(ctx context.Context, _ StreamRecord) error {
 				if err := handle(ctx); err != nil {
 					return err
 				}
@@ -123,17 +127,17 @@ func fleetRun(b *testing.B, tbl *Table, client StreamClient, consumers int, want
 }
 
 // benchTable creates a table on DynamoDB Local for a benchmark, deleted at its end.
-func benchTable(b *testing.B, edits ...TableOption) *Table {
-	tbl, err := NewTable(local.Client(b), localtest.TableName(b), append([]TableOption{testTableOptions}, edits...)...)
+func benchTable(b *testing.B, edits ...singletable.TableOption) *Table {
+	tbl, err := singletable.NewTable(local.Client(b), localtest.TableName(b), append(slices.Clone(testTableOptions), edits...)...)
 	require.NoError(b, err)
 	return tbl
 }
 
 func benchLocalStream(b *testing.B, consumers, n int) {
 	tbl := benchTable(b)
-	require.NoError(b, tbl.CreateTable(context.Background(), EnableStream()))
+	require.NoError(b, tbl.CreateTable(context.Background(), singletable.EnableStream()))
 	b.Cleanup(func() { _ = tbl.DeleteTable(context.Background()) })
-	_, err := Register[tOrder](tbl)
+	_, err := singletable.Register[tOrder](tbl)
 	require.NoError(b, err)
 	var reqs []types.WriteRequest
 	for i := range n {
@@ -142,8 +146,12 @@ func benchLocalStream(b *testing.B, consumers, n int) {
 			"createdAt": sAV("2024-01-01T00:00:00.000000000Z"), "total": &types.AttributeValueMemberN{Value: "1"}}
 		reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: item}})
 	}
-	_, err = tbl.batchWrite(context.Background(), "seed", reqs)
-	require.NoError(b, err)
+	for len(reqs) > 0 {
+		n := min(len(reqs), 25)
+		out, err := tbl.Client().BatchWriteItem(context.Background(), &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{tbl.Name(): reqs[:n]}})
+		require.NoError(b, err)
+		reqs = append(reqs[n:], out.UnprocessedItems[tbl.Name()]...)
+	}
 	streams := localStreams(b)
 	var total time.Duration
 	for b.Loop() {
@@ -156,7 +164,7 @@ func benchFakeShards(b *testing.B, consumers, shards, perShard int) {
 	tbl := benchTable(b)
 	require.NoError(b, tbl.CreateTable(context.Background()))
 	b.Cleanup(func() { _ = tbl.DeleteTable(context.Background()) })
-	_, err := Register[tOrder](tbl)
+	_, err := singletable.Register[tOrder](tbl)
 	require.NoError(b, err)
 	var sh []*fakeShard
 	for s := range shards {
@@ -172,7 +180,7 @@ func benchFakeShards(b *testing.B, consumers, shards, perShard int) {
 			case <-ctx.Done():
 			}
 			return nil
-		}, FromStream("arn:fake"), Rails(RailroadOptions{Concurrency: 1}))
+		}, FromARN("arn:fake"), Rails(singletable.RailroadOptions{Concurrency: 1}))
 	}
 	b.ReportMetric(float64(shards*perShard)*float64(b.N)/total.Seconds(), "records/s")
 }

@@ -1,4 +1,4 @@
-package singletable
+package stream
 
 import (
 	"context"
@@ -9,13 +9,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/singletable/singletable"
+
 	"github.com/singletable/singletable/internal/fault"
 )
 
 // leaseStores returns a MemoryStore and a TableStore in a new DynamoDB Local
 // table, for tests that hold both to the same conditions.
 func leaseStores(t *testing.T) map[string]LeaseStore {
-	tbl, _ := newTestTable(t)
+	tbl := newTestTable(t)
 	ts, err := NewTableStore(tbl)
 	require.NoError(t, err)
 	return map[string]LeaseStore{"memory": &MemoryStore{}, "table": ts}
@@ -43,13 +45,13 @@ func TestLeaseCompareSeq(t *testing.T) {
 		assert.Equal(t, c.want, min(max(got, -1), 1), "%s vs %s", c.a, c.b)
 		assert.Equal(t, c.want, strings.Compare(seqOrder(c.a), seqOrder(c.b)), "seqOrder %s vs %s", c.a, c.b)
 	}
-	assert.ErrorIs(t, checkSeq("12a"), ErrInvalidInput)
+	assert.ErrorIs(t, checkSeq("12a"), singletable.ErrInvalidInput)
 	assert.NoError(t, checkSeq(LatestAt(t0)))
-	assert.ErrorIs(t, checkSeq(CheckpointLatest+"@yesterday"), ErrInvalidInput)
+	assert.ErrorIs(t, checkSeq(CheckpointLatest+"@yesterday"), singletable.ErrInvalidInput)
 	at, ok := latestPin(LatestAt(t0.Add(123 * time.Millisecond)))
 	assert.True(t, ok)
 	assert.True(t, at.Equal(t0.Add(123*time.Millisecond)))
-	assert.ErrorIs(t, checkSeq(strings.Repeat("9", seqWidth+1)), ErrInvalidInput)
+	assert.ErrorIs(t, checkSeq(strings.Repeat("9", seqWidth+1)), singletable.ErrInvalidInput)
 }
 
 // TestLeaseConditions holds both stores to every condition: takes on a stale
@@ -152,39 +154,39 @@ func TestLeaseConditions(t *testing.T) {
 }
 
 // TestLeaseReservedKeys: the table store's items live under a prefix no
-// registered entity can render; Register refuses entities that could.
+// registered entity can render; singletable.Register refuses entities that could.
 func TestLeaseReservedKeys(t *testing.T) {
 	tbl := offlineTable(t)
 	type hash struct {
 		_  struct{} `Type:"Hash" PK:"#singletable#{id}" SK:"X"`
 		ID string   `dynamodbav:"id"`
 	}
-	_, err := Register[hash](tbl)
-	require.ErrorIs(t, err, ErrInvalidEntity)
+	_, err := singletable.Register[hash](tbl)
+	require.ErrorIs(t, err, singletable.ErrInvalidEntity)
 	assert.Contains(t, err.Error(), "#singletable#")
 	type lead struct {
 		_  struct{} `Type:"Lead" PK:"#{id}" SK:"X"`
 		ID string   `dynamodbav:"id"`
 	}
-	_, err = Register[lead](tbl)
-	require.ErrorIs(t, err, ErrInvalidEntity, "a template beginning with the delimiter could render the prefix")
+	_, err = singletable.Register[lead](tbl)
+	require.ErrorIs(t, err, singletable.ErrInvalidEntity, "a template beginning with the delimiter could render the prefix")
 	type sneaky struct {
 		_  struct{} `Type:"_singletable.Lease" PK:"S#{id}" SK:"X"`
 		ID string   `dynamodbav:"id"`
 	}
-	_, err = Register[sneaky](tbl)
-	require.ErrorIs(t, err, ErrInvalidEntity)
+	_, err = singletable.Register[sneaky](tbl)
+	require.ErrorIs(t, err, singletable.ErrInvalidEntity)
 	type plain struct {
 		_  struct{} `Type:"Plain" PK:"{id}" SK:"{id}"`
 		ID string   `dynamodbav:"id"`
 	}
-	_, err = Register[plain](tbl)
+	_, err = singletable.Register[plain](tbl)
 	require.NoError(t, err, "a template beginning with a placeholder cannot render the delimiter first")
 
 	// The store's items share a table with the entities, and collection reads
 	// and Decode do not mistake them for entities.
-	live, _ := newTestTable(t)
-	_, orders, _ := registerAll(t, live)
+	live := newTestTable(t)
+	_, orders := registerAll(t, live)
 	ts, err := NewTableStore(live)
 	require.NoError(t, err)
 	ctx := context.Background()
@@ -194,8 +196,8 @@ func TestLeaseReservedKeys(t *testing.T) {
 	page, err := live.Query(ctx, "CUST#c1")
 	require.NoError(t, err)
 	assert.Len(t, page.Items, 1)
-	_, err = NewTableStore(offlineTable(t, WithTypeAttribute("checkpoint")))
-	require.ErrorIs(t, err, ErrInvalidInput)
+	_, err = NewTableStore(offlineTable(t, singletable.WithTypeAttribute("checkpoint")))
+	require.ErrorIs(t, err, singletable.ErrInvalidInput)
 }
 
 // recordingStore is a LeaseStore that records every lease write that
@@ -308,9 +310,9 @@ func checkHistory(t *testing.T, history []leaseWrite) map[string][]leaseWrite {
 // each) and returns the lease as written, read back, rather than ErrLeaseLost;
 // one that a 5xx answered without applying it is sent again; one that another
 // worker's write overtook before it could be read back is refused with
-// ErrLeaseLost. A create and a sweep save whose answers are lost count as done.
+// ErrLeaseLost. A create whose answer is lost counts as done.
 func TestLeaseStoreLostAnswers(t *testing.T) {
-	tbl, _ := newTestTable(t)
+	tbl := newTestTable(t)
 	ts, inj, _ := faultStore(t, tbl)
 	other, err := NewTableStore(tbl) // another worker, whose answers arrive
 	require.NoError(t, err)
@@ -396,14 +398,4 @@ func TestLeaseStoreLostAnswers(t *testing.T) {
 	leases, err = ts.Leases(ctx, g)
 	require.NoError(t, err)
 	assert.Equal(t, "B", leases[1].Owner)
-
-	// Sweep progress: a save whose answer is lost is done; saving the same
-	// progress again is refused, as before.
-	p := SweepProgress{Entity: "E", Segment: 0, Total: 2, Cursor: "c1", Pages: 1}
-	lose()
-	require.NoError(t, ts.SaveSweep(ctx, p))
-	got, err := ts.LoadSweep(ctx, "E", 0, 2)
-	require.NoError(t, err)
-	assert.Equal(t, p, got)
-	require.ErrorIs(t, ts.SaveSweep(ctx, p), ErrCondition)
 }

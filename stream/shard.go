@@ -1,4 +1,4 @@
-package singletable
+package stream
 
 import (
 	"context"
@@ -86,7 +86,7 @@ type term struct {
 // clocks that run at slightly different rates and timers that fire late.
 func leaseMargin(d time.Duration) time.Duration { return d / 20 }
 
-func newHeld(parent context.Context, x Lease, sent time.Time, o *streamOptions) *held {
+func newHeld(parent context.Context, x Lease, sent time.Time, o *options) *held {
 	h := &held{shard: x.Shard, l: x, renewedAt: sent}
 	tm := &h.term
 	tm.now, tm.d = o.now, o.leaseDuration-leaseMargin(o.leaseDuration)
@@ -180,7 +180,8 @@ func (h *held) valid(now time.Time) bool { return h.term.valid(now) }
 // stored lease is what this worker last wrote (only the owner's writes keep the
 // owner), so the write goes on from it; otherwise the lease has moved on and
 // the write fails with ErrLeaseLost. Once the term has run out nothing is
-// sent, and the write fails with ErrLeaseLost.
+// sent, and the write fails with ErrLeaseLost; so does a write that failed
+// while the term ran out (its outcome unknown, the lease may be another's).
 func (h *held) write(ctx context.Context, store LeaseStore, now func() time.Time, fn func(context.Context, Lease) (Lease, error)) (Lease, error) {
 	sent := now()
 	ctx, cancel, ok := h.term.call(ctx)
@@ -209,6 +210,9 @@ func (h *held) write(ctx context.Context, store LeaseStore, now func() time.Time
 		}
 	case !errors.Is(err, ErrLeaseLost):
 		h.unsure = true
+		if !h.term.valid(now()) { // the term ran out while the write was out: the lease is no longer surely ours
+			return x, fmt.Errorf("singletable: stream: lease of shard %s: %w (a write was cut short: %w)", h.shard, errLapsed, err)
+		}
 	}
 	return x, err
 }
@@ -552,5 +556,17 @@ func (c *consumer) iterator(ctx context.Context, id string, pos position) (*stri
 			return nil, nil // trimmed away whole: nothing left to read
 		}
 		return nil, fmt.Errorf("singletable: stream: GetShardIterator on shard %s: %w", id, err)
+	}
+}
+
+// sleepContext waits d, or until ctx ends (its error).
+func sleepContext(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }

@@ -1,4 +1,4 @@
-package singletable
+package stream
 
 import (
 	"context"
@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,61 +13,14 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/singletable/singletable/internal/localtest"
+	"github.com/singletable/singletable"
 )
-
-// toStreamAV is fromStreamAV backwards, for building stream records in tests.
-func toStreamAV(av types.AttributeValue) streamtypes.AttributeValue {
-	switch v := av.(type) {
-	case *types.AttributeValueMemberS:
-		return &streamtypes.AttributeValueMemberS{Value: v.Value}
-	case *types.AttributeValueMemberN:
-		return &streamtypes.AttributeValueMemberN{Value: v.Value}
-	case *types.AttributeValueMemberB:
-		return &streamtypes.AttributeValueMemberB{Value: v.Value}
-	case *types.AttributeValueMemberBOOL:
-		return &streamtypes.AttributeValueMemberBOOL{Value: v.Value}
-	case *types.AttributeValueMemberNULL:
-		return &streamtypes.AttributeValueMemberNULL{Value: v.Value}
-	case *types.AttributeValueMemberSS:
-		return &streamtypes.AttributeValueMemberSS{Value: v.Value}
-	case *types.AttributeValueMemberNS:
-		return &streamtypes.AttributeValueMemberNS{Value: v.Value}
-	case *types.AttributeValueMemberBS:
-		return &streamtypes.AttributeValueMemberBS{Value: v.Value}
-	case *types.AttributeValueMemberL:
-		l := make([]streamtypes.AttributeValue, len(v.Value))
-		for i, e := range v.Value {
-			l[i] = toStreamAV(e)
-		}
-		return &streamtypes.AttributeValueMemberL{Value: l}
-	case *types.AttributeValueMemberM:
-		m := make(map[string]streamtypes.AttributeValue, len(v.Value))
-		for k, e := range v.Value {
-			m[k] = toStreamAV(e)
-		}
-		return &streamtypes.AttributeValueMemberM{Value: m}
-	}
-	panic(fmt.Sprintf("toStreamAV: %T", av))
-}
-
-func toStreamImage(item map[string]types.AttributeValue) map[string]streamtypes.AttributeValue {
-	if item == nil {
-		return nil
-	}
-	m := make(map[string]streamtypes.AttributeValue, len(item))
-	for k, v := range item {
-		m[k] = toStreamAV(v)
-	}
-	return m
-}
 
 func TestStreamAttributeValues(t *testing.T) {
 	every := map[string]types.AttributeValue{
@@ -104,218 +55,6 @@ func TestStreamAttributeValues(t *testing.T) {
 		fromStreamAV(&streamtypes.UnknownUnionMember{Tag: "future", Value: []byte("v")}))
 }
 
-// fakeStreams is a DynamoDB Streams API in memory, for what DynamoDB Local
-// cannot show: several shards, parents and children, expired iterators, and
-// paged DescribeStream answers. Iterators are "shard|index".
-type fakeStreams struct {
-	mu       sync.Mutex // protects every field below
-	shards   []*fakeShard
-	status   streamtypes.StreamStatus
-	expire   map[string]bool // shards whose next GetRecords fails with ExpiredIteratorException
-	store    *MemoryStore    // checked: a child's iterator is asked for only once its parent is finished
-	errs     []string        // what the consumer did wrong
-	calls    map[string]int  // by operation
-	pageSize int             // shards per DescribeStream page
-}
-
-type fakeShard struct {
-	id, parent string
-	closed     bool
-	records    []streamtypes.Record
-}
-
-var fakeSeq atomic.Int64
-
-// fakeRecord is a stream record of a change to v, which may be a registered
-// entity value or a raw item, or nil for no image.
-func fakeRecord(t testing.TB, event StreamEvent, before, after any) streamtypes.Record {
-	t.Helper()
-	image := func(v any) map[string]types.AttributeValue {
-		switch v := v.(type) {
-		case nil:
-			return nil
-		case map[string]types.AttributeValue:
-			return v
-		case tOrder:
-			item, err := attributevalue.MarshalMap(v)
-			require.NoError(t, err)
-			item["PK"], item["SK"], item["Type"] = sAV("CUST#"+v.CustomerID), sAV("ORDER#"+v.OrderID), sAV("Order")
-			return item
-		}
-		t.Fatalf("fakeRecord: %T", v)
-		return nil
-	}
-	oldImg, newImg := image(before), image(after)
-	keys := map[string]types.AttributeValue{}
-	for _, img := range []map[string]types.AttributeValue{oldImg, newImg} {
-		for _, k := range []string{"PK", "SK"} {
-			if img[k] != nil {
-				keys[k] = img[k]
-			}
-		}
-	}
-	now := time.Now().Truncate(time.Second)
-	return streamtypes.Record{
-		EventName: streamtypes.OperationType(event),
-		EventID:   aws.String(strconv.FormatInt(fakeSeq.Add(1), 10)),
-		Dynamodb: &streamtypes.StreamRecord{
-			Keys:                        toStreamImage(keys),
-			OldImage:                    toStreamImage(oldImg),
-			NewImage:                    toStreamImage(newImg),
-			SequenceNumber:              aws.String(fmt.Sprintf("%021d", fakeSeq.Add(1))),
-			ApproximateCreationDateTime: &now,
-			StreamViewType:              streamtypes.StreamViewTypeNewAndOldImages,
-		},
-	}
-}
-
-// orderChanges returns the records of n changes to order id of customer c, the
-// first with count from: an INSERT when from is 0, else MODIFYs.
-func orderChanges(t testing.TB, c, id string, from, n int) []streamtypes.Record {
-	var recs []streamtypes.Record
-	for i := from; i < from+n; i++ {
-		o := tOrder{CustomerID: c, OrderID: id, Status: "S" + strconv.Itoa(i), CreatedAt: t0, Count: i}
-		if i == 0 {
-			recs = append(recs, fakeRecord(t, StreamInsert, nil, o))
-			continue
-		}
-		prev := o
-		prev.Count, prev.Status = i-1, "S"+strconv.Itoa(i-1)
-		recs = append(recs, fakeRecord(t, StreamModify, prev, o))
-	}
-	return recs
-}
-
-// interleave merges record lists round robin, keeping each list's order.
-func interleave(lists ...[]streamtypes.Record) []streamtypes.Record {
-	var out []streamtypes.Record
-	for i := 0; ; i++ {
-		more := false
-		for _, l := range lists {
-			if i < len(l) {
-				out = append(out, l[i])
-				more = true
-			}
-		}
-		if !more {
-			return out
-		}
-	}
-}
-
-// newFakeStreams makes a fake stream of shards. As in DynamoDB Streams, the
-// sequence numbers of a shard's records increase: records put together from
-// several orders' changes (interleave) are numbered again, in the shard's order.
-func newFakeStreams(store *MemoryStore, shards ...*fakeShard) *fakeStreams {
-	for _, s := range shards {
-		for _, r := range s.records {
-			r.Dynamodb.SequenceNumber = aws.String(fmt.Sprintf("%021d", fakeSeq.Add(1)))
-		}
-	}
-	return &fakeStreams{shards: shards, status: streamtypes.StreamStatusEnabled, expire: map[string]bool{}, store: store, calls: map[string]int{}, pageSize: 2}
-}
-
-func (f *fakeStreams) shard(id string) *fakeShard {
-	for _, s := range f.shards {
-		if s.id == id {
-			return s
-		}
-	}
-	return nil
-}
-
-// append adds records to a shard, numbered after every record before them, as
-// DynamoDB Streams numbers a shard's records.
-func (f *fakeStreams) append(id string, recs ...streamtypes.Record) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	s := f.shard(id)
-	for _, r := range recs {
-		r.Dynamodb.SequenceNumber = aws.String(fmt.Sprintf("%021d", fakeSeq.Add(1)))
-	}
-	s.records = append(s.records, recs...)
-}
-
-func (f *fakeStreams) problems() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return slices.Clone(f.errs)
-}
-
-func (f *fakeStreams) DescribeStream(_ context.Context, in *dynamodbstreams.DescribeStreamInput, _ ...func(*dynamodbstreams.Options)) (*dynamodbstreams.DescribeStreamOutput, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.calls["DescribeStream"]++
-	i := 0
-	if in.ExclusiveStartShardId != nil {
-		for i < len(f.shards) && f.shards[i].id != *in.ExclusiveStartShardId {
-			i++
-		}
-		i++
-	}
-	d := &streamtypes.StreamDescription{StreamArn: in.StreamArn, StreamStatus: f.status}
-	for ; i < len(f.shards) && len(d.Shards) < f.pageSize; i++ {
-		s := f.shards[i]
-		sh := streamtypes.Shard{ShardId: aws.String(s.id), SequenceNumberRange: &streamtypes.SequenceNumberRange{StartingSequenceNumber: aws.String("0")}}
-		if s.parent != "" {
-			sh.ParentShardId = aws.String(s.parent)
-		}
-		if s.closed {
-			sh.SequenceNumberRange.EndingSequenceNumber = aws.String("9")
-		}
-		d.Shards = append(d.Shards, sh)
-	}
-	if i < len(f.shards) {
-		d.LastEvaluatedShardId = d.Shards[len(d.Shards)-1].ShardId
-	}
-	return &dynamodbstreams.DescribeStreamOutput{StreamDescription: d}, nil
-}
-
-func (f *fakeStreams) GetShardIterator(_ context.Context, in *dynamodbstreams.GetShardIteratorInput, _ ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetShardIteratorOutput, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.calls["GetShardIterator"]++
-	s := f.shard(aws.ToString(in.ShardId))
-	if s == nil {
-		return nil, &streamtypes.ResourceNotFoundException{Message: aws.String("no shard")}
-	}
-	if s.parent != "" && f.shard(s.parent) != nil && f.store != nil {
-		if cp := checkpoints(f.store, "arn:fake")[s.parent]; cp != shardEnd {
-			f.errs = append(f.errs, fmt.Sprintf("shard %s opened while its parent %s is at %q", s.id, s.parent, cp))
-		}
-	}
-	i := 0
-	switch in.ShardIteratorType {
-	case streamtypes.ShardIteratorTypeLatest:
-		i = len(s.records)
-	case streamtypes.ShardIteratorTypeAfterSequenceNumber:
-		i = slices.IndexFunc(s.records, func(r streamtypes.Record) bool { return *r.Dynamodb.SequenceNumber == *in.SequenceNumber }) + 1
-		if i == 0 {
-			f.errs = append(f.errs, fmt.Sprintf("shard %s: no sequence number %s", s.id, *in.SequenceNumber))
-		}
-	}
-	return &dynamodbstreams.GetShardIteratorOutput{ShardIterator: aws.String(fmt.Sprintf("%s|%d", s.id, i))}, nil
-}
-
-func (f *fakeStreams) GetRecords(_ context.Context, in *dynamodbstreams.GetRecordsInput, _ ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetRecordsOutput, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.calls["GetRecords"]++
-	id, n, _ := strings.Cut(aws.ToString(in.ShardIterator), "|")
-	if f.expire[id] {
-		delete(f.expire, id)
-		return nil, &streamtypes.ExpiredIteratorException{Message: aws.String("expired")}
-	}
-	s := f.shard(id)
-	i, _ := strconv.Atoi(n)
-	end := min(len(s.records), i+int(aws.ToInt32(in.Limit)))
-	out := &dynamodbstreams.GetRecordsOutput{Records: slices.Clone(s.records[i:end])}
-	if !s.closed || end < len(s.records) {
-		out.NextShardIterator = aws.String(fmt.Sprintf("%s|%d", id, end))
-	}
-	return out, nil
-}
-
 // orderLog records what a handler saw, per order, and checks that each order's
 // changes come one at a time and in order.
 type orderLog struct {
@@ -334,12 +73,12 @@ func newOrderLog(delay time.Duration) *orderLog {
 }
 
 func (l *orderLog) handle(ctx context.Context, r StreamRecord) error {
-	before, after, ok := Images[tOrder](r)
+	before, after, ok := singletable.Images[tOrder](r)
 	if !ok {
 		return fmt.Errorf("record of type %q", r.Type)
 	}
 	o := after
-	if r.Event == StreamRemove {
+	if r.Event == singletable.StreamRemove {
 		o = before
 	}
 	id := o.CustomerID + "/" + o.OrderID
@@ -358,7 +97,7 @@ func (l *orderLog) handle(ctx context.Context, r StreamRecord) error {
 	defer l.active.Add(-1)
 	for m := l.maxActive.Load(); n > m && !l.maxActive.CompareAndSwap(m, n); m = l.maxActive.Load() {
 	}
-	if r.Event == StreamModify && before.Count != after.Count-1 {
+	if r.Event == singletable.StreamModify && before.Count != after.Count-1 {
 		l.fail("order %s: MODIFY from count %d to %d", id, before.Count, after.Count)
 	}
 	if l.delay > 0 {
@@ -370,7 +109,7 @@ func (l *orderLog) handle(ctx context.Context, r StreamRecord) error {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if r.Event != StreamRemove {
+	if r.Event != singletable.StreamRemove {
 		if c := l.counts[id]; len(c) > 0 && c[len(c)-1] != o.Count-1 {
 			l.errs = append(l.errs, fmt.Sprintf("order %s: count %d after %d", id, o.Count, c[len(c)-1]))
 		}
@@ -401,12 +140,12 @@ func (l *orderLog) check(t *testing.T) {
 
 // consume runs ConsumeStream in a goroutine until want records have been
 // handled, then stops it and returns what it returned.
-func consume(t *testing.T, tbl *Table, client StreamClient, log *orderLog, want int, opts ...StreamOption) error {
+func consume(t *testing.T, tbl *Table, client Client, log *orderLog, want int, opts ...Option) error {
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	done := make(chan error, 1)
-	go func() { done <- ConsumeStream(ctx, tbl, client, log.handle, opts...) }()
+	go func() { done <- Consume(ctx, tbl, client, log.handle, opts...) }()
 	deadline := time.After(60 * time.Second)
 	for log.handled() < want {
 		select {
@@ -424,7 +163,7 @@ func consume(t *testing.T, tbl *Table, client StreamClient, log *orderLog, want 
 }
 
 // fastPolls makes a consumer poll, refresh and checkpoint every few milliseconds.
-var fastPolls = streamFunc(func(o *streamOptions) error {
+var fastPolls = optionFunc(func(o *options) error {
 	o.poll, o.maxPoll, o.shardRefresh, o.checkpointInterval = time.Millisecond, 5*time.Millisecond, 20*time.Millisecond, 5*time.Millisecond
 	return nil
 })
@@ -476,7 +215,7 @@ func TestStreamShardLineage(t *testing.T) {
 	)
 	f.expire["C"] = true
 	log := newOrderLog(time.Millisecond)
-	err := consume(t, tbl, f, log, 27, fastPolls, Leases(store), BatchSize(3), FromStream("arn:fake"), Rails(RailroadOptions{Concurrency: 4}))
+	err := consume(t, tbl, f, log, 27, fastPolls, Leases(store), BatchSize(3), FromARN("arn:fake"), Rails(singletable.RailroadOptions{Concurrency: 4}))
 	require.ErrorIs(t, err, context.Canceled)
 	log.check(t)
 	assert.Empty(t, f.problems())
@@ -495,7 +234,7 @@ func TestStreamShardLineage(t *testing.T) {
 	f.append("C", o2[8:10]...)
 	f.append("D", orderChanges(t, "c1", "o1", 15, 2)...)
 	log2 := newOrderLog(0)
-	err = consume(t, tbl, f, log2, 4, fastPolls, Leases(store), FromStream("arn:fake"))
+	err = consume(t, tbl, f, log2, 4, fastPolls, Leases(store), FromARN("arn:fake"))
 	require.ErrorIs(t, err, context.Canceled)
 	log2.check(t)
 	assert.Empty(t, f.problems())
@@ -539,7 +278,7 @@ func TestStreamHandlerFails(t *testing.T) {
 		mu.Unlock()
 		return nil
 	}
-	err := ConsumeStream(t.Context(), tbl, f, handle, fastPolls, Leases(store), FromStream("arn:fake"), HandlerRetry(Backoff{MaxAttempts: 3, Base: time.Millisecond}))
+	err := Consume(t.Context(), tbl, f, handle, fastPolls, Leases(store), FromARN("arn:fake"), HandlerRetry(singletable.Backoff{MaxAttempts: 3, Base: time.Millisecond}))
 	require.ErrorIs(t, err, boom)
 	assert.Contains(t, err.Error(), "MODIFY")
 	assert.Equal(t, int32(3), attempts.Load(), "three attempts, the first a panic")
@@ -547,7 +286,7 @@ func TestStreamHandlerFails(t *testing.T) {
 	assert.Equal(t, *recs[2].Dynamodb.SequenceNumber, checkpoints(store, "arn:fake")["A"])
 
 	log := newOrderLog(0)
-	err = consume(t, tbl, f, log, 3, fastPolls, Leases(store), FromStream("arn:fake"))
+	err = consume(t, tbl, f, log, 3, fastPolls, Leases(store), FromARN("arn:fake"))
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Equal(t, []int{3, 4, 5}, log.counts["c1/o1"], "the next run resumes at the failed record")
 }
@@ -558,15 +297,15 @@ func TestStreamUnknownTypes(t *testing.T) {
 	mystery := map[string]types.AttributeValue{"PK": sAV("X"), "SK": sAV("Y"), "Type": sAV("Mystery")}
 	records := func() []streamtypes.Record {
 		r := orderChanges(t, "c1", "o1", 0, 2)
-		return []streamtypes.Record{r[0], fakeRecord(t, StreamInsert, nil, mystery), r[1]}
+		return []streamtypes.Record{r[0], fakeRecord(t, singletable.StreamInsert, nil, mystery), r[1]}
 	}
 	t.Run("fail", func(t *testing.T) {
 		noLeaks(t)
 		store := &MemoryStore{}
 		recs := records()
 		f := newFakeStreams(store, &fakeShard{id: "A", records: recs})
-		err := ConsumeStream(t.Context(), tbl, f, newOrderLog(0).handle, fastPolls, Leases(store), FromStream("arn:fake"))
-		var ute *UnknownTypeError
+		err := Consume(t.Context(), tbl, f, newOrderLog(0).handle, fastPolls, Leases(store), FromARN("arn:fake"))
+		var ute *singletable.UnknownTypeError
 		require.ErrorAs(t, err, &ute)
 		assert.Equal(t, "Mystery", ute.Type)
 		assert.Equal(t, *recs[0].Dynamodb.SequenceNumber, checkpoints(store, "arn:fake")["A"], "the records before it were handled")
@@ -577,7 +316,7 @@ func TestStreamUnknownTypes(t *testing.T) {
 		recs := records()
 		f := newFakeStreams(store, &fakeShard{id: "A", records: recs})
 		log := newOrderLog(0)
-		err := consume(t, tbl, f, log, 2, fastPolls, Leases(store), FromStream("arn:fake"), OnUnknown(UnknownSkip))
+		err := consume(t, tbl, f, log, 2, fastPolls, Leases(store), FromARN("arn:fake"), OnUnknown(singletable.UnknownSkip))
 		require.ErrorIs(t, err, context.Canceled)
 		assert.Equal(t, []int{0, 1}, log.counts["c1/o1"])
 		assert.Equal(t, *recs[2].Dynamodb.SequenceNumber, checkpoints(store, "arn:fake")["A"])
@@ -597,7 +336,7 @@ func TestStreamUnknownTypes(t *testing.T) {
 			}
 			return nil
 		}
-		err := ConsumeStream(ctx, tbl, f, handle, fastPolls, FromStream("arn:fake"), OnUnknown(UnknownCollect))
+		err := Consume(ctx, tbl, f, handle, fastPolls, FromARN("arn:fake"), OnUnknown(singletable.UnknownCollect))
 		require.ErrorIs(t, err, context.Canceled)
 		require.Len(t, got, 3)
 		assert.Contains(t, got, RawItem(mystery))
@@ -621,7 +360,7 @@ func TestStreamStartLatest(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		done <- ConsumeStream(ctx, tbl, f, log.handle, fastPolls, Leases(store), FromStream("arn:fake"), StartAt(StartLatest))
+		done <- Consume(ctx, tbl, f, log.handle, fastPolls, Leases(store), FromARN("arn:fake"), StartAt(StartLatest))
 	}()
 	eventually(t, "B read", func() bool { f.mu.Lock(); defer f.mu.Unlock(); return f.calls["GetRecords"] > 2 })
 	f.append("B", old[4:6]...)
@@ -641,7 +380,7 @@ func TestStreamEnds(t *testing.T) {
 	f := newFakeStreams(&MemoryStore{}, &fakeShard{id: "A", closed: true, records: orderChanges(t, "c1", "o1", 0, 3)})
 	f.status = streamtypes.StreamStatusDisabled
 	log := newOrderLog(0)
-	require.NoError(t, ConsumeStream(t.Context(), tbl, f, log.handle, fastPolls, FromStream("arn:fake")))
+	require.NoError(t, Consume(t.Context(), tbl, f, log.handle, fastPolls, FromARN("arn:fake")))
 	assert.Equal(t, []int{0, 1, 2}, log.counts["c1/o1"])
 }
 
@@ -649,7 +388,7 @@ func TestStreamOptionErrors(t *testing.T) {
 	tbl := offlineTable(t)
 	f := newFakeStreams(&MemoryStore{})
 	nop := func(context.Context, StreamRecord) error { return nil }
-	for name, opt := range map[string]StreamOption{
+	for name, opt := range map[string]Option{
 		"batch":    BatchSize(1001),
 		"unknown":  OnUnknown(9),
 		"start":    StartAt(9),
@@ -657,15 +396,15 @@ func TestStreamOptionErrors(t *testing.T) {
 		"worker":   Worker(""),
 		"leases":   Leases(nil),
 		"polling":  Polling(time.Second, time.Millisecond),
-		"arn":      FromStream(""),
+		"arn":      FromARN(""),
 		"key":      RecordKey(nil),
 		"refresh":  ShardRefresh(0),
 		"interval": CheckpointEvery(0),
-		"clock":    StreamClock(nil),
+		"clock":    Clock(nil),
 	} {
-		assert.ErrorIs(t, ConsumeStream(t.Context(), tbl, f, nop, opt), ErrInvalidInput, name)
+		assert.ErrorIs(t, Consume(t.Context(), tbl, f, nop, opt), singletable.ErrInvalidInput, name)
 	}
-	assert.ErrorIs(t, ConsumeStream(t.Context(), tbl, f, nil), ErrInvalidInput)
+	assert.ErrorIs(t, Consume(t.Context(), tbl, f, nil), singletable.ErrInvalidInput)
 }
 
 // localStreams returns a DynamoDB Streams client of the test binary's DynamoDB
@@ -683,23 +422,6 @@ func localStreams(t testing.TB) *dynamodbstreams.Client {
 	})
 }
 
-// newStreamTable creates a table with a stream on DynamoDB Local, deleted when
-// the test ends.
-func newStreamTable(t *testing.T) *Table {
-	t.Helper()
-	tbl, err := NewTable(local.Client(t), localtest.TableName(t), testTableOptions)
-	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
-	require.NoError(t, tbl.CreateTable(ctx, EnableStream()))
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		assert.NoError(t, tbl.DeleteTable(ctx))
-	})
-	return tbl
-}
-
 // seqLess compares sequence numbers as the numbers they are.
 func seqLess(a, b string) bool {
 	return len(a) < len(b) || (len(a) == len(b) && a < b)
@@ -713,7 +435,7 @@ func TestStreamLocal(t *testing.T) {
 	tbl := newStreamTable(t)
 	streams := localStreams(t)
 	noLeaks(t)
-	_, orders, _ := registerAll(t, tbl)
+	_, orders := registerAll(t, tbl)
 	const nOrders, nUpdates = 6, 15
 	write := func(from, to int) {
 		var wg sync.WaitGroup
@@ -730,7 +452,7 @@ func TestStreamLocal(t *testing.T) {
 	}
 
 	store := &MemoryStore{}
-	opts := []StreamOption{fastPolls, Leases(store), CheckpointEvery(10 * time.Millisecond), Rails(RailroadOptions{Concurrency: 4})}
+	opts := []Option{fastPolls, Leases(store), CheckpointEvery(10 * time.Millisecond), Rails(singletable.RailroadOptions{Concurrency: 4})}
 	log := newOrderLog(5 * time.Millisecond)
 	stop := make(chan struct{})
 	sampled := make(chan []string)
@@ -767,10 +489,10 @@ func TestStreamLocal(t *testing.T) {
 			last = r.SequenceNumber
 		}
 		switch r.Event {
-		case StreamInsert:
+		case singletable.StreamInsert:
 			assert.Nil(t, r.Old)
 			assert.Equal(t, 0, r.New.(tOrder).Count)
-		case StreamModify:
+		case singletable.StreamModify:
 			assert.Equal(t, r.Old.(tOrder).Count+1, r.New.(tOrder).Count)
 		default:
 			t.Errorf("event %s", r.Event)
@@ -808,7 +530,7 @@ func TestStreamLocal(t *testing.T) {
 	for i := range nOrders {
 		assert.Equal(t, seqRange(nUpdates, nUpdates+3), log2.counts[fmt.Sprintf("c%d/o%d", i%3, i)])
 	}
-	i := slices.IndexFunc(log2.records, func(r StreamRecord) bool { return r.Event == StreamRemove })
+	i := slices.IndexFunc(log2.records, func(r StreamRecord) bool { return r.Event == singletable.StreamRemove })
 	require.GreaterOrEqual(t, i, 0, "the delete was handled")
 	rm := log2.records[i]
 	assert.Nil(t, rm.New)
@@ -816,9 +538,9 @@ func TestStreamLocal(t *testing.T) {
 }
 
 func TestStreamLocalNoStream(t *testing.T) {
-	tbl, _ := newTestTable(t)
-	err := ConsumeStream(t.Context(), tbl, localStreams(t), func(context.Context, StreamRecord) error { return nil })
-	assert.ErrorIs(t, err, ErrInvalidInput)
+	tbl := newTestTable(t)
+	err := Consume(t.Context(), tbl, localStreams(t), func(context.Context, StreamRecord) error { return nil })
+	assert.ErrorIs(t, err, singletable.ErrInvalidInput)
 	assert.Contains(t, err.Error(), "has no stream")
 }
 
@@ -849,7 +571,7 @@ func TestStreamBackpressure(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		done <- ConsumeStream(ctx, tbl, f, handle, fastPolls, FromStream("arn:fake"), BatchSize(10), Rails(RailroadOptions{Concurrency: 2, MaxPending: 5}))
+		done <- Consume(ctx, tbl, f, handle, fastPolls, FromARN("arn:fake"), BatchSize(10), Rails(singletable.RailroadOptions{Concurrency: 2, MaxPending: 5}))
 	}()
 	eventually(t, "two handlers stuck", func() bool { return started.Load() == 2 })
 	time.Sleep(50 * time.Millisecond) // time to read on, if it would
@@ -878,7 +600,7 @@ func TestStreamCheckpointStoreFails(t *testing.T) {
 	tbl := offlineTable(t)
 	registerAll(t, tbl)
 	f := newFakeStreams(&MemoryStore{}, &fakeShard{id: "A", records: orderChanges(t, "c1", "o1", 0, 3)})
-	err := ConsumeStream(t.Context(), tbl, f, newOrderLog(0).handle, fastPolls, FromStream("arn:fake"), Leases(&failingStore{}))
+	err := Consume(t.Context(), tbl, f, newOrderLog(0).handle, fastPolls, FromARN("arn:fake"), Leases(&failingStore{}))
 	require.ErrorIs(t, err, errStore)
 	assert.Contains(t, err.Error(), "checkpoint")
 }

@@ -1,4 +1,4 @@
-package singletable
+package stream
 
 // The fleet under faults at the HTTP layer, each with the lease store in
 // DynamoDB Local (a TableStore) reached through a fault injector:
@@ -19,6 +19,7 @@ import (
 	"net"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -32,6 +33,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/singletable/singletable"
 
 	"github.com/singletable/singletable/internal/fault"
 )
@@ -56,7 +59,7 @@ func faultStore(t *testing.T, tbl *Table) (*TableStore, *fault.Injector, *stall)
 		})
 	})
 	t.Cleanup(st.release)
-	view, err := NewTable(client, tbl.Name(), testTableOptions, WithBackoff(Backoff{Base: time.Millisecond, Cap: 20 * time.Millisecond, MaxAttempts: 50}))
+	view, err := singletable.NewTable(client, tbl.Name(), append(slices.Clone(testTableOptions), singletable.WithBackoff(singletable.Backoff{Base: time.Millisecond, Cap: 20 * time.Millisecond, MaxAttempts: 50}))...)
 	require.NoError(t, err)
 	ts, err := NewTableStore(view)
 	require.NoError(t, err)
@@ -111,13 +114,13 @@ func (s *stall) Do(req *http.Request) (*http.Response, error) {
 
 // countingStreams counts one consumer's GetRecords calls.
 type countingStreams struct {
-	StreamClient
+	Client
 	reads atomic.Int64
 }
 
 func (c *countingStreams) GetRecords(ctx context.Context, in *dynamodbstreams.GetRecordsInput, o ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetRecordsOutput, error) {
 	c.reads.Add(1)
-	return c.StreamClient.GetRecords(ctx, in, o...)
+	return c.Client.GetRecords(ctx, in, o...)
 }
 
 // TestFleetHungLeaseStore: w1 handles a record whose handler takes long when
@@ -130,7 +133,7 @@ func (c *countingStreams) GetRecords(ctx context.Context, in *dynamodbstreams.Ge
 // which a timer enforces whatever the leader is doing. No order is handled by
 // two workers at once; every change is handled, in order.
 func TestFleetHungLeaseStore(t *testing.T) {
-	tbl, _ := newTestTable(t)
+	tbl := newTestTable(t)
 	registerAll(t, tbl)
 	noLeaks(t)
 	healthy, err := NewTableStore(tbl)
@@ -142,8 +145,8 @@ func TestFleetHungLeaseStore(t *testing.T) {
 	log := newFleetLog(10 * time.Millisecond)
 	log.slow = map[string]time.Duration{"w1": time.Minute} // w1's handler runs until its context ends
 	const lease, renew = 2 * time.Second, 200 * time.Millisecond
-	opts := []StreamOption{fastPolls, FromStream("arn:fake"), LeaseTiming(lease, renew), CheckpointEvery(20 * time.Millisecond)}
-	s1 := &countingStreams{StreamClient: fs}
+	opts := []Option{fastPolls, FromARN("arn:fake"), LeaseTiming(lease, renew), CheckpointEvery(20 * time.Millisecond)}
+	s1 := &countingStreams{Client: fs}
 	w1 := startMember(t.Context(), tbl, s1, log, "w1", append(opts, Leases(hung))...)
 	waitFor(t, "w1 handling the first change", 30*time.Second, func() bool { log.mu.Lock(); defer log.mu.Unlock(); return log.busy["c0/o0"] == "w1" })
 
@@ -230,7 +233,7 @@ func leaseWriteKind(op string, body []byte) string {
 // change is handled in order, each lease's history moves one counter at a
 // time, and every lease is released at the stop.
 func TestFleetLostLeaseWriteAnswers(t *testing.T) {
-	tbl, _ := newTestTable(t)
+	tbl := newTestTable(t)
 	registerAll(t, tbl)
 	noLeaks(t)
 	ts, inj, _ := faultStore(t, tbl)
@@ -252,7 +255,7 @@ func TestFleetLostLeaseWriteAnswers(t *testing.T) {
 	fs := newFleetStream(t, 4, 2)
 	const n = 30
 	log := newFleetLog(time.Millisecond)
-	opts := []StreamOption{fastPolls, FromStream("arn:fake"), Leases(store), LeaseTiming(4*time.Second, 200*time.Millisecond), CheckpointEvery(20 * time.Millisecond)}
+	opts := []Option{fastPolls, FromARN("arn:fake"), Leases(store), LeaseTiming(4*time.Second, 200*time.Millisecond), CheckpointEvery(20 * time.Millisecond)}
 	fs.write(t, 0, 5, 0)
 	w1 := startMember(t.Context(), tbl, fs, log, "w1", opts...)
 	waitFor(t, "w1 takes every shard", 30*time.Second, func() bool { return countOwners(owners(t, ts, "arn:fake"))["w1"] == 4 })
@@ -295,23 +298,23 @@ func TestFleetLostLeaseWriteAnswers(t *testing.T) {
 // pin: those the dead holder had begun, and those written while nobody held
 // the shard.
 func TestFleetStartLatestRestart(t *testing.T) {
-	write := func(t *testing.T, orders *Entity[tOrder], from, to int) {
+	write := func(t *testing.T, orders *singletable.Entity[tOrder], from, to int) {
 		for n := from; n < to; n++ {
 			_, err := orders.Put(t.Context(), tOrder{CustomerID: "c0", OrderID: "o0", Status: "S", CreatedAt: t0, Count: n})
 			require.NoError(t, err)
 		}
 	}
 	const lease, renew = 2 * time.Second, 200 * time.Millisecond
-	opts := []StreamOption{fastPolls, StartAt(StartLatest), LeaseTiming(lease, renew)}
+	opts := []Option{fastPolls, StartAt(StartLatest), LeaseTiming(lease, renew)}
 	ids := []string{"c0/o0"}
 
 	t.Run("graceful", func(t *testing.T) {
 		tbl := newStreamTable(t)
-		_, orders, _ := registerAll(t, tbl)
+		_, orders := registerAll(t, tbl)
 		noLeaks(t)
 		store, err := NewTableStore(tbl)
 		require.NoError(t, err)
-		streams := &countingStreams{StreamClient: localStreams(t)}
+		streams := &countingStreams{Client: localStreams(t)}
 		log := newFleetLog(0)
 		first := startMember(t.Context(), tbl, streams, log, "w1", append(opts, Leases(store))...)
 		waitFor(t, "the first run reading", 30*time.Second, func() bool {
@@ -331,7 +334,7 @@ func TestFleetStartLatestRestart(t *testing.T) {
 
 	t.Run("crash", func(t *testing.T) {
 		tbl := newStreamTable(t)
-		_, orders, _ := registerAll(t, tbl)
+		_, orders := registerAll(t, tbl)
 		noLeaks(t)
 		healthy, err := NewTableStore(tbl)
 		require.NoError(t, err)

@@ -1,13 +1,16 @@
-package singletable
+package stream
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/singletable/singletable"
 )
 
 // Leases and checkpoints.
@@ -32,8 +35,19 @@ import (
 // interval, which moves the counter). No clock is compared with another
 // host's: only their rates need agree. The owner gives it up sooner, by a
 // timer: a lease duration less a twentieth after it sent the last write that
-// landed (see [ConsumeStream]). Lease.Expires, the owner's own deadline, is
+// landed (see [Consume]). Lease.Expires, the owner's own deadline, is
 // kept for people and tools to read.
+
+var (
+	// ErrLeaseLost means a lease write was refused because the lease moved on: its
+	// counter or owner is no longer what the writer last saw (another worker took
+	// it, or it was handed over or released), or a checkpoint would move it
+	// backwards. The writer must stop working on the shard.
+	ErrLeaseLost = errors.New("singletable: stream: lease lost")
+	// ErrLeaseExists is returned by [LeaseStore.CreateLease] when the lease
+	// exists already: another worker created it first, which is not a failure.
+	ErrLeaseExists = errors.New("singletable: stream: lease exists")
+)
 
 // Lease is one shard's lease and checkpoint, as a [LeaseStore] keeps it. A
 // Lease is a value: a store's methods return a new one and never change the
@@ -188,17 +202,17 @@ func checkSeq(s string) error {
 	}
 	if strings.HasPrefix(s, latestPrefix) {
 		if _, ok := latestPin(s); !ok {
-			return fmt.Errorf("singletable: checkpoint %q is not a LatestAt pin: %w", s, ErrInvalidInput)
+			return fmt.Errorf("singletable: checkpoint %q is not a LatestAt pin: %w", s, singletable.ErrInvalidInput)
 		}
 		return nil
 	}
 	for i := range len(s) {
 		if s[i] < '0' || s[i] > '9' {
-			return fmt.Errorf("singletable: checkpoint %q is not a sequence number: %w", s, ErrInvalidInput)
+			return fmt.Errorf("singletable: checkpoint %q is not a sequence number: %w", s, singletable.ErrInvalidInput)
 		}
 	}
 	if len(s) > seqWidth {
-		return fmt.Errorf("singletable: checkpoint %q has over %d digits: %w", s, seqWidth, ErrInvalidInput)
+		return fmt.Errorf("singletable: checkpoint %q has over %d digits: %w", s, seqWidth, singletable.ErrInvalidInput)
 	}
 	return nil
 }
@@ -223,23 +237,19 @@ func seqOrder(s string) string {
 	return "2" + strings.Repeat("0", max(0, seqWidth-len(s))) + s
 }
 
-// MemoryStore is a [LeaseStore] and a [SweepStore] in memory: the leases and
-// sweep progress of the consumers and sweeps of one process, lost when it
-// exits. It keeps to the same conditions as [TableStore], so it also serves
-// tests. The zero value is an empty store; it is safe for concurrent use.
+// MemoryStore is a [LeaseStore] in memory: the leases of the consumers of one
+// process, lost when it exits. It keeps to the same conditions as
+// [TableStore], so it also serves tests. The zero value is an empty store; it
+// is safe for concurrent use.
 type MemoryStore struct {
-	mu     sync.Mutex                  // protects leases, sweeps and history
+	mu     sync.Mutex                  // protects leases and history
 	leases map[string]map[string]Lease // group -> shard -> lease
-	sweeps map[string]SweepProgress    // sweepKey -> progress
 	// History, when set before use, records every lease as written, in order.
 	history []Lease
 	record  bool
 }
 
-var (
-	_ LeaseStore = (*MemoryStore)(nil)
-	_ SweepStore = (*MemoryStore)(nil)
-)
+var _ LeaseStore = (*MemoryStore)(nil)
 
 // RecordHistory makes the store keep every lease write from now on, for
 // [MemoryStore.History].
@@ -314,7 +324,7 @@ func (m *MemoryStore) CreateLease(_ context.Context, l Lease) error {
 // TakeLease gives l to owner if its counter is still l.Counter.
 func (m *MemoryStore) TakeLease(_ context.Context, l Lease, owner string, expires time.Time) (Lease, error) {
 	if owner == "" {
-		return Lease{}, fmt.Errorf("singletable: TakeLease: empty owner: %w", ErrInvalidInput)
+		return Lease{}, fmt.Errorf("singletable: TakeLease: empty owner: %w", singletable.ErrInvalidInput)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -1,4 +1,4 @@
-package singletable
+package stream
 
 import (
 	"context"
@@ -13,23 +13,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/singletable/singletable"
 	"github.com/singletable/singletable/internal/condwrite"
 	"github.com/singletable/singletable/internal/expr"
+	"github.com/singletable/singletable/internal/reserved"
 )
 
-// The library's own items (leases, sweep progress) live under partition keys
-// that begin with the table's delimiter: "#singletable#lease#<group>". No
-// registered entity can render such a key, because a key value may not hold the
-// delimiter and a base key input may not be empty; [Register] refuses, as well,
-// an entity whose partition key template begins with the delimiter, or whose
-// discriminator begins with reservedTypePrefix.
-const (
-	reservedTypePrefix = "_singletable."
-	leaseType          = reservedTypePrefix + "Lease"
-	sweepType          = reservedTypePrefix + "SweepSegment"
-)
-
-// The attributes of lease and sweep items.
+// The attributes of lease items.
 const (
 	attrOwner      = "leaseOwner"
 	attrCounter    = "leaseCounter"
@@ -39,48 +29,19 @@ const (
 	attrParents    = "parentShardIds"
 	attrFinished   = "finished"
 	attrHandOff    = "handOff"
-	attrCursor     = "cursor"
-	attrPages      = "pages"
-	attrDone       = "done"
-	attrSeen       = "seen"
-	attrMigrated   = "migrated"
-	attrLost       = "lost"
-	attrFailed     = "failed"
 )
 
-var storeAttrs = []string{attrOwner, attrCounter, attrExpires, attrCheckpoint, attrCPOrder, attrParents, attrFinished, attrHandOff,
-	attrCursor, attrPages, attrDone, attrSeen, attrMigrated, attrLost, attrFailed}
+var leaseAttrs = []string{attrOwner, attrCounter, attrExpires, attrCheckpoint, attrCPOrder, attrParents, attrFinished, attrHandOff}
 
-// reservedPrefix is the start of every partition key the library writes for
-// itself: the delimiter, "singletable", the delimiter.
-func (t *Table) reservedPrefix() string {
-	d := string(t.opts.Delimiter)
-	return d + "singletable" + d
-}
-
-// checkReserved refuses an entity that could write into the library's own
-// items: a discriminator in its namespace, or a partition key template that can
-// render a key beginning with the reserved prefix.
-func (t *Table) checkReserved(info *entityInfo) error {
-	if strings.HasPrefix(info.discriminator, reservedTypePrefix) {
-		return &EntityError{Entity: info.name, Field: t.opts.TypeAttribute, Reason: "discriminator " + strconv.Quote(info.discriminator) + " is in the library's reserved namespace " + strconv.Quote(reservedTypePrefix)}
-	}
-	if info.pk != nil && mayBeginWith(info.pk, t.reservedPrefix(), t.opts.Delimiter) != overlapNone {
-		return &EntityError{Entity: info.name, Field: t.opts.PartitionKey, Reason: "template " + strconv.Quote(info.pk.tmpl.String()) + " can render keys beginning with " +
-			strconv.Quote(t.reservedPrefix()) + ", which the library keeps for its leases and sweep progress; begin it with something else"}
-	}
-	return nil
-}
-
-// TableStore is a [LeaseStore] and a [SweepStore] kept in a DynamoDB table:
-// the single table itself, or one of its own (any table keyed like a [Table],
-// e.g. made with NewTable and [Table.CreateTable]). Its items have partition
-// keys beginning with "<delimiter>singletable<delimiter>", which no registered
-// entity can render (see [Register]), and type attributes beginning with
-// "_singletable.": one item per shard of a stream (partition
-// "#singletable#lease#<stream ARN>", sort key the shard id) and one per sweep
-// segment (partition "#singletable#sweep#<entity type>", sort key
-// "<segment>/<total>"). A lease item is about 300 bytes.
+// TableStore is a [LeaseStore] kept in a DynamoDB table: the single table
+// itself, or one of its own (any table keyed like a [singletable.Table], e.g.
+// made with singletable.NewTable and [singletable.Table.CreateTable]). Its
+// items have partition keys beginning with "<delimiter>singletable<delimiter>",
+// which no registered entity can render (see [singletable.Register]), and type
+// attributes beginning with "_singletable.": one item per shard of a stream
+// (partition "#singletable#lease#<stream ARN>", sort key the shard id), about
+// 300 bytes, beside the sweep progress of [singletable.TableStore]. Stream
+// consumers pass over the records of these items.
 //
 // Every write is conditional, and is judged as the entity pipeline judges its
 // writes: the SDK's retryer resends no failure that may have applied it (a
@@ -88,60 +49,89 @@ func (t *Table) checkReserved(info *entityInfo) error {
 // failed condition, the item is read back consistently, and the write counts
 // as done when the item shows its result (the counter one on, the owner, the
 // expiry or checkpoint it wrote), is sent again when the item is as it found
-// it, and is refused ([ErrLeaseLost], [ErrLeaseExists], [ErrCondition]) when
-// another write overtook it; when the item cannot be read back the error
-// matches [ErrAmbiguous].
+// it, and is refused ([ErrLeaseLost], [ErrLeaseExists]) when another write
+// overtook it; when the item cannot be read back the error matches
+// [singletable.ErrAmbiguous].
+//
+// It calls the table's client as [singletable.Table.Client] returns it: its
+// calls are not reported to the table's Observer or Logger.
 //
 // Cost: [TableStore.Leases] is one consistent Query (1 RCU per 4 KB of leases:
-// about 13 leases), every other lease call one UpdateItem or PutItem (1 WCU),
-// plus one consistent GetItem after a lost answer or a refusal. A consumer
-// makes one Leases call and one renewal per held lease every renewal interval,
-// plus a write per checkpoint; see [ConsumeStream].
+// about 13 leases), every other call one UpdateItem or PutItem (1 WCU), plus
+// one consistent GetItem after a lost answer or a refusal. A consumer makes
+// one Leases call and one renewal per held lease every renewal interval, plus
+// a write per checkpoint; see [Consume].
 //
 // A TableStore is safe for concurrent use.
 type TableStore struct {
-	t *Table
+	client   singletable.Client
+	table    string
+	pk, sk   string // the table's key attributes
+	typeAttr string
+	prefix   string // the reserved prefix of the library's partition keys
+	delim    byte
+	backoff  singletable.Backoff
 }
 
-var (
-	_ LeaseStore = (*TableStore)(nil)
-	_ SweepStore = (*TableStore)(nil)
-)
+var _ LeaseStore = (*TableStore)(nil)
 
-// NewTableStore returns a store that keeps leases and sweep progress in t's
-// table. It sends nothing. It fails if one of the store's attribute names
-// (leaseOwner, leaseCounter, leaseExpires, checkpoint, checkpointOrder,
-// parentShardIds, finished, handOff, cursor, pages, done, seen, migrated, lost,
-// failed) is a key attribute of t.
-func NewTableStore(t *Table) (*TableStore, error) {
+// NewTableStore returns a store that keeps leases in t's table. It sends
+// nothing. It fails if the table's keys are not strings, or if one of the
+// store's attribute names (leaseOwner, leaseCounter, leaseExpires, checkpoint,
+// checkpointOrder, parentShardIds, finished, handOff) is a key or type
+// attribute of t.
+func NewTableStore(t *singletable.Table) (*TableStore, error) {
 	if t == nil {
-		return nil, fmt.Errorf("singletable: NewTableStore: nil table: %w", ErrInvalidInput)
+		return nil, fmt.Errorf("singletable: stream: NewTableStore: nil table: %w", singletable.ErrInvalidInput)
 	}
-	if !t.stringKeys() { // keytypes.go
-		return nil, fmt.Errorf("singletable: NewTableStore %s: the store keeps its items under string partition and sort keys, and this table has a number, binary or no sort key: use a table of its own: %w", t.name, ErrInvalidInput)
+	o := t.Options()
+	if !stringKeys(o) {
+		return nil, fmt.Errorf("singletable: stream: NewTableStore %s: the store keeps its items under string partition and sort keys, and this table has a number, binary or no sort key: use a table of its own: %w", t.Name(), singletable.ErrInvalidInput)
 	}
-	for _, a := range storeAttrs {
-		if _, isKey := t.keys[a]; isKey || a == t.opts.TypeAttribute {
-			return nil, fmt.Errorf("singletable: NewTableStore %s: attribute %q is a key or type attribute of the table: %w", t.name, a, ErrInvalidInput)
+	keys := map[string]bool{o.PartitionKey: true, o.SortKey: true, o.TypeAttribute: true}
+	for _, ix := range o.Indexes {
+		keys[ix.PartitionKey], keys[ix.SortKey] = true, true
+	}
+	for _, a := range leaseAttrs {
+		if keys[a] {
+			return nil, fmt.Errorf("singletable: stream: NewTableStore %s: attribute %q is a key or type attribute of the table: %w", t.Name(), a, singletable.ErrInvalidInput)
 		}
 	}
-	return &TableStore{t: t}, nil
+	if o.Backoff.MaxAttempts <= 0 {
+		o.Backoff.MaxAttempts = 10 // Backoff's default
+	}
+	return &TableStore{client: t.Client(), table: t.Name(), pk: o.PartitionKey, sk: o.SortKey, typeAttr: o.TypeAttribute,
+		prefix: reserved.Prefix(o.Delimiter), delim: o.Delimiter, backoff: o.Backoff}, nil
+}
+
+// stringKeys reports whether the table's primary key is a string partition
+// key and a string sort key.
+func stringKeys(o singletable.TableOptions) bool {
+	if o.NoSortKey {
+		return false
+	}
+	for _, typ := range o.KeyTypes {
+		if typ != types.ScalarAttributeTypeS {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *TableStore) leasePK(group string) string {
-	return s.t.reservedPrefix() + "lease" + string(s.t.opts.Delimiter) + group
+	return s.prefix + "lease" + string(s.delim) + group
 }
 
 func (s *TableStore) leaseKey(group, shard string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{
-		s.t.opts.PartitionKey: &types.AttributeValueMemberS{Value: s.leasePK(group)},
-		s.t.opts.SortKey:      &types.AttributeValueMemberS{Value: shard},
+		s.pk: &types.AttributeValueMemberS{Value: s.leasePK(group)},
+		s.sk: &types.AttributeValueMemberS{Value: shard},
 	}
 }
 
 func checkLeaseID(group, shard string) error {
 	if group == "" || shard == "" {
-		return fmt.Errorf("singletable: lease with an empty group or shard id: %w", ErrInvalidInput)
+		return fmt.Errorf("singletable: lease with an empty group or shard id: %w", singletable.ErrInvalidInput)
 	}
 	return nil
 }
@@ -150,9 +140,9 @@ func checkLeaseID(group, shard string) error {
 // the group's partition, page by page.
 func (s *TableStore) Leases(ctx context.Context, group string) ([]Lease, error) {
 	var b expr.Builder
-	cond := b.Name(s.t.opts.PartitionKey) + " = " + b.S(s.leasePK(group))
+	cond := b.Name(s.pk) + " = " + b.S(s.leasePK(group))
 	in := &dynamodb.QueryInput{
-		TableName:                 s.t.namePtr(),
+		TableName:                 aws.String(s.table),
 		KeyConditionExpression:    aws.String(cond),
 		ExpressionAttributeNames:  b.Names(),
 		ExpressionAttributeValues: b.Values(),
@@ -160,12 +150,12 @@ func (s *TableStore) Leases(ctx context.Context, group string) ([]Lease, error) 
 	}
 	var out []Lease
 	for {
-		page, err := s.t.client.Query(ctx, in)
+		page, err := s.client.Query(ctx, in)
 		if err != nil {
 			return nil, fmt.Errorf("singletable: leases of %s: Query: %w", group, err)
 		}
 		for _, item := range page.Items {
-			if typ, _ := item[s.t.opts.TypeAttribute].(*types.AttributeValueMemberS); typ == nil || typ.Value != leaseType {
+			if typ, _ := item[s.typeAttr].(*types.AttributeValueMemberS); typ == nil || typ.Value != reserved.LeaseType {
 				continue
 			}
 			out = append(out, s.decodeLease(group, item))
@@ -187,7 +177,7 @@ func (s *TableStore) decodeLease(group string, item map[string]types.AttributeVa
 		return v.Value
 	}
 	num := func(a string) int64 { return intAttr(item, a) }
-	l.Shard = str(s.t.opts.SortKey)
+	l.Shard = str(s.sk)
 	l.Owner = str(attrOwner)
 	l.Counter = num(attrCounter)
 	if ms := num(attrExpires); ms != 0 {
@@ -218,7 +208,7 @@ func (s *TableStore) CreateLease(ctx context.Context, l Lease) error {
 		return err
 	}
 	item := s.leaseKey(l.Group, l.Shard)
-	item[s.t.opts.TypeAttribute] = &types.AttributeValueMemberS{Value: leaseType}
+	item[s.typeAttr] = &types.AttributeValueMemberS{Value: reserved.LeaseType}
 	item[attrCounter] = &types.AttributeValueMemberN{Value: "0"}
 	item[attrFinished] = &types.AttributeValueMemberBOOL{Value: l.Finished}
 	item[attrCPOrder] = &types.AttributeValueMemberS{Value: seqOrder(l.Checkpoint)}
@@ -233,15 +223,15 @@ func (s *TableStore) CreateLease(ctx context.Context, l Lease) error {
 		item[attrParents] = &types.AttributeValueMemberL{Value: ps}
 	}
 	var b expr.Builder
-	cond := "attribute_not_exists(" + b.Name(s.t.opts.PartitionKey) + ")"
+	cond := "attribute_not_exists(" + b.Name(s.pk) + ")"
 	in := &dynamodb.PutItemInput{
-		TableName:                s.t.namePtr(),
+		TableName:                aws.String(s.table),
 		Item:                     item,
 		ConditionExpression:      aws.String(cond),
 		ExpressionAttributeNames: b.Names(),
 	}
 	w := s.write(l.Group, l.Shard, func(ctx context.Context, optFn func(*dynamodb.Options)) (condwrite.Item, error) {
-		_, err := s.t.client.PutItem(ctx, in, optFn)
+		_, err := s.client.PutItem(ctx, in, optFn)
 		return nil, err
 	}, func(cur Lease, found bool) condwrite.Verdict {
 		switch {
@@ -270,14 +260,14 @@ func (s *TableStore) CreateLease(ctx context.Context, l Lease) error {
 // was overtaken (refused). found is false when the item is missing or not a lease.
 func (s *TableStore) write(group, shard string, send func(context.Context, func(*dynamodb.Options)) (condwrite.Item, error), judge func(cur Lease, found bool) condwrite.Verdict) condwrite.Write {
 	key := s.leaseKey(group, shard)
-	b := s.t.opts.Backoff.withDefaults()
+	b := s.backoff
 	return condwrite.Write{
 		Send: send,
 		ReadBack: func(ctx context.Context) (condwrite.Item, error) {
-			return condwrite.ReadBack(ctx, s.t.client.GetItem, s.t.name, key, b.MaxAttempts, b.Wait)
+			return condwrite.ReadBack(ctx, s.client.GetItem, s.table, key, b.MaxAttempts, b.Wait)
 		},
 		Judge: func(item condwrite.Item) condwrite.Verdict {
-			if typ, _ := item[s.t.opts.TypeAttribute].(*types.AttributeValueMemberS); typ == nil || typ.Value != leaseType {
+			if typ, _ := item[s.typeAttr].(*types.AttributeValueMemberS); typ == nil || typ.Value != reserved.LeaseType {
 				return judge(Lease{}, false)
 			}
 			return judge(s.decodeLease(group, item), true)
@@ -290,7 +280,7 @@ func (s *TableStore) write(group, shard string, send func(context.Context, func(
 // ambiguity makes an outcome condwrite could not learn match ErrAmbiguous.
 func ambiguity(err error) error {
 	if errors.Is(err, condwrite.ErrUnproven) {
-		return fmt.Errorf("%w: %w", ErrAmbiguous, err)
+		return fmt.Errorf("%w: %w", singletable.ErrAmbiguous, err)
 	}
 	return err
 }
@@ -306,9 +296,9 @@ func (s *TableStore) update(ctx context.Context, op string, l Lease, b *expr.Bui
 	if len(remove) > 0 {
 		update += " REMOVE " + strings.Join(remove, ", ")
 	}
-	cond := expr.And(b.Name(s.t.opts.TypeAttribute)+" = "+b.S(leaseType), guard)
+	cond := expr.And(b.Name(s.typeAttr)+" = "+b.S(reserved.LeaseType), guard)
 	in := &dynamodb.UpdateItemInput{
-		TableName:                 s.t.namePtr(),
+		TableName:                 aws.String(s.table),
 		Key:                       s.leaseKey(l.Group, l.Shard),
 		UpdateExpression:          aws.String(update),
 		ConditionExpression:       aws.String(cond),
@@ -317,7 +307,7 @@ func (s *TableStore) update(ctx context.Context, op string, l Lease, b *expr.Bui
 		ReturnValues:              types.ReturnValueAllNew,
 	}
 	attrs, refused, err := s.write(l.Group, l.Shard, func(ctx context.Context, optFn func(*dynamodb.Options)) (condwrite.Item, error) {
-		out, err := s.t.client.UpdateItem(ctx, in, optFn)
+		out, err := s.client.UpdateItem(ctx, in, optFn)
 		if err != nil {
 			return nil, err
 		}
@@ -375,7 +365,7 @@ func expiresAV(t time.Time) types.AttributeValue {
 // l.Counter and the lease not finished.
 func (s *TableStore) TakeLease(ctx context.Context, l Lease, owner string, expires time.Time) (Lease, error) {
 	if owner == "" {
-		return Lease{}, fmt.Errorf("singletable: TakeLease: empty owner: %w", ErrInvalidInput)
+		return Lease{}, fmt.Errorf("singletable: TakeLease: empty owner: %w", singletable.ErrInvalidInput)
 	}
 	var b expr.Builder
 	set := []string{bump(&b), b.Name(attrOwner) + " = " + b.S(owner), b.Name(attrExpires) + " = " + b.Value(expiresAV(expires))}
@@ -435,7 +425,7 @@ func (s *TableStore) ReleaseLease(ctx context.Context, l Lease) error {
 // owning it and no other worker having asked. The counter is left as it is.
 func (s *TableStore) AskHandOff(ctx context.Context, l Lease, worker string) error {
 	if worker == "" {
-		return fmt.Errorf("singletable: AskHandOff: empty worker: %w", ErrInvalidInput)
+		return fmt.Errorf("singletable: AskHandOff: empty worker: %w", singletable.ErrInvalidInput)
 	}
 	var b expr.Builder
 	if l.Owner == "" {

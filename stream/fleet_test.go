@@ -1,4 +1,4 @@
-package singletable
+package stream
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/singletable/singletable"
 )
 
 // fleetLog records what the handlers of a fleet of consumers did: the counts
@@ -42,7 +44,7 @@ func newFleetLog(delay time.Duration) *fleetLog {
 // handler returns worker's handler.
 func (l *fleetLog) handler(worker string) func(context.Context, StreamRecord) error {
 	return func(ctx context.Context, r StreamRecord) error {
-		_, o, ok := Images[tOrder](r)
+		_, o, ok := singletable.Images[tOrder](r)
 		if !ok {
 			return fmt.Errorf("record of type %q", r.Type)
 		}
@@ -196,11 +198,11 @@ type fleetMember struct {
 	done   chan error
 }
 
-func startMember(ctx context.Context, tbl *Table, client StreamClient, log *fleetLog, worker string, opts ...StreamOption) *fleetMember {
+func startMember(ctx context.Context, tbl *Table, client Client, log *fleetLog, worker string, opts ...Option) *fleetMember {
 	ctx, cancel := context.WithCancel(ctx)
 	m := &fleetMember{worker: worker, cancel: cancel, done: make(chan error, 1)}
 	go func() {
-		m.done <- ConsumeStream(ctx, tbl, client, log.handler(worker), append(opts, Worker(worker))...)
+		m.done <- Consume(ctx, tbl, client, log.handler(worker), append(opts, Worker(worker))...)
 	}()
 	return m
 }
@@ -238,7 +240,7 @@ func waitFor(t *testing.T, what string, limit time.Duration, cond func() bool) t
 // write at the next counter, checkpoints moving only forward, and owners
 // changing only by take, hand-over, release or finish.
 func TestFleetThreeConsumers(t *testing.T) {
-	tbl, _ := newTestTable(t)
+	tbl := newTestTable(t)
 	registerAll(t, tbl)
 	noLeaks(t)
 	ts, err := NewTableStore(tbl)
@@ -247,7 +249,7 @@ func TestFleetThreeConsumers(t *testing.T) {
 	fs := newFleetStream(t, 6, 3)
 	const n = 40
 	log := newFleetLog(time.Millisecond)
-	opts := []StreamOption{fastPolls, FromStream("arn:fake"), Leases(store), LeaseTiming(4*time.Second, 300*time.Millisecond), CheckpointEvery(20 * time.Millisecond)}
+	opts := []Option{fastPolls, FromARN("arn:fake"), Leases(store), LeaseTiming(4*time.Second, 300*time.Millisecond), CheckpointEvery(20 * time.Millisecond)}
 
 	fs.write(t, 0, 5, 0)
 	w1 := startMember(t.Context(), tbl, fs, log, "w1", opts...)
@@ -367,7 +369,7 @@ func (c *crashStore) HandOver(ctx context.Context, l Lease, e time.Time) (Lease,
 // change is handled, in order per order (some twice: those the dead consumer
 // handled after its last checkpoint).
 func TestFleetKilledConsumer(t *testing.T) {
-	tbl, _ := newTestTable(t)
+	tbl := newTestTable(t)
 	registerAll(t, tbl)
 	noLeaks(t)
 	ts, err := NewTableStore(tbl)
@@ -377,7 +379,7 @@ func TestFleetKilledConsumer(t *testing.T) {
 	const n = 30
 	const lease, renew = 2 * time.Second, 250 * time.Millisecond
 	log := newFleetLog(time.Millisecond)
-	opts := []StreamOption{fastPolls, FromStream("arn:fake"), LeaseTiming(lease, renew), CheckpointEvery(200 * time.Millisecond)}
+	opts := []Option{fastPolls, FromARN("arn:fake"), LeaseTiming(lease, renew), CheckpointEvery(200 * time.Millisecond)}
 	fs.write(t, 0, 5, 0)
 	crashing := &crashStore{LeaseStore: store}
 	members := []*fleetMember{
@@ -429,7 +431,7 @@ func TestFleetStaleHolderFenced(t *testing.T) {
 	recs := orderChanges(t, "c1", "o1", 0, 4)
 	f := newFakeStreams(nil, &fakeShard{id: "A", records: recs})
 	log := newFleetLog(0)
-	m := startMember(t.Context(), tbl, f, log, "w1", fastPolls, FromStream("arn:fake"), Leases(store), LeaseTiming(time.Hour, time.Minute))
+	m := startMember(t.Context(), tbl, f, log, "w1", fastPolls, FromARN("arn:fake"), Leases(store), LeaseTiming(time.Hour, time.Minute))
 	waitFor(t, "four records", 10*time.Second, func() bool { return log.complete([]string{"c1/o1"}, 4) })
 	waitFor(t, "checkpoint", 10*time.Second, func() bool { return checkpoints(store, "arn:fake")["A"] == *recs[3].Dynamodb.SequenceNumber })
 	// Another worker takes the lease behind w1's back (as after an expiry).
@@ -464,7 +466,7 @@ func TestFleetLineageFake(t *testing.T) {
 	o2 := orderChanges(t, "c1", "o2", 0, 10)
 	f := newFakeStreams(nil, &fakeShard{id: "P", records: interleave(o1[:5], o2[:5])})
 	log := newFleetLog(2 * time.Millisecond)
-	opts := []StreamOption{fastPolls, FromStream("arn:fake"), LeaseTiming(time.Minute, 50*time.Millisecond)}
+	opts := []Option{fastPolls, FromARN("arn:fake"), LeaseTiming(time.Minute, 50*time.Millisecond)}
 	a := startMember(t.Context(), tbl, f, log, "A", append(opts, Leases(onlyShards{store, "P"}))...)
 	waitFor(t, "A reads P", 10*time.Second, func() bool { return log.complete([]string{"c1/o1"}, 5) })
 	b := startMember(t.Context(), tbl, f, log, "B", append(opts, Leases(store))...)
@@ -540,7 +542,7 @@ func (s *lossyStore) RenewLease(ctx context.Context, l Lease, e time.Time) (Leas
 // stop. Without the read-back, its next checkpoint would be refused and the
 // shard given up as lost.
 func TestFleetLostLeaseWrite(t *testing.T) {
-	tbl, _ := newTestTable(t)
+	tbl := newTestTable(t)
 	registerAll(t, tbl)
 	noLeaks(t)
 	mem := &MemoryStore{}
@@ -548,7 +550,7 @@ func TestFleetLostLeaseWrite(t *testing.T) {
 	fs := newFleetStream(t, 2, 2)
 	const n = 20
 	log := newFleetLog(time.Millisecond)
-	m := startMember(t.Context(), tbl, fs, log, "w1", fastPolls, FromStream("arn:fake"), Leases(store), LeaseTiming(5*time.Second, 30*time.Millisecond), CheckpointEvery(10*time.Millisecond))
+	m := startMember(t.Context(), tbl, fs, log, "w1", fastPolls, FromARN("arn:fake"), Leases(store), LeaseTiming(5*time.Second, 30*time.Millisecond), CheckpointEvery(10*time.Millisecond))
 	fs.write(t, 0, n, 20*time.Millisecond)
 	waitFor(t, "every change", 60*time.Second, func() bool { return log.complete(fs.orders, n) })
 	m.stop(t)

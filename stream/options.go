@@ -1,41 +1,43 @@
-package singletable
+package stream
 
 import (
 	"fmt"
 	"time"
+
+	"github.com/singletable/singletable"
 )
 
-// StreamOption configures [ConsumeStream]. Options are made by the functions
-// below; each checks its value, and ConsumeStream fails with [ErrInvalidInput]
+// Option configures [Consume]. Options are made by the functions below; each
+// checks its value, and Consume fails with [singletable.ErrInvalidInput]
 // before it sends anything when one is out of range.
-type StreamOption interface {
-	applyStream(*streamOptions) error
+type Option interface {
+	applyStream(*options) error
 }
 
-type streamFunc func(*streamOptions) error
+type optionFunc func(*options) error
 
-func (f streamFunc) applyStream(o *streamOptions) error { return f(o) }
+func (f optionFunc) applyStream(o *options) error { return f(o) }
 
-type streamOptions struct {
+type options struct {
 	arn                string
-	start              StreamStart
+	start              Start
 	leases             LeaseStore
 	worker             string
 	leaseDuration      time.Duration
 	renewInterval      time.Duration
 	now                func() time.Time
 	checkpointInterval time.Duration
-	key                func(StreamRecord) string
-	unknown            UnknownTypes
-	retry              Backoff
+	key                func(singletable.StreamRecord) string
+	unknown            singletable.UnknownTypes
+	retry              singletable.Backoff
 	poll, maxPoll      time.Duration
 	shardRefresh       time.Duration
 	batchSize          int
-	railroad           RailroadOptions
+	railroad           singletable.RailroadOptions
 }
 
-func defaultStreamOptions() streamOptions {
-	return streamOptions{
+func defaultOptions() options {
+	return options{
 		leaseDuration:      10 * time.Second,
 		renewInterval:      3 * time.Second,
 		now:                time.Now,
@@ -47,12 +49,12 @@ func defaultStreamOptions() streamOptions {
 	}
 }
 
-// FromStream reads the stream with this ARN. Default: the table's latest
-// stream, which ConsumeStream finds with one DescribeTable call.
-func FromStream(arn string) StreamOption {
-	return streamFunc(func(o *streamOptions) error {
+// FromARN reads the stream with this ARN. Default: the table's latest
+// stream, which Consume finds with one DescribeTable call.
+func FromARN(arn string) Option {
+	return optionFunc(func(o *options) error {
 		if arn == "" {
-			return fmt.Errorf("FromStream: empty ARN: %w", ErrInvalidInput)
+			return fmt.Errorf("FromARN: empty ARN: %w", singletable.ErrInvalidInput)
 		}
 		o.arn = arn
 		return nil
@@ -67,10 +69,10 @@ func FromStream(arn string) StreamOption {
 // one is pinned by its first reader to the records written from then on
 // ([LatestAt]), which every later reader resumes from. Default
 // [StartTrimHorizon].
-func StartAt(s StreamStart) StreamOption {
-	return streamFunc(func(o *streamOptions) error {
+func StartAt(s Start) Option {
+	return optionFunc(func(o *options) error {
 		if s > StartLatest {
-			return fmt.Errorf("StartAt(%d): %w", s, ErrInvalidInput)
+			return fmt.Errorf("StartAt(%d): %w", s, singletable.ErrInvalidInput)
 		}
 		o.start = s
 		return nil
@@ -82,10 +84,10 @@ func StartAt(s StreamStart) StreamOption {
 // consumer that runs again with the same store resumes after each shard's
 // checkpoint. Default: a new [MemoryStore], so that a consumer that runs again
 // begins again at [StartAt]'s position.
-func Leases(store LeaseStore) StreamOption {
-	return streamFunc(func(o *streamOptions) error {
+func Leases(store LeaseStore) Option {
+	return optionFunc(func(o *options) error {
 		if store == nil {
-			return fmt.Errorf("Leases(nil): %w", ErrInvalidInput)
+			return fmt.Errorf("Leases(nil): %w", singletable.ErrInvalidInput)
 		}
 		o.leases = store
 		return nil
@@ -96,10 +98,10 @@ func Leases(store LeaseStore) StreamOption {
 // a stream needs its own id; a consumer that starts with the id of one that
 // died takes that one's leases back at once, without waiting for them to
 // expire. Default: the host name and a random suffix.
-func Worker(id string) StreamOption {
-	return streamFunc(func(o *streamOptions) error {
+func Worker(id string) Option {
+	return optionFunc(func(o *options) error {
 		if id == "" {
-			return fmt.Errorf("Worker: empty id: %w", ErrInvalidInput)
+			return fmt.Errorf("Worker: empty id: %w", singletable.ErrInvalidInput)
 		}
 		o.worker = id
 		return nil
@@ -114,22 +116,23 @@ func Worker(id string) StreamOption {
 // a twentieth of duration before others may take it. Defaults 10s and 3s.
 // renew must be less than half of duration, so that one late renewal does not
 // lose a lease.
-func LeaseTiming(duration, renew time.Duration) StreamOption {
-	return streamFunc(func(o *streamOptions) error {
+func LeaseTiming(duration, renew time.Duration) Option {
+	return optionFunc(func(o *options) error {
 		if duration <= 0 || renew <= 0 || 2*renew >= duration {
-			return fmt.Errorf("LeaseTiming(%s, %s): want 0 < 2·renew < duration: %w", duration, renew, ErrInvalidInput)
+			return fmt.Errorf("LeaseTiming(%s, %s): want 0 < 2·renew < duration: %w", duration, renew, singletable.ErrInvalidInput)
 		}
 		o.leaseDuration, o.renewInterval = duration, renew
 		return nil
 	})
 }
 
-// StreamClock sets the clock leases are timed by; default time.Now. Only its
-// rate matters: no consumer compares its clock with another's.
-func StreamClock(now func() time.Time) StreamOption {
-	return streamFunc(func(o *streamOptions) error {
+// Clock sets the clock leases are timed by; default time.Now. Only its rate
+// matters: no consumer compares its clock with another's. (The timers that end
+// a lease's term run in real time, set from durations measured by it.)
+func Clock(now func() time.Time) Option {
+	return optionFunc(func(o *options) error {
 		if now == nil {
-			return fmt.Errorf("StreamClock(nil): %w", ErrInvalidInput)
+			return fmt.Errorf("Clock(nil): %w", singletable.ErrInvalidInput)
 		}
 		o.now = now
 		return nil
@@ -140,10 +143,10 @@ func StreamClock(now func() time.Time) StreamOption {
 // shard while records flow; default 1s. A shard's checkpoint is also written
 // when the shard ends, when its lease is handed over and when the consumer
 // stops. Each write is one write to the lease store.
-func CheckpointEvery(d time.Duration) StreamOption {
-	return streamFunc(func(o *streamOptions) error {
+func CheckpointEvery(d time.Duration) Option {
+	return optionFunc(func(o *options) error {
 		if d <= 0 {
-			return fmt.Errorf("CheckpointEvery(%s): %w", d, ErrInvalidInput)
+			return fmt.Errorf("CheckpointEvery(%s): %w", d, singletable.ErrInvalidInput)
 		}
 		o.checkpointInterval = d
 		return nil
@@ -157,10 +160,10 @@ func CheckpointEvery(d time.Duration) StreamOption {
 // shards of one lineage (a child is read after its parent), not across
 // unrelated shards: keys that span items in different shards get no order
 // between those shards.
-func RecordKey(key func(StreamRecord) string) StreamOption {
-	return streamFunc(func(o *streamOptions) error {
+func RecordKey(key func(singletable.StreamRecord) string) Option {
+	return optionFunc(func(o *options) error {
 		if key == nil {
-			return fmt.Errorf("RecordKey(nil): %w", ErrInvalidInput)
+			return fmt.Errorf("RecordKey(nil): %w", singletable.ErrInvalidInput)
 		}
 		o.key = key
 		return nil
@@ -169,11 +172,11 @@ func RecordKey(key func(StreamRecord) string) StreamOption {
 
 // HandlerRetry is how often, and after what pause, a record whose handler
 // fails is tried again, on its rail, so the records after it on the same key
-// wait. Zero fields take [Backoff]'s defaults: 10 attempts in all;
+// wait. Zero fields take [singletable.Backoff]'s defaults: 10 attempts in all;
 // MaxAttempts 1 means no retry. When the attempts are spent the consumer
 // stops and returns the handler's error.
-func HandlerRetry(b Backoff) StreamOption {
-	return streamFunc(func(o *streamOptions) error {
+func HandlerRetry(b singletable.Backoff) Option {
+	return optionFunc(func(o *options) error {
 		o.retry = b
 		return nil
 	})
@@ -182,10 +185,10 @@ func HandlerRetry(b Backoff) StreamOption {
 // Polling sets the pause after a read of an open shard that found no new
 // record; it doubles while reads stay empty, up to max. Defaults 250ms and 2s.
 // A read that finds records is followed at once by the next.
-func Polling(interval, max time.Duration) StreamOption {
-	return streamFunc(func(o *streamOptions) error {
+func Polling(interval, max time.Duration) Option {
+	return optionFunc(func(o *options) error {
 		if interval <= 0 || max < interval {
-			return fmt.Errorf("Polling(%s, %s): %w", interval, max, ErrInvalidInput)
+			return fmt.Errorf("Polling(%s, %s): %w", interval, max, singletable.ErrInvalidInput)
 		}
 		o.poll, o.maxPoll = interval, max
 		return nil
@@ -194,10 +197,10 @@ func Polling(interval, max time.Duration) StreamOption {
 
 // ShardRefresh is how often DescribeStream is called to find new shards;
 // default 30s. A shard that ends triggers a call at once.
-func ShardRefresh(d time.Duration) StreamOption {
-	return streamFunc(func(o *streamOptions) error {
+func ShardRefresh(d time.Duration) Option {
+	return optionFunc(func(o *options) error {
 		if d <= 0 {
-			return fmt.Errorf("ShardRefresh(%s): %w", d, ErrInvalidInput)
+			return fmt.Errorf("ShardRefresh(%s): %w", d, singletable.ErrInvalidInput)
 		}
 		o.shardRefresh = d
 		return nil
@@ -206,10 +209,10 @@ func ShardRefresh(d time.Duration) StreamOption {
 
 // BatchSize is the most records one GetRecords call returns: 1 to 1000, the
 // default. It also bounds the records of one shard in flight.
-func BatchSize(n int) StreamOption {
-	return streamFunc(func(o *streamOptions) error {
+func BatchSize(n int) Option {
+	return optionFunc(func(o *options) error {
 		if n < 1 || n > 1000 {
-			return fmt.Errorf("BatchSize %d is not in 1-1000: %w", n, ErrInvalidInput)
+			return fmt.Errorf("BatchSize %d is not in 1-1000: %w", n, singletable.ErrInvalidInput)
 		}
 		o.batchSize = n
 		return nil
@@ -218,10 +221,24 @@ func BatchSize(n int) StreamOption {
 
 // Rails configures the railroad records are handled on: how many handlers run
 // at once (Concurrency) and how many records are held, per key and in all,
-// before reading pauses. See [RailroadOptions].
-func Rails(r RailroadOptions) StreamOption {
-	return streamFunc(func(o *streamOptions) error {
+// before reading pauses. See [singletable.RailroadOptions].
+func Rails(r singletable.RailroadOptions) Option {
+	return optionFunc(func(o *options) error {
 		o.railroad = r
+		return nil
+	})
+}
+
+// OnUnknown sets what the consumer does with a record whose images are of no
+// registered entity type: fail (the default), skip it, or hand it on with the
+// image as a [singletable.RawItem]; see [singletable.OnUnknown], whose rules it
+// follows.
+func OnUnknown(m singletable.UnknownTypes) Option {
+	return optionFunc(func(o *options) error {
+		if m > singletable.UnknownCollect {
+			return fmt.Errorf("OnUnknown(%d): %w", m, singletable.ErrInvalidInput)
+		}
+		o.unknown = m
 		return nil
 	})
 }

@@ -1,4 +1,4 @@
-package singletable
+package stream
 
 import (
 	"bytes"
@@ -198,7 +198,7 @@ func (s *splitter) Do(req *http.Request) (*http.Response, error) {
 // across the split and the two workers.
 func TestFleetLineageAcrossWorkers(t *testing.T) {
 	tbl := newStreamTable(t)
-	_, orders, _ := registerAll(t, tbl)
+	_, orders := registerAll(t, tbl)
 	ts, err := NewTableStore(tbl)
 	require.NoError(t, err)
 	store := newRecordingStore(ts)
@@ -226,7 +226,7 @@ func TestFleetLineageAcrossWorkers(t *testing.T) {
 	}
 	write(0, 5)
 	log := newFleetLog(time.Millisecond)
-	opts := []StreamOption{fastPolls, LeaseTiming(10*time.Second, 100*time.Millisecond), ShardRefresh(50 * time.Millisecond)}
+	opts := []Option{fastPolls, LeaseTiming(10*time.Second, 100*time.Millisecond), ShardRefresh(50 * time.Millisecond)}
 	a := startMember(t.Context(), tbl, streams, log, "A", append(opts, Leases(onlyFirst{LeaseStore: store, sp: sp}))...)
 	waitFor(t, "A handles the first changes", 60*time.Second, func() bool { return log.complete(ids, 5) })
 	// The shard ends at the last record A has read: what comes next is the children's.

@@ -350,3 +350,26 @@ func TestDescribeEmpty(t *testing.T) {
 	require.Contains(t, d.Markdown(), "No entity is registered.")
 	require.Equal(t, "flowchart LR\n  base[(\"table empty<br/>PK, SK\")]\n", d.Mermaid())
 }
+
+// TestDescribeNewOddInput: design.New takes data from anywhere, so data no
+// registration would pass (no base key, broken or empty templates, unknown
+// fields, an index that does not exist) gives a design, never a panic.
+func TestDescribeNewOddInput(t *testing.T) {
+	table := design.Table{Name: "odd", PartitionKey: "PK", SortKey: "SK", TypeAttribute: "Type", Delimiter: '#',
+		Indexes: []design.Index{{Name: "GSI1", PartitionKey: "G1PK", SortKey: "G1SK", Projection: "INCLUDE", NonKeyAttributes: []string{"a"}}}}
+	entities := []design.Entity{
+		{Name: "NoKeys", Type: "NoKeys"},
+		{Name: "IndexOnly", Type: "IndexOnly", Keys: []design.Key{{Index: "GSI1", PartitionKey: "G1PK", Partition: "X#{a}", SortKey: "G1SK", Sort: "{b"}}},
+		{Name: "Broken", Type: "Broken", Keys: []design.Key{
+			{PartitionKey: "PK", Partition: "}{", SortKey: "SK", Sort: ""},
+			{Index: "NOPE", PartitionKey: "NPK", Partition: "{}", SortKey: "NSK", Sort: "{x:}#{y:0}"},
+		}, Fields: []design.Field{{Name: "x", Kind: design.KindInt}, {Name: "", Kind: "weird"}}},
+		{Name: "Broken", Type: "Broken2", Keys: []design.Key{{PartitionKey: "PK", Partition: "P", SortKey: "SK", Sort: "{n}#"}}, Shards: 3, ShardAttribute: "n"},
+	}
+	d := design.New(table, entities)
+	require.Len(t, d.Entities, 4)
+	require.NotEmpty(t, d.Markdown())
+	require.NotEmpty(t, d.Mermaid())
+	entities[2].Keys[0].Partition = "changed"
+	require.Equal(t, "}{", d.Entities[0].Keys[0].Partition, "New copies what it keeps")
+}

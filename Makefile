@@ -1,7 +1,8 @@
 # singletable: every command a newcomer needs.
 #   make examples   run every example end to end (DynamoDB Local is started for you)
-#   make test       vet, staticcheck, go mod tidy -diff, and every test with -race against DynamoDB Local,
-#                   the root package's tests twice: reads decoded from the wire (the default) and the SDK's way
+#   make test       no compiled binary tracked, go mod tidy -diff, vet, staticcheck, and every test
+#                   (Examples included) with -race against DynamoDB Local, the root package's tests
+#                   twice: reads decoded from the wire (the default) and the SDK's way
 #
 # The repository holds three modules: the library (.), the test harness (dynamolocal/,
 # which alone depends on Testcontainers) and the comparative benchmarks (bench/). The
@@ -18,7 +19,7 @@ DYNAMODB_LOCAL := $(BIN)/dynamodb-local
 FUZZTIME    ?= 60s
 MODULES     := . dynamolocal bench
 
-.PHONY: all test test-only lint vet staticcheck tidy-check deps-check examples bench fuzz clean dynamodb-local-bin
+.PHONY: all test test-only lint binaries-check vet staticcheck tidy-check deps-check examples bench fuzz clean dynamodb-local-bin
 
 all: test
 
@@ -36,7 +37,12 @@ test-only: dynamodb-local-bin
 	cd dynamolocal && $(GO) test -race -count=1 -timeout 15m ./...
 	cd bench && $(GO) test -race -count=1 -timeout 15m ./...
 
-lint: tidy-check deps-check vet staticcheck
+lint: binaries-check tidy-check deps-check vet staticcheck
+
+# git tracks no compiled binary: no *.test or *.exe, nothing that starts like an ELF,
+# Mach-O or PE file (scripts/binaries-check.sh names each one found).
+binaries-check:
+	@bash scripts/binaries-check.sh
 
 # The library's module graph holds no Testcontainers or Docker module: the harness
 # lives in its own module (dynamolocal/), so users' builds never see them.

@@ -54,26 +54,30 @@ func (t *Table) keyID(key map[string]types.AttributeValue) itemKey {
 // DynamoDB leaves unprocessed are asked for again with [Backoff] until all are
 // answered, the context ends, or Backoff.MaxAttempts rounds in a row make no
 // progress; then the error matches [ErrUnprocessed] and Unprocessed holds exactly
-// the keys never answered. Cost: as many GetItems, in fewer round trips.
-// keys is not modified.
+// the keys never answered. An item at a key that is not provably of this entity
+// type (its type attribute names another, or is missing or not a string) is
+// neither decoded nor dropped: it is in none of Items, Missing and Unprocessed,
+// and the error, matching [ErrTypeMismatch], names each such key (its index and
+// rendered key), while Items and Missing hold what the other keys found. With
+// [SkipExpired], an expired item counts as missing. Cost: as many GetItems, in
+// fewer round trips. keys is not modified.
 func (e *Entity[T]) BatchGet(ctx context.Context, keys []T, opts ...GetOption) (BatchGetResult[T], error) {
 	ctx = e.observe(ctx)
-	var o getOptions
-	for _, opt := range opts {
-		opt.applyGet(&o)
+	o, err := collectKeyOptions("BatchGet", e.info.name, opts)
+	if err != nil {
+		return BatchGetResult[T]{}, err
 	}
-	return e.batchGet(ctx, keys, o, nil)
+	p, err := e.table.keyPlan(e.info, o, false) // readpath.go
+	if err != nil {
+		return BatchGetResult[T]{}, fmt.Errorf("singletable: BatchGet %s: %w", e.info.name, err)
+	}
+	return e.batchGet(ctx, keys, &p, o.consistent, nil)
 }
 
-// batchGet is BatchGet; a projection (project, as readList makes it) reads only
-// those attributes, and never writes back.
-func (e *Entity[T]) batchGet(ctx context.Context, keys []T, o getOptions, project []string) (BatchGetResult[T], error) {
+// batchGet is BatchGet with the read's plan; a projection (project, as readList
+// makes it) reads only those attributes.
+func (e *Entity[T]) batchGet(ctx context.Context, keys []T, p *readPlan, consistent bool, project []string) (BatchGetResult[T], error) {
 	var res BatchGetResult[T]
-	if o.skipExpired {
-		if err := e.info.refuseSkipExpired(); err != nil {
-			return res, fmt.Errorf("singletable: BatchGet %s: %w", e.info.name, err)
-		}
-	}
 	t := e.table
 	ids := make([]itemKey, len(keys))
 	avs := map[itemKey]map[string]types.AttributeValue{}
@@ -107,13 +111,13 @@ func (e *Entity[T]) batchGet(ctx context.Context, keys []T, o getOptions, projec
 		for i, id := range queue[:n] {
 			chunk[i] = avs[id]
 		}
-		ka := types.KeysAndAttributes{Keys: chunk, ConsistentRead: aws.Bool(o.consistent)}
+		ka := types.KeysAndAttributes{Keys: chunk, ConsistentRead: aws.Bool(consistent)}
 		if project != nil {
 			var b expr.Builder
 			ka.ProjectionExpression = aws.String(projectionExpression(&b, project)) // projection.go
 			ka.ExpressionAttributeNames = b.Names()
 		}
-		out, err := e.batchGetItem(ctx, &dynamodb.BatchGetItemInput{ // BatchGetItem, items into found (wire.go)
+		out, err := e.batchGetItem(ctx, p, &dynamodb.BatchGetItemInput{ // BatchGetItem, items into found (wire.go)
 			RequestItems: map[string]types.KeysAndAttributes{t.name: ka},
 		}, found, useWire)
 		if err != nil {
@@ -132,33 +136,25 @@ func (e *Entity[T]) batchGet(ctx context.Context, keys []T, o getOptions, projec
 		}
 	}
 	left := unanswered()
-	var decodeErr error
+	var readErr error
 	for i, id := range ids {
-		switch v, item, ok := found.get(id); {
-		case ok:
-			if item != nil {
-				var err error
-				if v, err = e.decodeWith(ctx, item, project == nil); err != nil {
-					decodeErr = errors.Join(decodeErr, fmt.Errorf("key %d: %w", i, err))
-					continue
-				}
-			}
-			if e.skipExpired(o, &v) != nil { // ttl.go: expired, as good as missing
-				res.Missing = append(res.Missing, keys[i])
-				continue
-			}
+		v, verdict, ok, err := found.read(ctx, p, id) // through the read path's phases (wire.go, readpath.go)
+		switch {
+		case err != nil:
+			readErr = errors.Join(readErr, fmt.Errorf("key %d %s: %w", i, formatKey(t.keyStrings(avs[id])), err))
+		case ok && verdict == itemRead:
 			res.Items = append(res.Items, v)
-		case left[id]:
+		case !ok && left[id]:
 			res.Unprocessed = append(res.Unprocessed, keys[i])
-		default:
+		default: // no item, or one SkipExpired leaves out: as good as missing
 			res.Missing = append(res.Missing, keys[i])
 		}
 	}
 	if loopErr != nil {
 		return res, fmt.Errorf("singletable: BatchGet %s: %d keys unprocessed: %w: %w", e.info.name, len(res.Unprocessed), ErrUnprocessed, loopErr)
 	}
-	if decodeErr != nil {
-		return res, fmt.Errorf("singletable: BatchGet %s: %w", e.info.name, decodeErr)
+	if readErr != nil {
+		return res, fmt.Errorf("singletable: BatchGet %s: %w", e.info.name, readErr)
 	}
 	return res, nil
 }

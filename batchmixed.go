@@ -22,7 +22,11 @@ import (
 
 // BatchGet reads the items of refs of any registered entity types
 // (BatchGetItem, 100 keys a request), filling in each [Ref]: its Value, or an
-// error matching [ErrNotFound] for a missing item. Keys DynamoDB leaves
+// error matching [ErrNotFound] for a missing item, or [ErrTypeMismatch] for an
+// item that is not provably of the Ref's entity type (its type attribute names
+// another, or is missing or not a string). With [SkipExpired] an expired item
+// is missing too (its Value says ErrNotFound); a ref of an entity without a ttl
+// field then refuses the call with [ErrInvalidInput], before anything is sent. Keys DynamoDB leaves
 // unprocessed are asked for again with [Backoff] until all are answered, the
 // context ends, or Backoff.MaxAttempts rounds in a row make no progress; then
 // the error matches [ErrUnprocessed] and the refs never answered are returned
@@ -37,7 +41,14 @@ func (t *Table) BatchGet(ctx context.Context, refs []ItemRef, opts ...GetOption)
 	if err != nil {
 		return nil, err
 	}
-	o := collectGetOptions(opts)
+	o, err := collectKeyOptions("BatchGet", "refs", opts)
+	if err != nil {
+		return nil, err
+	}
+	peek, err := t.refPlans("BatchGet", refs, o) // readpath.go's options phase, per entity
+	if err != nil {
+		return nil, err
+	}
 	byID := make(map[itemKey]int, len(refs))
 	for i, ref := range refs {
 		ref.refCore().reset()
@@ -58,7 +69,7 @@ func (t *Table) BatchGet(ctx context.Context, refs []ItemRef, opts ...GetOption)
 		in := &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
 			t.name: {Keys: keys, ConsistentRead: aws.Bool(o.consistent)},
 		}}
-		out, err := t.batchGetMixed(ctx, in, refs, byID)
+		out, err := t.batchGetMixed(ctx, in, refs, byID, peek)
 		if err != nil {
 			loopErr = err
 			break
@@ -102,9 +113,10 @@ func (t *Table) BatchGet(ctx context.Context, refs []ItemRef, opts ...GetOption)
 	return nil, nil
 }
 
-// batchGetMixed sends one BatchGetItem and fills the refs it answered, decoded
-// on the wire when the table takes that path.
-func (t *Table) batchGetMixed(ctx context.Context, in *dynamodb.BatchGetItemInput, refs []ItemRef, byID map[itemKey]int) (*dynamodb.BatchGetItemOutput, error) {
+// batchGetMixed sends one BatchGetItem and fills the refs it answered, each
+// through its plan's phases (readpath.go), decoded on the wire when the table
+// takes that path (keeping the attribute peek names, for the expiry phase).
+func (t *Table) batchGetMixed(ctx context.Context, in *dynamodb.BatchGetItemInput, refs []ItemRef, byID map[itemKey]int, peek string) (*dynamodb.BatchGetItemOutput, error) {
 	fill := func(item map[string]types.AttributeValue) error {
 		j, ok := byID[t.keyID(item)]
 		if !ok {
@@ -126,7 +138,7 @@ func (t *Table) batchGetMixed(ctx context.Context, in *dynamodb.BatchGetItemInpu
 		return out, nil
 	}
 	var sl anySlots
-	s := &wire.Sink{Op: wire.BatchGetItem, Table: t.name, TypeAttr: t.opts.TypeAttribute, Slots: &sl, Lookup: t.wireLookup, Keep: t.baseKeyAttrs()}
+	s := &wire.Sink{Op: wire.BatchGetItem, Table: t.name, TypeAttr: t.opts.TypeAttribute, Slots: &sl, Lookup: t.wireLookup, Keep: t.baseKeyAttrs(), Peek: peek}
 	out, err := t.client.BatchGetItem(ctx, in, s.Option())
 	if err != nil {
 		return nil, err
@@ -154,12 +166,9 @@ func (t *Table) batchGetMixed(ctx context.Context, in *dynamodb.BatchGetItemInpu
 		if !ok {
 			return nil, fmt.Errorf("DynamoDB returned an item that was not asked for")
 		}
-		ref := refs[j]
-		if c := ref.refCore(); en.Target.Type != c.info.discriminator {
-			c.state, c.rerr = refFailed, fmt.Errorf("singletable: item has %s %q, want %q: %w", t.opts.TypeAttribute, en.Target.Type, c.info.discriminator, ErrTypeMismatch)
-			continue
+		if ref := refs[j]; ref.refCore().judgeWire(s, i, en.Target.Type) {
+			ref.setValue(v)
 		}
-		ref.setValue(v)
 	}
 	return out, nil
 }

@@ -50,12 +50,13 @@ const (
 )
 
 // UnknownOption is what [OnUnknown] returns: an option of collection queries, of
-// table scans ([Table.Scan]), of [ConsumeStream] and of [Table.Decode] (not of
-// entity queries or scans, which skip every item of another type).
+// table scans ([Table.Scan]) and of [Table.Decode] and [Table.DecodeRecord]
+// (not of entity queries or scans, which skip every item of another type).
+// Package stream's consumer takes its own (stream.OnUnknown), by the same
+// rules.
 type UnknownOption interface {
 	CollectionOption
 	TableScanOption
-	StreamOption
 	DecodeOption
 }
 
@@ -75,17 +76,12 @@ func (u unknownOption) applyCollection(o *queryOptions) error {
 
 func (u unknownOption) applyTableScan(o *queryOptions) error { return u.applyCollection(o) }
 
-func (u unknownOption) applyStream(o *streamOptions) error {
-	o.unknown = u.m
-	return u.check()
-}
-
 func (u unknownOption) applyDecode(o *decodeOptions) error {
 	o.unknown = u.m
 	return u.check()
 }
 
-// OnUnknown sets what a collection query, a stream consumer or [Table.Decode]
+// OnUnknown sets what a collection query, a table scan or [Table.Decode]
 // does with an item whose type attribute is missing or names no registered
 // entity. Entity queries are not affected: they skip every item of another type.
 func OnUnknown(m UnknownTypes) UnknownOption { return unknownOption{m} }
@@ -105,15 +101,15 @@ type RawItem map[string]types.AttributeValue
 // partition's inputs, or a string, reads the whole partition. [Limit] counts items
 // of every type. Cost: 0.5 RCU per 4 KB read. key is not modified.
 func (t *Table) Query(ctx context.Context, key any, opts ...CollectionOption) (Page[any], error) {
-	pq, o, err := t.prepareCollection(key, opts)
+	pq, _, err := t.prepareCollection(key, opts)
 	if err != nil {
 		return Page[any]{}, err
 	}
-	vals, _, meta, err := t.collectionPage(ctx, pq, nil, o.unknown) // wire.go
+	vals, _, meta, err := t.collectionPage(ctx, pq, nil) // wire.go
 	if err != nil {
 		return Page[any]{}, err
 	}
-	return Page[any]{Items: vals, Cursor: meta.cursor, Scanned: meta.scanned, Capacity: meta.capacity, Partial: pq.partial}, nil
+	return Page[any]{Items: vals, Cursor: meta.cursor, Scanned: meta.scanned, Capacity: meta.capacity, Partial: pq.plan.partial}, nil
 }
 
 // All iterates over every item of a collection query, page after page, as
@@ -121,8 +117,8 @@ func (t *Table) Query(ctx context.Context, key any, opts ...CollectionOption) (P
 // nil value.
 func (t *Table) All(ctx context.Context, key any, opts ...CollectionOption) iter.Seq2[any, error] {
 	return func(yield func(any, error) bool) {
-		pq, o, err := t.prepareCollection(key, opts)
-		if err == nil && pq.partial {
+		pq, _, err := t.prepareCollection(key, opts)
+		if err == nil && pq.plan.partial {
 			err = t.refuseIterPartial("All", "collection", pq.index, "page through it with Table.Query (Page.Partial says so)")
 		}
 		if err != nil {
@@ -131,7 +127,7 @@ func (t *Table) All(ctx context.Context, key any, opts ...CollectionOption) iter
 		}
 		var start map[string]types.AttributeValue
 		for first := true; first || start != nil; first = false {
-			vals, out, _, err := t.collectionPage(ctx, pq, start, o.unknown) // wire.go
+			vals, out, _, err := t.collectionPage(ctx, pq, start) // wire.go
 			for _, v := range vals {
 				if !yield(v, nil) {
 					return
@@ -203,44 +199,6 @@ func (t *Table) unknownType(item map[string]types.AttributeValue, typ string) er
 		}
 	}
 	return &UnknownTypeError{Type: typ, Key: key}
-}
-
-// decodeAny decodes an item into a value of its entity type. ok is false for a
-// skipped item.
-func (t *Table) decodeAny(item map[string]types.AttributeValue, mode UnknownTypes) (v any, ok bool, err error) {
-	info, typ := t.entityOf(item)
-	if info == nil {
-		switch mode {
-		case UnknownSkip:
-			return nil, false, nil
-		case UnknownCollect:
-			return RawItem(item), true, nil
-		}
-		return nil, false, t.unknownType(item, typ)
-	}
-	rv := reflect.New(info.goType).Elem()
-	if _, err := info.decodeInto(item, rv); err != nil {
-		return nil, false, fmt.Errorf("singletable: decode %s: %w", info.name, err)
-	}
-	return rv.Interface(), true, nil
-}
-
-// readAny is decodeAny for a read the caller made: an item of an older schema is
-// also written back, as its entity says.
-func (t *Table) readAny(ctx context.Context, item map[string]types.AttributeValue, mode UnknownTypes, full bool) (v any, ok bool, err error) {
-	info, _ := t.entityOf(item)
-	if info == nil || info.migration == nil || !full {
-		return t.decodeAny(item, mode)
-	}
-	rv := reflect.New(info.goType).Elem()
-	migrated, err := info.decodeInto(item, rv)
-	if err != nil {
-		return nil, false, fmt.Errorf("singletable: decode %s: %w", info.name, err)
-	}
-	if migrated != nil {
-		info.afterMigrate(ctx, item, migrated, rv)
-	}
-	return rv.Interface(), true, nil
 }
 
 // Collection decodes item collections into C, a struct whose fields are tagged with
@@ -349,14 +307,14 @@ type CollectionPage[C any] struct {
 // item of its type is an error.
 func (c *Collection[C]) Query(ctx context.Context, key any, opts ...CollectionOption) (CollectionPage[C], error) {
 	var res CollectionPage[C]
-	pq, o, err := c.table.prepareCollection(key, opts)
-	if err == nil && pq.partial {
+	pq, _, err := c.table.prepareCollection(key, opts)
+	if err == nil && pq.plan.partial {
 		err = c.table.refuseIterPartial("Query", c.name, pq.index, "a Collection's struct cannot say its items are partial: page through it with Table.Query (Page.Partial says so)")
 	}
 	if err != nil {
 		return res, err
 	}
-	d := c.decoder(ctx, &res.Value, o.unknown, pq.full())
+	d := c.decoder(ctx, &res.Value, &pq.plan)
 	_, meta, err := d.addPage(ctx, pq, nil) // wire.go
 	if err != nil {
 		return CollectionPage[C]{}, err
@@ -369,14 +327,14 @@ func (c *Collection[C]) Query(ctx context.Context, key any, opts ...CollectionOp
 // as few requests as its size allows. Options are as for [Collection.Query].
 func (c *Collection[C]) Load(ctx context.Context, key any, opts ...CollectionOption) (C, error) {
 	var v C
-	pq, o, err := c.table.prepareCollection(key, opts)
-	if err == nil && pq.partial {
+	pq, _, err := c.table.prepareCollection(key, opts)
+	if err == nil && pq.plan.partial {
 		err = c.table.refuseIterPartial("Load", c.name, pq.index, "a Collection's struct cannot say its items are partial: page through it with Table.Query (Page.Partial says so)")
 	}
 	if err != nil {
 		return v, err
 	}
-	d := c.decoder(ctx, &v, o.unknown, pq.full())
+	d := c.decoder(ctx, &v, &pq.plan)
 	var start map[string]types.AttributeValue
 	for first := true; first || start != nil; first = false {
 		out, _, err := d.addPage(ctx, pq, start) // wire.go
@@ -395,56 +353,66 @@ type collDecoder[C any] struct {
 	c    *Collection[C]
 	dst  reflect.Value
 	seen map[string]bool // one-item fields already filled
-	mode UnknownTypes
-	full bool // items are whole (base table reads), so migrated ones may be written back
+	p    *readPlan       // the read's plan (readpath.go): unknown types, expiry, write-back
 }
 
-func (c *Collection[C]) decoder(ctx context.Context, dst *C, mode UnknownTypes, full bool) *collDecoder[C] {
-	return &collDecoder[C]{ctx: ctx, c: c, dst: reflect.ValueOf(dst).Elem(), seen: map[string]bool{}, mode: mode, full: full}
+func (c *Collection[C]) decoder(ctx context.Context, dst *C, p *readPlan) *collDecoder[C] {
+	return &collDecoder[C]{ctx: ctx, c: c, dst: reflect.ValueOf(dst).Elem(), seen: map[string]bool{}, p: p}
 }
 
+// add adds the stored items of a page.
 func (d *collDecoder[C]) add(items []map[string]types.AttributeValue) error {
 	t := d.c.table
-	infos := make([]*entityInfo, len(items))
-	typs := make([]string, len(items))
-	counts := map[string]int{}
-	for i, item := range items {
-		infos[i], typs[i] = t.entityOf(item)
-		counts[typs[i]]++
+	counts := map[*entityInfo]int{}
+	for _, item := range items {
+		info, _ := t.entityOf(item) // a hint for growing the slices; addOne checks it
+		counts[info]++
 	}
-	// Grow each slice field once for the page, rather than item by item.
-	for typ, n := range counts {
-		if f, ok := d.c.fields[typ]; ok && (f.kind == collSlice || f.kind == collSlicePtr) {
-			d.dst.FieldByIndex(f.index).Grow(n)
-		}
-	}
-	for i, item := range items {
-		if err := d.addOne(infos[i], typs[i], item, reflect.Value{}); err != nil {
+	d.grow(counts)
+	for _, item := range items {
+		if err := d.addOne(nil, item, reflect.Value{}); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// addOne adds one item of entity info (nil: unknown) and discriminator typ to the
-// collection: decoded, when the wire path decoded it (decoded is a pointer to its
-// value), else from its attribute values.
-func (d *collDecoder[C]) addOne(info *entityInfo, typ string, item map[string]types.AttributeValue, decoded reflect.Value) error {
-	t := d.c.table
-	if info == nil {
-		switch d.mode {
-		case UnknownSkip:
-			return nil
-		case UnknownCollect:
+// grow grows each slice field once for a page that holds counts items of each
+// entity, rather than item by item.
+func (d *collDecoder[C]) grow(counts map[*entityInfo]int) {
+	for info, n := range counts {
+		if info == nil {
+			continue
+		}
+		if f, ok := d.c.fields[info.discriminator]; ok && (f.kind == collSlice || f.kind == collSlicePtr) {
+			d.dst.FieldByIndex(f.index).Grow(n)
+		}
+	}
+}
+
+// addOne adds one item to the collection: decoded (a pointer to its value), when
+// the wire path decoded it as info's, else the stored item, through the read
+// path's phases (readpath.go).
+func (d *collDecoder[C]) addOne(info *entityInfo, item map[string]types.AttributeValue, decoded reflect.Value) error {
+	if !decoded.IsValid() {
+		var verdict itemVerdict
+		var err error
+		info, verdict, err = d.p.check(item)
+		switch {
+		case err != nil:
+			return err
+		case verdict == itemRaw:
 			if d.c.unknown == nil {
 				return fmt.Errorf("singletable: %s: OnUnknown(UnknownCollect) needs a []singletable.RawItem field tagged `singletable:\",unknown\"`: %w", d.c.name, ErrInvalidInput)
 			}
 			fv := d.dst.FieldByIndex(d.c.unknown)
 			fv.Set(reflect.Append(fv, reflect.ValueOf(RawItem(item))))
 			return nil
+		case verdict != itemRead:
+			return nil
 		}
-		return t.unknownType(item, typ)
 	}
+	typ := info.discriminator
 	f, ok := d.c.fields[typ]
 	if !ok {
 		return nil // a registered type this collection does not hold
@@ -483,12 +451,8 @@ func (d *collDecoder[C]) addOne(info *entityInfo, typ string, item map[string]ty
 		target.Set(decoded.Elem())
 		return nil
 	}
-	migrated, err := info.decodeInto(item, target)
-	if err != nil {
-		return fmt.Errorf("singletable: %s.%s: decode %s: %w", d.c.name, f.goName, info.name, err)
-	}
-	if migrated != nil && d.full {
-		info.afterMigrate(d.ctx, item, migrated, target)
+	if err := d.p.decode(d.ctx, info, item, target); err != nil {
+		return fmt.Errorf("singletable: %s.%s: %w", d.c.name, f.goName, err)
 	}
 	return nil
 }

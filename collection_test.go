@@ -359,7 +359,7 @@ func BenchmarkCollectionDecode(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			var v page
-			if err := coll.decoder(context.Background(), &v, UnknownFail, true).add(items); err != nil {
+			if err := coll.decoder(context.Background(), &v, &readPlan{t: tbl, unknown: UnknownFail, whole: true}).add(items); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -391,9 +391,10 @@ func BenchmarkCollectionDecode(b *testing.B) {
 	})
 	b.Run("singletable-any", func(b *testing.B) {
 		b.ReportAllocs()
+		p := tbl.imagePlan(UnknownFail)
 		for b.Loop() {
 			for _, item := range items {
-				if _, _, err := tbl.decodeAny(item, UnknownFail); err != nil {
+				if _, _, err := p.readAny(context.Background(), item); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -155,6 +155,8 @@ func (e *Entity[T]) indexLookup(index string, v T) (func(context.Context) (*T, e
 		return nil, err
 	}
 	tk := e.table.opts
+	plan := pq.plan   // readpath.go: an index's items, never written back
+	plan.byKey = true // read for one key: an item there of another type is ErrTypeMismatch
 	return func(ctx context.Context) (*T, error) {
 		var start map[string]types.AttributeValue
 		for {
@@ -168,9 +170,12 @@ func (e *Entity[T]) indexLookup(index string, v T) (func(context.Context) (*T, e
 				if got := e.table.keyStrings(item); got[tk.PartitionKey] != want[tk.PartitionKey] || got[tk.SortKey] != want[tk.SortKey] {
 					continue
 				}
-				got, err := e.decodeWith(ctx, item, false) // read through an index
+				got, verdict, err := readAs[T](ctx, &plan, item)
 				if err != nil {
 					return nil, err
+				}
+				if verdict != itemRead {
+					continue
 				}
 				return &got, nil
 			}

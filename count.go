@@ -118,7 +118,7 @@ func (t *Table) countable(pq *preparedQuery, call string, info *entityInfo) erro
 	if limit != nil {
 		return fmt.Errorf("singletable: %s %s: Limit(%d) does not apply to a count, which reads every page: %w", call, what, *limit, ErrInvalidInput)
 	}
-	if info != nil && pq.parseKeys {
+	if info != nil && pq.plan.parseKeys {
 		return fmt.Errorf("singletable: %s %s: index %s projects %s, without the type attribute %q, so only reading the items could tell %s's from others: %w", call, what, pq.index.Name, t.projectionText(pq.index), t.opts.TypeAttribute, what, ErrInvalidInput)
 	}
 	return nil

@@ -1,6 +1,7 @@
 package singletable
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -42,20 +43,21 @@ func (t *Table) Decode(item RawItem, opts ...DecodeOption) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	v, ok, err := t.decodeAny(item, o.unknown)
-	if err != nil || !ok {
+	p := t.imagePlan(o.unknown) // readpath.go
+	v, verdict, err := p.readAny(context.Background(), item)
+	if err != nil || verdict != itemRead && verdict != itemRaw {
 		return nil, err
 	}
 	return v, nil
 }
 
 // DecodeRecord returns r with Type, Old and New set from its OldImage and
-// NewImage, decoded as [Table.Decode] does: the rules by which [ConsumeStream]
-// decodes every record, for handlers that get records some other way (the
-// streamlambda package, for one). deliver is false for a record to pass over:
-// every image present is of an unknown type and [OnUnknown] says UnknownSkip,
-// or the record is one of the library's own items (the leases and sweep
-// progress a [TableStore] keeps in the table), which are always passed over.
+// NewImage, decoded as [Table.Decode] does: the rules by which the stream
+// consumers (packages stream and streamlambda) decode every record. deliver
+// is false for a record to pass over: every image present is of an unknown
+// type and [OnUnknown] says UnknownSkip, or the record is one of the library's
+// own items (the leases and sweep progress it keeps in the table, whose type
+// attribute begins with "_singletable."), which are always passed over.
 // A record with one image of a registered type is delivered, the other image
 // decoded as OnUnknown says. r is a value: the caller's copy is not changed.
 // DecodeRecord sends nothing.
@@ -71,6 +73,7 @@ func (t *Table) DecodeRecord(r StreamRecord, opts ...DecodeOption) (_ StreamReco
 // decodeRecord is DecodeRecord; own reports a record of the library's own items.
 func (t *Table) decodeRecord(r StreamRecord, mode UnknownTypes) (_ StreamRecord, deliver, own bool, err error) {
 	r.Type, r.Old, r.New = "", nil, nil
+	p := t.imagePlan(mode) // readpath.go
 	present, skipped := 0, 0
 	for _, img := range []struct {
 		item RawItem
@@ -86,11 +89,11 @@ func (t *Table) decodeRecord(r StreamRecord, mode UnknownTypes) (_ StreamRecord,
 				return r, false, true, nil
 			}
 		}
-		v, ok, err := t.decodeAny(img.item, mode)
+		v, verdict, err := p.readAny(context.Background(), img.item) // never written back: ctx unused
 		if err != nil {
 			return r, false, false, err
 		}
-		if !ok {
+		if verdict != itemRead && verdict != itemRaw {
 			skipped++
 			continue
 		}

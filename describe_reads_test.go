@@ -8,6 +8,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/singletable/singletable/design"
 )
 
 // TestDescribeScansCountsProjectionsLocalIndexes: the design lists scans with
@@ -42,13 +44,13 @@ func TestDescribeScansCountsProjectionsLocalIndexes(t *testing.T) {
 	assert.Contains(t, costs["LSI1"], "1 consistent")
 	assert.Contains(t, costs[""], "`Count(k)` counts them (Select COUNT) at the same cost")
 
-	var local Index
+	var local design.Index
 	for _, ix := range d.Indexes {
 		if ix.Name == "LSI1" {
 			local = ix
 		}
 	}
-	assert.Equal(t, Index{Name: "LSI1", PartitionKey: "PK", SortKey: "LSI1SK", Local: true}, local)
+	assert.Equal(t, design.Index{Name: "LSI1", PartitionKey: "PK", SortKey: "LSI1SK", Local: true}, local)
 	notes := strings.Join(d.Notes, "\n")
 	assert.Contains(t, notes, "Reads of iOrder through KEYS (KEYS_ONLY) are partial: without `customerId`, `orderId`, `status`, `total`, `note` and `migrated`")
 	assert.Contains(t, notes, "Reads of iOrder through INCL")

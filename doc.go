@@ -1,68 +1,12 @@
 // Package singletable maps Go structs onto one shared DynamoDB table: the
 // single-table design, where many entity types live side by side and their keys
-// are built from templates.
+// are built from templates. Describe each entity once, in struct tags, and get
+// rendered keys, typed reads and writes, item collections decoded by type,
+// optimistic locking that survives lost responses, write sharding, lazy
+// migration, index waits and per-key ordered stream processing, on any
+// DynamoDB client of aws-sdk-go-v2.
 //
-// # Where things live
-//
-// One file per concept, its test beside it:
-//
-//	table.go        Table, TableOptions and the WithX table options, Client, NewTable, CreateTable
-//	observe.go      Operation; the observer and logger, one SDK middleware on every call
-//	compat.go       errors of old DynamoDB Local releases that name their cause
-//	keys.go         key templates: parse, render, extract (Template)
-//	tags.go         struct tag parsing
-//	register.go     Register: tags parsed and checked once, key templates bound to T's fields
-//	disjoint.go     the proof that two entities' primary keys never collide (automata product)
-//	render.go       keys rendered from a value; the whole item encoded
-//	validate.go     items checked before sending (sizes, numbers, UTF-8); attribute values compared
-//	entity.go       Entity[T]: the typed surface (Get, Put, Create, Delete, Key, ParseKey)
-//	options.go      options of point reads and writes (Consistent, If)
-//	write.go        the write plans: write kinds, Put/Create/Delete planned, conditions, the request
-//	pipeline.go     the write pipeline: send, read back, judge; failed conditions explained
-//	version.go      version plans: the rule for version 0, conditions, the next version
-//	receipt.go      receipts and incarnations: how a write whose answer was lost is judged
-//	occ.go          optimistic concurrency: Clobber, Mutate, ConflictError
-//	update.go       Update and its options (Set, Remove, Add, Upsert), planned in phases
-//	update_ops.go   Append, Prepend, DeleteFromSet, SetIfNotExists; changes at document paths
-//	docpath.go      document paths ("address.city", "tags[2]"): parsed, checked against T's types
-//	returnvalues.go ReturnOld, Old, Returning: the items writes return
-//	fieldtags.go    field tags (createdAt, updatedAt, counter, ttl, default=) and the write hooks
-//	wholeitem.go    the whole-item phases: defaults, timestamps, counter, validation; Put's kept fields
-//	timestamps.go   createdAt and updatedAt, stamped by the table's clock (WithClock)
-//	counter.go      the counter field, moved on the server by every write
-//	defaults.go     default= values, parsed at Register
-//	validator.go    Validate methods, Validator, FieldValidator, ValidationError
-//	ttl.go          the TTL field, EnableTTL, SkipExpired
-//	planenv.go      the time and randomness a plan takes (token-derived for TransactWith)
-//	batch.go        BatchGet, BatchPut, BatchDelete with unprocessed-item retry
-//	tx.go           transactions (Table.Transact, TransactWith and its idempotency token, TxItem)
-//	query.go        query options by call kind; Entity.Query and All; preparing and paging a query
-//	sortkey.go      sort key conditions (SKEqual..., SK[T]) and the narrowing by a partial key
-//	cursor.go       cursors: seal, open, check against their query
-//	collection.go   item collections: Table.Query/All, Collection[C], OnUnknown
-//	wire.go         the wire path: reads decoded from the response's JSON (internal/wire)
-//	wire_default.go whether the wire path is the default (the build tag singletable_sdkdecoding)
-//	shard.go        write sharding: shard plans, choosing and locating an item's shard
-//	fanout.go       fan-out reads: QueryShards/AllShards, the merge, the fan-out cursor
-//	consistency.go  index waits (WaitIndexed, WaitFor), RetryOption
-//	backoff.go      Backoff: exponential with full jitter
-//	migrate.go      schema versions, migration on read, write-back of what a migration changed
-//	sweep.go        Sweep: migrating every item eagerly, in segments
-//	sweep_store.go  SweepProgress and SweepStore: a sweep's progress kept in memory or in the table
-//	stream.go       ConsumeStream: a table's stream in order per item
-//	stream_options.go  StreamOption: Leases, Worker, LeaseTiming, FromStream, batch and poll settings
-//	stream_fleet.go the lease leader: takes, renews, balances, hands over and releases shards
-//	stream_shard.go reading one shard: records to the railroad, checkpoints in order
-//	lease.go        Lease, LeaseStore, MemoryStore: the fleet's leases and checkpoints
-//	lease_table.go  TableStore: leases and sweep progress as items of a DynamoDB table
-//	decode.go       Table.Decode and DecodeRecord: items and stream records decoded by type
-//	railroad.go     Railroad: per-key ordered execution
-//	describe.go     Table.Describe: the design built from the registered entities
-//	markdown.go     a Design as Markdown and as a Mermaid key map
-//	errors.go       sentinels and typed errors
-//	suggest.go      names in messages: "attr (Type.Field)", "did you mean"
-//
-// Describe each entity once, in struct tags:
+// Describe an entity:
 //
 //	type Order struct {
 //	    _          struct{}  `Type:"Order" PK:"CUST#{customerId}" SK:"ORDER#{orderId}" GSI1PK:"STATUS#{status}" GSI1SK:"{createdAt:time}#{orderId}"`
@@ -70,15 +14,32 @@
 //	    OrderID    string    `dynamodbav:"orderId"`
 //	    Status     string    `dynamodbav:"status,omitempty"`
 //	    CreatedAt  time.Time `dynamodbav:"createdAt"`
+//	    Version    int64     `dynamodbav:"version" singletable:"version"`
 //	}
 //
 // then register it on a [Table] and use the typed [Entity]:
 //
-//	table, _ := singletable.NewTable(client, "app", singletable.WithIndex("GSI1", "GSI1PK", "GSI1SK"))
-//	orders, err := singletable.Register[Order](table)
-//	_, err = orders.Put(ctx, order)
-//	o, err := orders.Get(ctx, Order{CustomerID: "c1", OrderID: "o1"})
+//	table, err := singletable.NewTable(dynamodb.NewFromConfig(cfg), "app",
+//	    singletable.WithIndex("GSI1", "GSI1PK", "GSI1SK"))
+//	orders, err := singletable.Register[Order](table) // every tag checked once
+//
+//	o, err := orders.Put(ctx, Order{CustomerID: "c1", OrderID: "o1", Status: "NEW", CreatedAt: time.Now()})
+//	o, err = orders.Get(ctx, Order{CustomerID: "c1", OrderID: "o1"})     // the key's inputs are enough
+//	o, err = orders.Update(ctx, o, singletable.Set("status", "SHIPPED")) // GSI1 keys recomputed, version checked
 //	page, err := orders.Query(ctx, Order{Status: "SHIPPED"}, singletable.On("GSI1"), singletable.Descending())
+//
+// The Examples below run each of these calls against DynamoDB Local.
+//
+// # Guides
+//
+// This documentation is the reference; the guides in the repository's docs
+// folder (https://github.com/singletable/singletable/tree/main/docs) explain each
+// area with the tests and commands that prove its claims: modelling.md (tags, key
+// templates, key schemas, indexes, Describe), reads.md, writes.md,
+// consistency-and-safety.md (optimistic locking, lost responses, bad input, index
+// waits), streams.md (ordered processing, a fleet of consumers, Lambda, sweeps),
+// testing.md (DynamoDB Local and its harness), performance.md, comparison.md and
+// architecture.md (a map of every file and package).
 //
 // # Tags
 //
@@ -165,28 +126,20 @@
 // # Ordered processing
 //
 // [Railroad] runs tasks one after another per key and concurrently across keys,
-// with bounded queues. [ConsumeStream] reads a table's DynamoDB Stream, decodes old
-// and new images into registered entities and handles each item's changes in
-// order, at least once.
+// with bounded queues. Package stream (stream.Consume) reads a table's DynamoDB
+// Stream, decodes old and new images into registered entities ([StreamRecord],
+// by [Table.DecodeRecord]) and handles each item's changes in order, at least
+// once, on a Railroad.
 //
 // # A fleet of stream consumers
 //
-// Consumers in many processes share a stream's shards through leases kept in
-// DynamoDB ([TableStore], in the single table or a table of its own), as the
-// Kinesis Client Library does: one lease per shard with its owner, a counter that
-// fences every write (take, renew, checkpoint, release, hand-over are all
-// conditional on it and the owner), the checkpoint (compared as a number: it never
-// moves back), the parent shards and a finished flag. Each consumer, every renewal
-// interval, lists the leases (one consistent Query), renews its own (one write
-// each), takes free or expired ones up to its fair share, and, when none is free,
-// asks the busiest worker to hand one over; the owner drains the shard's records in
-// flight and checkpoints before it hands over, so no shard has two readers. A lease
-// expires when its counter has not moved for a lease duration by the observer's own
-// clock; a consumer killed without releasing loses its shards after that, and
-// another resumes after its checkpoint. A child shard is read only once its parents
-// are finished, whoever held them. Duplicates come only from records handled after
-// the last checkpoint a consumer wrote before it died or lost the lease, from
-// handlers cut short by a stop, and from retries; see [ConsumeStream].
+// Package stream's consumers, in many processes, share a stream's shards through
+// leases kept in DynamoDB (stream.TableStore, in the single table or a table of
+// its own), as the Kinesis Client Library does: one lease per shard, whose
+// counter fences every write; a consumer that cannot renew a lease gives it up,
+// cancelling its handlers, before another can take it; a child shard is read only
+// once its parents are finished, whoever held them. It needs only this package's
+// public surface; see its documentation.
 //
 // Lambda users get the same decoding from package streamlambda, which turns
 // events.DynamoDBEvent records into [StreamRecord] values, runs them on per-key
@@ -198,7 +151,16 @@
 // [Table.Describe] builds the design from the registered entities: key templates,
 // versioning, sharding and schema versions, the access patterns the templates serve
 // (with key conditions and calls), notes on costly designs, and a Mermaid key map.
-// [Design.Markdown] renders it for a README or a design review.
+// The design and its renderings live in package design
+// (github.com/singletable/singletable/design): Markdown for a README or a design
+// review, a Mermaid key map.
+//
+// [Table.CreateTableInput] is the CreateTable request [Table.CreateTable] sends
+// (CreateTable is built on it), with edits for what the model does not say:
+// [StreamView], [Provisioned], [DeletionProtection], [Tags]. [Table.Definition]
+// adds the TTL attribute, and package design renders it as a CloudFormation
+// AWS::DynamoDB::Table resource (JSON, which NoSQL Workbench imports, or YAML)
+// or a Terraform aws_dynamodb_table resource.
 //
 // # Observability
 //

@@ -98,58 +98,46 @@ func (e *Entity[T]) Type() string {
 	return e.info.discriminator
 }
 
-// writing back) an item of an older schema.
-func (e *Entity[T]) decode(ctx context.Context, item map[string]types.AttributeValue) (T, error) {
-	return e.decodeWith(ctx, item, true)
-}
-
-// decodeWith is decode; writeBack=false migrates in memory only.
+// decodeWith decodes an item of this entity read by key (a write's returned
+// item, a wait's), through the read path's phases (readpath.go): an item not
+// provably a T is ErrTypeMismatch; an older one is migrated in memory, and written
+// back only when writeBack is set.
 func (e *Entity[T]) decodeWith(ctx context.Context, item map[string]types.AttributeValue, writeBack bool) (T, error) {
-	v, migrated, err := e.decodeMigrated(item)
-	if err == nil && migrated != nil && writeBack {
-		e.info.afterMigrate(ctx, item, migrated, reflect.ValueOf(&v).Elem())
-	}
+	p := readPlan{t: e.table, info: e.info, byKey: true, whole: writeBack}
+	v, _, err := readAs[T](ctx, &p, item)
 	return v, err
 }
 
-// decodeMigrated decodes item, migrating it in memory; migrated is the migrated
-// image, nil when no migration applied.
+// decodeMigrated decodes an item read by key, migrating it in memory, through
+// the read path's type check and decoding (readpath.go), never written back;
+// migrated is the migrated image, nil when no migration applied.
 func (e *Entity[T]) decodeMigrated(item map[string]types.AttributeValue) (v T, migrated map[string]types.AttributeValue, err error) {
-	if got, ok := item[e.table.opts.TypeAttribute].(*types.AttributeValueMemberS); ok && got.Value != e.info.discriminator {
-		return v, nil, fmt.Errorf("singletable: item has %s %q, want %q: %w", e.table.opts.TypeAttribute, got.Value, e.info.discriminator, ErrTypeMismatch)
+	p := readPlan{t: e.table, info: e.info, byKey: true}
+	if _, _, err := p.checkType(item); err != nil {
+		return v, nil, err
 	}
-	migrated, err = e.info.decodeInto(item, reflect.ValueOf(&v).Elem())
-	if err != nil {
-		var me *MigrationError
-		if errors.As(err, &me) {
-			return v, nil, err
-		}
-		return v, nil, fmt.Errorf("singletable: decode %s: %w", e.info.name, err)
-	}
-	return v, migrated, nil
-}
-
-// isType reports whether an item carries this entity's discriminator.
-func (info *entityInfo) isType(item map[string]types.AttributeValue) bool {
-	got, ok := item[info.table.opts.TypeAttribute].(*types.AttributeValueMemberS)
-	return ok && got.Value == info.discriminator
+	migrated, err = p.decodeItem(e.info, item, reflect.ValueOf(&v).Elem())
+	return v, migrated, err
 }
 
 // Get reads one item by its primary key, rendered from key (only the key's inputs
 // need be set). It calls GetItem once: 0.5 RCU per 4 KB eventually consistent, 1 with
-// [Consistent]. A missing item is an error matching [ErrNotFound]; an item of another
-// entity type at the key matches [ErrTypeMismatch].
+// [Consistent]. A missing item is an error matching [ErrNotFound]; an item at the
+// key that is not provably of this entity type (its type attribute names another,
+// or is missing or not a string) matches [ErrTypeMismatch], as a write there would.
 func (e *Entity[T]) Get(ctx context.Context, key T, opts ...GetOption) (T, error) {
 	ctx = e.observe(ctx)
 	var zero T
 	var o getOptions
 	if len(opts) > 0 {
-		o = collectGetOptions(opts)
-	}
-	if o.skipExpired {
-		if err := e.info.refuseSkipExpired(); err != nil {
-			return zero, e.itemErr("Get", nil, err)
+		var err error
+		if o, err = collectKeyOptions("Get", e.info.name, opts); err != nil {
+			return zero, err
 		}
+	}
+	p, err := e.table.keyPlan(e.info, o, false) // readpath.go
+	if err != nil {
+		return zero, e.itemErr("Get", nil, err)
 	}
 	sv := reflect.ValueOf(&key).Elem()
 	found, err := e.resolveShardItem(ctx, sv, o.consistent)
@@ -157,10 +145,7 @@ func (e *Entity[T]) Get(ctx context.Context, key T, opts ...GetOption) (T, error
 		return zero, e.itemErr("Get", nil, err)
 	}
 	if found != nil { // a random shard's lookup read the item already
-		v, err := e.decode(ctx, found)
-		if err == nil {
-			err = e.skipExpired(o, &v)
-		}
+		v, err := e.readFound(ctx, &p, found)
 		if err != nil {
 			return zero, e.itemErr("Get", e.info.table.keyStrings(found), err)
 		}
@@ -170,22 +155,28 @@ func (e *Entity[T]) Get(ctx context.Context, key T, opts ...GetOption) (T, error
 	if err != nil {
 		return zero, e.itemErr("Get", nil, err)
 	}
-	v, err := e.getItem(ctx, &dynamodb.GetItemInput{ // GetItem, decoded (wire.go)
+	v, err := e.getItem(ctx, &p, &dynamodb.GetItemInput{ // GetItem, through the read path (wire.go)
 		TableName:      e.table.namePtr(),
 		Key:            k,
 		ConsistentRead: boolPtr(o.consistent),
 	})
-	if err == nil {
-		err = e.skipExpired(o, &v)
-	}
 	if err != nil {
 		return zero, e.itemErr("Get", e.table.keyStrings(k), err)
 	}
 	return v, nil
 }
 
-// collectGetOptions applies opts. (Apart from Get, so that Get's options stay on
-// its stack when it has none.)
+// readFound reads an item found by key through the read path's phases: an item
+// SkipExpired leaves out is ErrNotFound.
+func (e *Entity[T]) readFound(ctx context.Context, p *readPlan, item map[string]types.AttributeValue) (T, error) {
+	v, verdict, err := readAs[T](ctx, p, item)
+	if err == nil && verdict == itemExpired {
+		err = errExpired
+	}
+	return v, err
+}
+
+// itemErr wraps err with the call, the entity and the key.
 func (e *Entity[T]) itemErr(op string, key map[string]string, err error) error {
 	return &ItemError{Op: op, Entity: e.info.name, Key: key, Err: err}
 }

@@ -49,14 +49,6 @@ var (
 	// expected: its context's deadline passed or its attempts ran out. The error is a
 	// [*ConsistencyTimeoutError] saying how many attempts were made over how long.
 	ErrConsistencyTimeout = errors.New("singletable: consistency wait timed out")
-	// ErrLeaseLost means a lease write was refused because the lease moved on: its
-	// counter or owner is no longer what the writer last saw (another worker took
-	// it, or it was handed over or released), or a checkpoint would move it
-	// backwards. The writer must stop working on the shard.
-	ErrLeaseLost = errors.New("singletable: lease lost")
-	// ErrLeaseExists is returned by [LeaseStore.CreateLease] when the lease
-	// exists already: another worker created it first, which is not a failure.
-	ErrLeaseExists = errors.New("singletable: lease exists")
 	// ErrQueueFull is returned by [Railroad.TrySubmit] when the task's key already
 	// holds [RailroadOptions.QueueSize] tasks or the railroad holds
 	// [RailroadOptions.MaxPending].

@@ -231,29 +231,6 @@ func ExampleTable_Describe() {
 	// ```
 }
 
-// The Design is plain data too, for checks of one's own.
-func ExampleDesign() {
-	type Post struct {
-		_      struct{} `Type:"Post" PK:"BLOG#{blogId}" SK:"POST#{n}"`
-		BlogID string   `dynamodbav:"blogId"`
-		N      int      `dynamodbav:"n"`
-	}
-	table, _ := singletable.NewTable(dynamodb.New(dynamodb.Options{Region: "us-east-1"}), "blog")
-	singletable.MustRegister[Post](table)
-
-	d := table.Describe()
-	for _, p := range d.Patterns {
-		fmt.Printf("%s %s: %s\n", p.Operation, p.KeyCondition, p.Call)
-	}
-	for _, n := range d.Notes {
-		fmt.Println(n)
-	}
-	// Output:
-	// GetItem PK = "BLOG#{blogId}" AND SK = "POST#{n}": Get(k); BatchGet(ks)
-	// Query PK = "BLOG#{blogId}" AND begins_with(SK, "POST#"): Query(k)
-	// Post's SK `POST#{n}`: {n} is an integer without zero padding, so keys sort as text (10 before 9); {n:08} sorts as numbers.
-}
-
 // A Railroad runs the tasks of one key one after another, in the order they were
 // submitted, and the tasks of different keys side by side.
 func ExampleRailroad() {

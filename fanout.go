@@ -214,7 +214,7 @@ func (e *Entity[T]) AllShards(ctx context.Context, key T, opts ...ShardQueryOpti
 	return func(yield func(T, error) bool) {
 		var zero T
 		fq, err := e.prepareFanout(key, opts)
-		if err == nil && fq.streams[0].pq.partial {
+		if err == nil && fq.streams[0].pq.plan.partial {
 			err = e.table.refuseIterPartial("AllShards", e.info.name, fq.index, "page through it with QueryShards (Page.Partial says so)")
 		}
 		if err != nil {
@@ -271,6 +271,7 @@ func (e *Entity[T]) prepareFanout(key T, opts []ShardQueryOption) (*fanoutQuery,
 	if err := applyOptions(&o, "QueryShards", info.name, opts, ShardQueryOption.applyShardQuery); err != nil {
 		return nil, err
 	}
+	o.fixInstant(e.table) // every partition judges expiry at one instant (readpath.go)
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("singletable: QueryShards %s: "+format, append([]any{info.name}, args...)...)
 	}
@@ -390,7 +391,7 @@ func (e *Entity[T]) fanoutPage(ctx context.Context, fq *fanoutQuery) (Page[T], e
 	if err != nil {
 		return Page[T]{}, err
 	}
-	page.Partial = fq.streams[0].pq.partial
+	page.Partial = fq.streams[0].pq.plan.partial
 	more := false
 	for _, s := range fq.streams {
 		more = more || len(s.buf) > 0 || !s.done || s.failed != nil
@@ -464,15 +465,15 @@ func (e *Entity[T]) take(ctx context.Context, fq *fanoutQuery, page *Page[T], s 
 	if fq.boundary != nil && !s.exempt && !fq.boundary.after(sk, i, fq.desc) {
 		return nil // written since the previous page, before its end: not in this pass
 	}
-	// As Query decodes: items of another type are skipped, items read through an
-	// index are migrated in memory only (an index may not hold every attribute:
-	// never written back), and items an index holds without their type are this
-	// entity's when their primary key parses (projection.go).
-	v, ok, err := e.decodeRead(ctx, s.pq, item)
+	// Through the read path's phases, as Query reads: items of another type are
+	// skipped, items read through an index are migrated in memory only (an index
+	// may not hold every attribute: never written back), and items an index holds
+	// without their type are this entity's when their primary key parses.
+	v, verdict, err := readAs[T](ctx, &s.pq.plan, item) // readpath.go
 	if err != nil {
 		return fmt.Errorf("singletable: QueryShards %s: %w", e.info.name, err)
 	}
-	if !ok {
+	if verdict != itemRead {
 		return nil
 	}
 	fq.boundary = &mergePos{sk: sk, stream: i}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/singletable/singletable/design"
 	"github.com/singletable/singletable/internal/codec"
 )
 
@@ -118,7 +119,7 @@ func (info *entityInfo) keyInputOf(f *codec.Field) (attrs []string, base bool) {
 }
 
 // describe adds the fields the hooks keep to an entity's design.
-func (h *writeHooks) describe(e *EntityDesign) {
+func (h *writeHooks) describe(e *design.Entity) {
 	if h == nil {
 		return
 	}

@@ -472,21 +472,22 @@ func FuzzDecodeItem(f *testing.F) {
 			}
 		}
 
-		v, err := d.things.decode(ctx, item)
+		v, err := d.things.decodeWith(ctx, item, true)
 		checkErr("Entity.decode", err)
 		if err == nil {
 			checkReencode(t, d.things.info.plan, v)
 		}
-		p, err := d.plains.decode(ctx, item)
+		p, err := d.plains.decodeWith(ctx, item, true)
 		checkErr("Entity.decode (plain)", err)
 		if err == nil {
 			checkReencode(t, d.plains.info.plan, p)
 		}
 		for _, mode := range []UnknownTypes{UnknownFail, UnknownSkip, UnknownCollect} {
-			_, _, err := d.tbl.readAny(ctx, item, mode, true)
-			checkErr("Table.readAny", err)
+			plan := readPlan{t: d.tbl, unknown: mode, whole: true}
+			_, _, err := plan.readAny(ctx, item)
+			checkErr("readPlan.readAny", err)
 			var c fzCollection
-			err = d.coll.decoder(ctx, &c, mode, true).add([]map[string]types.AttributeValue{item, item})
+			err = d.coll.decoder(ctx, &c, &plan).add([]map[string]types.AttributeValue{item, item})
 			checkErr("Collection", err)
 		}
 		if !reflect.DeepEqual(item, snapshot) {

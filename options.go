@@ -38,17 +38,9 @@ func (c consistentOption) applyTableScan(o *queryOptions) error { return c.apply
 // (local secondary indexes do: see [WithLocalIndex]).
 func Consistent() ReadOption { return consistentOption{} }
 
-func collectGetOptions(opts []GetOption) getOptions {
-	var o getOptions
-	for _, opt := range opts {
-		opt.applyGet(&o)
-	}
-	return o
-}
-
-// collectWriteOptions applies opts, as collectGetOptions does; an option that
-// cannot apply (nil, a zero condition) leaves its error in o.err, which the
-// planner reports before anything is sent.
+// collectWriteOptions applies opts; an option that cannot apply (nil, a zero
+// condition) leaves its error in o.err, which the planner reports before
+// anything is sent.
 func collectWriteOptions(opts []WriteOption) writeOptions {
 	var o writeOptions
 	for i, opt := range opts {

@@ -177,42 +177,6 @@ func (t *Table) readKind(info *entityInfo, ix Index, o *queryOptions) (partial, 
 	return partial, partial && !t.indexHolds(ix, t.opts.TypeAttribute)
 }
 
-// decodeRead decodes an item that a read of pq returned, when it is this
-// entity's (ok false: another type's, skipped). Whole items of the base table
-// are migrated and written back as the entity says; others are migrated in
-// memory only. An item without a type attribute (read through an index that does
-// not hold it) is this entity's when its primary key parses with the entity's
-// templates; it is decoded without migration (its schema is unknown).
-func (e *Entity[T]) decodeRead(ctx context.Context, pq *preparedQuery, item map[string]types.AttributeValue) (T, bool, error) {
-	var zero T
-	info := e.info
-	if _, typed := item[e.table.opts.TypeAttribute]; typed || !pq.parseKeys {
-		if !info.isType(item) {
-			return zero, false, nil
-		}
-		v, err := e.decodeWith(ctx, item, pq.full())
-		if err != nil {
-			return zero, false, err
-		}
-		if pq.parseKeys {
-			rv := reflect.ValueOf(&v).Elem()
-			info.fillFromKeys(item, rv)
-			info.fillFromIndexKeys(item, rv, pq.index.Name)
-		}
-		return v, true, nil
-	}
-	var v T
-	rv := reflect.ValueOf(&v).Elem()
-	if err := info.plan.DecodeIgnoring(item, rv, info.ignored); err != nil {
-		return zero, false, fmt.Errorf("singletable: decode %s: %w", info.name, err)
-	}
-	if !info.fillFromKeys(item, rv) {
-		return zero, false, nil
-	}
-	info.fillFromIndexKeys(item, rv, pq.index.Name)
-	return v, true, nil
-}
-
 // fillFromIndexKeys sets the inputs of index's keys that item lacks from those
 // keys, where they parse (a field set already is left alone).
 func (info *entityInfo) fillFromIndexKeys(item map[string]types.AttributeValue, rv reflect.Value, index string) {
@@ -279,34 +243,6 @@ func (kt *keyTemplate) parseInto(info *entityInfo, text string, rv reflect.Value
 	})
 }
 
-// readAnyIn is readAny for an item a collection read of pq returned: an item
-// without a type attribute, read through an index that does not hold it, is
-// decoded as the entity whose primary key templates parse its key.
-func (t *Table) readAnyIn(ctx context.Context, pq *preparedQuery, item map[string]types.AttributeValue, mode UnknownTypes) (any, bool, error) {
-	if _, typed := item[t.opts.TypeAttribute]; typed || !pq.parseKeys {
-		return t.readAny(ctx, item, mode, pq.full())
-	}
-	t.mu.RLock()
-	infos := make([]*entityInfo, 0, len(t.entities))
-	for _, info := range t.entities {
-		infos = append(infos, info)
-	}
-	t.mu.RUnlock()
-	for _, info := range infos {
-		rv := reflect.New(info.goType).Elem()
-		if !info.fillFromKeys(item, rv) {
-			continue
-		}
-		if err := info.plan.DecodeIgnoring(item, rv, info.ignored); err != nil {
-			return nil, false, fmt.Errorf("singletable: decode %s: %w", info.name, err)
-		}
-		info.fillFromKeys(item, rv)
-		info.fillFromIndexKeys(item, rv, pq.index.Name)
-		return rv.Interface(), true, nil
-	}
-	return t.decodeAny(item, mode)
-}
-
 // prepare applies a projected read's options and prepares it.
 func (p *Projection[T]) prepareQuery(sv reflect.Value, opts []QueryOption) (*preparedQuery, error) {
 	e := p.e
@@ -360,26 +296,28 @@ func (p *Projection[T]) Get(ctx context.Context, key T, opts ...GetOption) (Part
 	if p.err != nil {
 		return Partial[T]{}, p.err
 	}
-	o := collectGetOptions(opts)
+	o, err := collectKeyOptions("Get", e.info.name, opts)
+	if err != nil {
+		return Partial[T]{}, err
+	}
+	plan, err := e.table.keyPlan(e.info, o, true) // readpath.go: partial, never written back
+	if err != nil {
+		return Partial[T]{}, e.itemErr("Get", nil, err)
+	}
 	k, err := e.batchKey(key)
 	if err != nil {
 		return Partial[T]{}, e.itemErr("Get", nil, err)
 	}
 	list, _ := e.table.readList(e.info, Index{}, p.attrs)
-	if list, err = e.info.readsTTL(o, list); err != nil { // ttl.go: SkipExpired reads the TTL too
-		return Partial[T]{}, e.itemErr("Get", nil, err)
-	}
+	list = plan.expiry.readsTTL(list) // ttl.go: SkipExpired reads the TTL too
 	var b expr.Builder
-	v, err := e.getItemWith(ctx, &dynamodb.GetItemInput{ // GetItem, decoded (wire.go), never written back
+	v, err := e.getItem(ctx, &plan, &dynamodb.GetItemInput{ // GetItem, through the read path (wire.go)
 		TableName:                e.table.namePtr(),
 		Key:                      k,
 		ConsistentRead:           boolPtr(o.consistent),
 		ProjectionExpression:     aws.String(projectionExpression(&b, list)),
 		ExpressionAttributeNames: b.Names(),
-	}, false)
-	if err == nil {
-		err = e.skipExpired(o, &v)
-	}
+	})
 	if err != nil {
 		return Partial[T]{}, e.itemErr("Get", e.table.keyStrings(k), err)
 	}
@@ -407,13 +345,17 @@ func (p *Projection[T]) BatchGet(ctx context.Context, keys []T, opts ...GetOptio
 	if p.err != nil {
 		return PartialBatch[T]{}, p.err
 	}
-	o := collectGetOptions(opts)
-	list, _ := e.table.readList(e.info, Index{}, p.attrs)
-	list, err := e.info.readsTTL(o, list) // ttl.go: SkipExpired reads the TTL too
+	o, err := collectKeyOptions("BatchGet", e.info.name, opts)
+	if err != nil {
+		return PartialBatch[T]{}, err
+	}
+	plan, err := e.table.keyPlan(e.info, o, true) // readpath.go: partial, never written back
 	if err != nil {
 		return PartialBatch[T]{}, fmt.Errorf("singletable: BatchGet %s: %w", e.info.name, err)
 	}
-	res, err := e.batchGet(ctx, keys, o, list)
+	list, _ := e.table.readList(e.info, Index{}, p.attrs)
+	list = plan.expiry.readsTTL(list) // ttl.go: SkipExpired reads the TTL too
+	res, err := e.batchGet(ctx, keys, &plan, o.consistent, list)
 	return PartialBatch[T]{Items: p.wrap(res.Items), Missing: res.Missing, Unprocessed: res.Unprocessed}, err
 }
 

@@ -120,9 +120,10 @@ type queryOptions struct {
 	// Projections (projection.go): the attributes to read (ProjectionExpression);
 	// nil reads whole items.
 	project []string
-	// SkipExpired (ttl.go): the filter it adds, built by prepareQuery.
+	// SkipExpired (ttl.go), and the instant it judges at (zero: the table's
+	// clock when the read is prepared; fixInstant).
 	skipExpired bool
-	ttlFilter   string
+	now         time.Time
 }
 
 // On queries the named global secondary index instead of the base table. Index
@@ -210,13 +211,9 @@ type preparedQuery struct {
 	partition string
 	identity  []byte // what a cursor must match
 	treeRoot  string // with SKTree: items must have this sort key or continue it after the delimiter
-	// partial: items read lack attributes (a projection, or an index that does not
-	// project every field), so they are never written back.
-	partial bool
-	// parseKeys: items may lack the type attribute or key inputs (an index that
-	// does not hold them): they are told apart, and their key inputs filled, from
-	// their primary keys, on the attribute-value path (projection.go).
-	parseKeys bool
+	// plan is what the read does with each item (readpath.go): the type check,
+	// expiry, whether items are whole (written back after a migration) or partial.
+	plan readPlan
 	// scan, when set, makes this a scan (scan.go): Scan is called with it instead
 	// of Query with in.
 	scan *dynamodb.ScanInput
@@ -229,10 +226,6 @@ func (pq *preparedQuery) call() string {
 	}
 	return "Query"
 }
-
-// full reports whether the query reads whole items from the base table: only
-// those may be written back after a migration.
-func (pq *preparedQuery) full() bool { return pq.index.Name == "" && !pq.partial }
 
 // Query reads one page of the entity's items in one partition (one Query call):
 // the base table's, or with [On] an index's. The partition key is rendered from
@@ -269,7 +262,7 @@ func (e *Entity[T]) All(ctx context.Context, key T, opts ...QueryOption) iter.Se
 	return func(yield func(T, error) bool) {
 		var zero T
 		pq, err := e.prepareQuery(reflect.ValueOf(&key).Elem(), opts)
-		if err == nil && pq.partial {
+		if err == nil && pq.plan.partial {
 			err = e.table.refuseIterPartial("All", e.info.name, pq.index, "page through it with Query (Page.Partial says so), or iterate with Project(...).All (values of type Partial)")
 		}
 		if err != nil {
@@ -315,7 +308,9 @@ func (t *Table) prepareQuery(info *entityInfo, sv reflect.Value, o *queryOptions
 		return nil, err
 	}
 	pq := &preparedQuery{index: ix, partition: pv}
-	pq.partial, pq.parseKeys = t.readKind(info, ix, o) // projection.go
+	if pq.plan, err = t.pagePlan(info, ix, o); err != nil { // readpath.go
+		return nil, fail("%w", err)
+	}
 	var b expr.Builder
 	keyCond := b.Name(ix.PartitionKey) + " = " + b.Value(t.keyAV(ix.PartitionKey, pv))
 	kind := "*"
@@ -332,9 +327,6 @@ func (t *Table) prepareQuery(info *entityInfo, sv reflect.Value, o *queryOptions
 		if cond != "" {
 			keyCond += " AND " + cond
 		}
-	}
-	if o.ttlFilter, err = t.expiredFilterFor(&b, info, o); err != nil { // ttl.go
-		return nil, fail("%w", err)
 	}
 	if err := t.queryInput(pq, &b, keyCond, o); err != nil {
 		return nil, fail("%w", err)
@@ -437,7 +429,9 @@ func (t *Table) queryInput(pq *preparedQuery, b *expr.Builder, keyCond string, o
 	if err != nil {
 		return fmt.Errorf("Filter: %w: %w", ErrInvalidInput, err)
 	}
-	filter = expr.And(filter, o.ttlFilter)
+	if x := pq.plan.expiry; x != nil { // SkipExpired (ttl.go)
+		filter = expr.And(filter, x.filter(b))
+	}
 	pq.in = dynamodb.QueryInput{
 		TableName:                 t.namePtr(),
 		KeyConditionExpression:    aws.String(keyCond),
@@ -461,7 +455,6 @@ func (t *Table) queryInput(pq *preparedQuery, b *expr.Builder, keyCond string, o
 	if len(o.project) > 0 {
 		pq.in.ProjectionExpression = aws.String(projectionExpression(b, o.project)) // projection.go
 		pq.in.ExpressionAttributeNames = b.Names()
-		pq.partial = true
 	}
 	return nil
 }
@@ -472,25 +465,36 @@ type pageResult[T any] struct {
 	last map[string]types.AttributeValue
 }
 
+// queryPage reads one page of an entity's query or scan, its items through the
+// read path's phases (readpath.go), on the wire path when the table takes it.
 func (e *Entity[T]) queryPage(ctx context.Context, pq *preparedQuery, start map[string]types.AttributeValue) (pageResult[T], error) {
-	if tg := e.info.wireTarget(); tg != nil && !pq.parseKeys {
+	if tg := e.info.wireTarget(); tg != nil && !pq.plan.parseKeys {
 		return e.queryPageWire(ctx, pq, start, tg) // wire.go
 	}
 	out, meta, err := e.table.fetchPage(ctx, pq, start, e.info.name)
 	if err != nil {
 		return pageResult[T]{}, err
 	}
-	res := pageResult[T]{Page: Page[T]{Items: make([]T, 0, len(out.Items)), Cursor: meta.cursor, Scanned: meta.scanned, Capacity: meta.capacity, Partial: pq.partial}, last: out.LastEvaluatedKey}
+	res := pageResult[T]{Page: Page[T]{Items: make([]T, 0, len(out.Items)), Cursor: meta.cursor, Scanned: meta.scanned, Capacity: meta.capacity, Partial: pq.plan.partial}, last: out.LastEvaluatedKey}
 	for _, item := range out.Items {
-		v, ok, err := e.decodeRead(ctx, pq, item) // projection.go
-		if err != nil {
-			return pageResult[T]{}, fmt.Errorf("singletable: %s %s: %w", pq.call(), e.info.name, err)
-		}
-		if ok {
-			res.Items = append(res.Items, v)
+		if res.Items, err = e.addItem(ctx, pq, res.Items, item); err != nil {
+			return pageResult[T]{}, err
 		}
 	}
 	return res, nil
+}
+
+// addItem reads one stored item of a page through the read path's phases and
+// appends it to items when the read keeps it.
+func (e *Entity[T]) addItem(ctx context.Context, pq *preparedQuery, items []T, item map[string]types.AttributeValue) ([]T, error) {
+	v, verdict, err := readAs[T](ctx, &pq.plan, item)
+	if err != nil {
+		return items, fmt.Errorf("singletable: %s %s: %w", pq.call(), e.info.name, err)
+	}
+	if verdict == itemRead {
+		items = append(items, v)
+	}
+	return items, nil
 }
 
 // pageMeta is what a page says beyond its items.

@@ -66,7 +66,7 @@ func (o RailroadOptions) withDefaults() RailroadOptions {
 // while the rails of different keys run side by side, at most
 // [RailroadOptions.Concurrency] tasks at a time. It is what a stream consumer
 // needs to apply the changes of one item in order while many items are in
-// flight (see [ConsumeStream]), and what a service needs to serialise the work
+// flight (package stream runs its handlers on one), and what a service needs to serialise the work
 // on one key without holding a lock across calls.
 //
 // A rail costs nothing while its key is idle: it is made when a task for its

@@ -116,7 +116,7 @@ func (e *Entity[T]) ScanAll(ctx context.Context, opts ...ScanOption) iter.Seq2[T
 	return func(yield func(T, error) bool) {
 		var zero T
 		pq, err := e.prepareScan(opts, nil)
-		if err == nil && pq.partial {
+		if err == nil && pq.plan.partial {
 			err = e.table.refuseIterPartial("ScanAll", e.info.name, pq.index, "page through it with Scan (Page.Partial says so), or iterate with Project(...).ScanAll (values of type Partial)")
 		}
 		if err != nil {
@@ -177,15 +177,15 @@ func (e *Entity[T]) prepareScan(opts []ScanOption, p *Projection[T]) (*preparedQ
 // parallel scan, as for [Entity.Scan]. Cost: every item read, 0.5 RCU per 4 KB
 // (1 with [Consistent]).
 func (t *Table) Scan(ctx context.Context, opts ...TableScanOption) (Page[any], error) {
-	pq, o, err := t.prepareTableScan(opts)
+	pq, _, err := t.prepareTableScan(opts)
 	if err != nil {
 		return Page[any]{}, err
 	}
-	vals, _, meta, err := t.collectionPage(ctx, pq, nil, o.unknown) // wire.go
+	vals, _, meta, err := t.collectionPage(ctx, pq, nil) // wire.go
 	if err != nil {
 		return Page[any]{}, err
 	}
-	return Page[any]{Items: vals, Cursor: meta.cursor, Scanned: meta.scanned, Capacity: meta.capacity, Partial: pq.partial}, nil
+	return Page[any]{Items: vals, Cursor: meta.cursor, Scanned: meta.scanned, Capacity: meta.capacity, Partial: pq.plan.partial}, nil
 }
 
 // ScanAll iterates over every item [Table.Scan] with the same options would
@@ -193,8 +193,8 @@ func (t *Table) Scan(ctx context.Context, opts ...TableScanOption) (Page[any], e
 // nil value.
 func (t *Table) ScanAll(ctx context.Context, opts ...TableScanOption) iter.Seq2[any, error] {
 	return func(yield func(any, error) bool) {
-		pq, o, err := t.prepareTableScan(opts)
-		if err == nil && pq.partial {
+		pq, _, err := t.prepareTableScan(opts)
+		if err == nil && pq.plan.partial {
 			err = t.refuseIterPartial("ScanAll", "table", pq.index, "page through it with Table.Scan (Page.Partial says so)")
 		}
 		if err != nil {
@@ -203,7 +203,7 @@ func (t *Table) ScanAll(ctx context.Context, opts ...TableScanOption) iter.Seq2[
 		}
 		var start map[string]types.AttributeValue
 		for first := true; first || start != nil; first = false {
-			vals, out, _, err := t.collectionPage(ctx, pq, start, o.unknown)
+			vals, out, _, err := t.collectionPage(ctx, pq, start)
 			for _, v := range vals {
 				if !yield(v, nil) {
 					return
@@ -248,7 +248,9 @@ func (t *Table) prepareScan(info *entityInfo, o *queryOptions) (*preparedQuery, 
 		return nil, fail("%w", err)
 	}
 	pq := &preparedQuery{index: ix}
-	pq.partial, pq.parseKeys = t.readKind(info, ix, o)
+	if pq.plan, err = t.pagePlan(info, ix, o); err != nil { // readpath.go
+		return nil, fail("%w", err)
+	}
 	var b expr.Builder
 	filter, err := b.Condition(o.filter)
 	if err != nil {
@@ -257,15 +259,13 @@ func (t *Table) prepareScan(info *entityInfo, o *queryOptions) (*preparedQuery, 
 	kind := "*"
 	if info != nil {
 		kind = info.discriminator
-		if !pq.parseKeys { // items that hold their type are filtered on it by DynamoDB
+		if !pq.plan.parseKeys { // items that hold their type are filtered on it by DynamoDB
 			filter = expr.And(filter, b.Name(t.opts.TypeAttribute)+" = "+b.S(info.discriminator))
 		}
 	}
-	ttl, err := t.expiredFilterFor(&b, info, o) // SkipExpired (ttl.go)
-	if err != nil {
-		return nil, fail("%w", err)
+	if x := pq.plan.expiry; x != nil { // SkipExpired (ttl.go)
+		filter = expr.And(filter, x.filter(&b))
 	}
-	filter = expr.And(filter, ttl)
 	pq.scan = t.scanInput(&b, filter, ix, o)
 	pq.identity = []byte("scan\x00" + t.name + "\x00" + o.index + "\x00" + kind + "\x00" + strconv.Itoa(o.segment) + "/" + strconv.Itoa(o.segments))
 	if o.cursor != "" {

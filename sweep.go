@@ -301,6 +301,10 @@ func (s *sweeper[T]) segment(ctx context.Context, i int) error {
 	if prog.Done {
 		return nil
 	}
+	// The sweep's reads take the read path's phases (readpath.go): the type check
+	// (DynamoDB's filter ran it first), decoding and migration; the write-back is
+	// the sweep's own (migrateItem).
+	plan := readPlan{t: t, info: info}
 	var b expr.Builder
 	filter := b.Name(t.opts.TypeAttribute) + " = " + b.S(info.discriminator) + " AND (attribute_not_exists(" + b.Name(t.opts.SchemaAttribute) + ") OR " +
 		b.Name(t.opts.SchemaAttribute) + " < " + b.Value(&types.AttributeValueMemberN{Value: strconv.Itoa(info.migration.current)}) + ")"
@@ -350,34 +354,14 @@ func (s *sweeper[T]) segment(ctx context.Context, i int) error {
 				}
 				return fmt.Errorf("segment %d: %w", seg, err)
 			}
-			rv := reflect.New(info.goType).Elem()
-			m, err := info.decodeInto(item, rv)
-			if err == nil && m == nil {
-				continue
-			}
-			var w *writeRequest
-			if err == nil {
-				w, err = info.planWriteBack(item, m, rv)
-			}
-			if err != nil {
-				info.migration.report(err)
-				failed++
-				s.count(i, func(_, _, _, f *int64) { *f++ })
-				continue
-			}
-			// The write-back is not cut short by the end of ctx, so that its
-			// outcome is known and counted: a sweep stops between items.
-			sendCtx, cancelSend := context.WithTimeout(context.WithoutCancel(ctx), sweepSaveTimeout)
-			written, err := info.migration.send(sendCtx, t, w)
-			cancelSend()
-			switch {
-			case written:
+			switch s.migrateItem(ctx, &plan, item) {
+			case sweepMigrated:
 				migrated++
 				s.count(i, func(_, m, _, _ *int64) { *m++ })
-			case err == nil:
+			case sweepLost:
 				lost++
 				s.count(i, func(_, _, l, _ *int64) { *l++ })
-			default:
+			case sweepFailed:
 				failed++
 				s.count(i, func(_, _, _, f *int64) { *f++ })
 			}
@@ -415,6 +399,55 @@ func (s *sweeper[T]) segment(ctx context.Context, i int) error {
 		}
 		in.ExclusiveStartKey = out.LastEvaluatedKey
 	}
+}
+
+// sweepResult is what a sweep did with one item.
+type sweepResult uint8
+
+const (
+	sweepCurrent  sweepResult = iota // at the current schema (or not the entity's): nothing to do
+	sweepMigrated                    // migrated and written back
+	sweepLost                        // migrated, but a newer write came first: not written
+	sweepFailed                      // the migration or its write-back failed (reported to OnError)
+)
+
+// migrateItem reads one item of a sweep through the read path's phases
+// (readpath.go: the type check, decoding and migration) and writes a migrated
+// one back, whatever the entity's WriteBack says (that is the sweep's purpose),
+// on the conditions of every write-back (migrate.go).
+func (s *sweeper[T]) migrateItem(ctx context.Context, p *readPlan, item map[string]types.AttributeValue) sweepResult {
+	info, verdict, err := p.checkType(item)
+	if err == nil && verdict != itemRead {
+		return sweepCurrent
+	}
+	var m map[string]types.AttributeValue
+	rv := reflect.New(p.info.goType).Elem()
+	if err == nil {
+		m, err = p.decodeItem(info, item, rv)
+		if err == nil && m == nil {
+			return sweepCurrent
+		}
+	}
+	var w *writeRequest
+	if err == nil {
+		w, err = p.info.planWriteBack(item, m, rv)
+	}
+	if err != nil {
+		p.info.migration.report(err)
+		return sweepFailed
+	}
+	// The write-back is not cut short by the end of ctx, so that its outcome is
+	// known and counted: a sweep stops between items.
+	sendCtx, cancelSend := context.WithTimeout(context.WithoutCancel(ctx), sweepSaveTimeout)
+	written, err := p.info.migration.send(sendCtx, s.e.table, w)
+	cancelSend()
+	switch {
+	case written:
+		return sweepMigrated
+	case err == nil:
+		return sweepLost
+	}
+	return sweepFailed
 }
 
 // Scan cursors of a sweep hold the base table key, as base64 of

@@ -4,14 +4,34 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
+	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/singletable/singletable/internal/condwrite"
 	"github.com/singletable/singletable/internal/expr"
 )
+
+// sameAV reports whether two of the store's own attribute values are equal: the
+// scalar kinds it writes (S, N, BOOL).
+func sameAV(a, b types.AttributeValue) bool {
+	switch a := a.(type) {
+	case *types.AttributeValueMemberS:
+		b, ok := b.(*types.AttributeValueMemberS)
+		return ok && a.Value == b.Value
+	case *types.AttributeValueMemberN:
+		b, ok := b.(*types.AttributeValueMemberN)
+		return ok && a.Value == b.Value
+	case *types.AttributeValueMemberBOOL:
+		b, ok := b.(*types.AttributeValueMemberBOOL)
+		return ok && a.Value == b.Value
+	}
+	return false
+}
 
 // SweepProgress is where one segment of a sweep stands: what [Entity.Sweep]
 // saves in a [SweepStore] after each page, so that a sweep stopped midway, in
@@ -33,7 +53,7 @@ type SweepProgress struct {
 
 // SweepStore keeps the progress of sweeps' segments. Implementations must be
 // safe for concurrent use. [MemoryStore] keeps it in memory, [TableStore] in
-// DynamoDB beside the leases of stream consumers.
+// DynamoDB.
 type SweepStore interface {
 	// LoadSweep returns the progress of a segment; its zero value (with the
 	// ids set) when there is none.
@@ -43,6 +63,17 @@ type SweepStore interface {
 	// swept twice at once stops one of them.
 	SaveSweep(ctx context.Context, p SweepProgress) error
 }
+
+// MemoryStore is a [SweepStore] in memory: the sweep progress of one process,
+// lost when it exits. It keeps to the same conditions as [TableStore], so it
+// also serves tests. The zero value is an empty store; it is safe for
+// concurrent use. (Package stream has a MemoryStore of its own, for leases.)
+type MemoryStore struct {
+	mu     sync.Mutex               // protects sweeps
+	sweeps map[string]SweepProgress // sweepKey -> progress
+}
+
+var _ SweepStore = (*MemoryStore)(nil)
 
 func sweepKey(entity string, segment, total int) string {
 	return entity + "\x00" + strconv.Itoa(segment) + "/" + strconv.Itoa(total)
@@ -86,6 +117,63 @@ func (m *MemoryStore) Sweeps(entity string) []SweepProgress {
 	return out
 }
 
+// TableStore is a [SweepStore] kept in a DynamoDB table: the single table
+// itself, or one of its own (any table keyed like a [Table], e.g. made with
+// NewTable and [Table.CreateTable]). Its items have partition keys beginning
+// with "<delimiter>singletable<delimiter>", which no registered entity can
+// render (see [Register]), and type attributes beginning with "_singletable.":
+// one item per sweep segment (partition "#singletable#sweep#<entity type>",
+// sort key "<segment>/<total>"). (The leases of stream consumers live beside
+// them, in package stream's TableStore.)
+//
+// Every save is conditional, and is judged as the entity pipeline judges its
+// writes: the SDK's retryer resends no failure that may have applied it (a
+// lost answer, a reset, a 5xx, an ended context); after one the item is read
+// back consistently, and the save counts as done when the item is the progress
+// it wrote, is sent again when the item holds fewer pages, and is refused
+// ([ErrCondition]) otherwise; when the item cannot be read back the error
+// matches [ErrAmbiguous].
+//
+// A TableStore is safe for concurrent use.
+type TableStore struct {
+	t *Table
+}
+
+var _ SweepStore = (*TableStore)(nil)
+
+// sweepAttrs are the attributes of sweep progress items.
+var sweepAttrs = []string{attrCursor, attrPages, attrDone, attrSeen, attrMigrated, attrLost, attrFailed}
+
+// The attributes of sweep progress items.
+const (
+	attrCursor   = "cursor"
+	attrPages    = "pages"
+	attrDone     = "done"
+	attrSeen     = "seen"
+	attrMigrated = "migrated"
+	attrLost     = "lost"
+	attrFailed   = "failed"
+)
+
+// NewTableStore returns a store that keeps sweep progress in t's table. It
+// sends nothing. It fails if the table's keys are not strings, or if one of
+// the store's attribute names (cursor, pages, done, seen, migrated, lost,
+// failed) is a key or type attribute of t.
+func NewTableStore(t *Table) (*TableStore, error) {
+	if t == nil {
+		return nil, fmt.Errorf("singletable: NewTableStore: nil table: %w", ErrInvalidInput)
+	}
+	if !t.stringKeys() { // keytypes.go
+		return nil, fmt.Errorf("singletable: NewTableStore %s: the store keeps its items under string partition and sort keys, and this table has a number, binary or no sort key: use a table of its own: %w", t.name, ErrInvalidInput)
+	}
+	for _, a := range sweepAttrs {
+		if _, isKey := t.keys[a]; isKey || a == t.opts.TypeAttribute {
+			return nil, fmt.Errorf("singletable: NewTableStore %s: attribute %q is a key or type attribute of the table: %w", t.name, a, ErrInvalidInput)
+		}
+	}
+	return &TableStore{t: t}, nil
+}
+
 func (s *TableStore) sweepItemKey(entity string, segment, total int) map[string]types.AttributeValue {
 	d := string(s.t.opts.Delimiter)
 	return map[string]types.AttributeValue{
@@ -124,7 +212,8 @@ func (s *TableStore) LoadSweep(ctx context.Context, entity string, segment, tota
 }
 
 // SaveSweep writes p: one PutItem (1 WCU) conditional on the stored progress
-// having fewer pages.
+// having fewer pages, judged after a lost answer as [TableStore] says (a save
+// whose answer was lost counts as done when the item read back is p).
 func (s *TableStore) SaveSweep(ctx context.Context, p SweepProgress) error {
 	n := func(v int64) types.AttributeValue {
 		return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
@@ -139,19 +228,67 @@ func (s *TableStore) SaveSweep(ctx context.Context, p SweepProgress) error {
 	var b expr.Builder
 	cond := "attribute_not_exists(" + b.Name(s.t.opts.PartitionKey) + ") OR (" + b.Name(s.t.opts.TypeAttribute) + " = " + b.S(sweepType) +
 		" AND " + b.Name(attrPages) + " < " + b.Value(n(p.Pages)) + ")"
-	_, err := s.t.client.PutItem(ctx, &dynamodb.PutItemInput{
+	in := &dynamodb.PutItemInput{
 		TableName:                 s.t.namePtr(),
 		Item:                      item,
 		ConditionExpression:       aws.String(cond),
 		ExpressionAttributeNames:  b.Names(),
 		ExpressionAttributeValues: b.Values(),
-	})
-	var ccf *types.ConditionalCheckFailedException
-	if errors.As(err, &ccf) {
+	}
+	key := s.sweepItemKey(p.Entity, p.Segment, p.Total)
+	bo := s.t.opts.Backoff.withDefaults()
+	_, refused, err := condwrite.Write{
+		Send: func(ctx context.Context, optFn func(*dynamodb.Options)) (condwrite.Item, error) {
+			_, err := s.t.client.PutItem(ctx, in, optFn)
+			return nil, err
+		},
+		ReadBack: func(ctx context.Context) (condwrite.Item, error) {
+			return condwrite.ReadBack(ctx, s.t.client.GetItem, s.t.name, key, bo.MaxAttempts, bo.Wait)
+		},
+		Judge: func(cur condwrite.Item) condwrite.Verdict {
+			// Progress only grows: the item as written is this save's, and one with
+			// fewer pages shows it did not land.
+			typ, _ := cur[s.t.opts.TypeAttribute].(*types.AttributeValueMemberS)
+			switch {
+			case cur == nil:
+				return condwrite.NotLanded
+			case typ == nil || typ.Value != sweepType:
+				return condwrite.Overtaken
+			case maps.EqualFunc(cur, item, sameAV):
+				return condwrite.Landed
+			case intAttr(cur, attrPages) < p.Pages:
+				return condwrite.NotLanded
+			}
+			return condwrite.Overtaken
+		},
+		Attempts:      bo.MaxAttempts,
+		Wait:          bo.Wait,
+		TrustRefusals: true, // another sweep of the segment may have saved the same progress
+	}.Do(ctx)
+	if refused {
 		return fmt.Errorf("singletable: sweep %s segment %d/%d: progress is at page %d or later: %w", p.Entity, p.Segment, p.Total, p.Pages, ErrCondition)
 	}
 	if err != nil {
-		return fmt.Errorf("singletable: sweep %s segment %d/%d: PutItem: %w", p.Entity, p.Segment, p.Total, err)
+		return fmt.Errorf("singletable: sweep %s segment %d/%d: PutItem: %w", p.Entity, p.Segment, p.Total, ambiguity(err))
 	}
 	return nil
+}
+
+// intAttr is item's number attribute a as an int64; 0 when it is missing, not
+// a number or not an integer (the store's own items, written by it).
+func intAttr(item map[string]types.AttributeValue, a string) int64 {
+	v, _ := item[a].(*types.AttributeValueMemberN)
+	if v == nil {
+		return 0
+	}
+	n, _ := strconv.ParseInt(v.Value, 10, 64)
+	return n
+}
+
+// ambiguity makes an outcome condwrite could not learn match ErrAmbiguous.
+func ambiguity(err error) error {
+	if errors.Is(err, condwrite.ErrUnproven) {
+		return fmt.Errorf("%w: %w", ErrAmbiguous, err)
+	}
+	return err
 }

@@ -502,33 +502,21 @@ func (t *Table) index(name string) (Index, bool) {
 	return Index{}, false
 }
 
-// CreateTable calls CreateTable for the table as described: key attributes of
-// their types (strings unless [WithKeyType] says otherwise), on-demand billing,
-// the global and local secondary indexes with their projections (ALL unless
-// declared otherwise); then waits (DescribeTable) until the table is ACTIVE or
-// ctx ends, and turns TTL on when the table has a TTL attribute
-// ([Table.EnableTTL]). Each edit may adjust the input before it is sent, for
-// example to enable a stream.
+// CreateTable calls CreateTable with the request [Table.CreateTableInput] returns
+// for the same edits (key attributes, on-demand billing, the global and local
+// secondary indexes with their projections, then each edit, checked); then waits
+// (DescribeTable) until the table is ACTIVE or ctx ends, and turns TTL on when
+// the table has a TTL attribute ([Table.EnableTTL]). Each edit may adjust the
+// input before it is sent, for example to enable a stream ([EnableStream]).
 func (t *Table) CreateTable(ctx context.Context, edits ...func(*dynamodb.CreateTableInput)) error {
-	attrs := make([]types.AttributeDefinition, 0, len(t.keys))
-	for _, name := range sortedKeys(t.keys) {
-		attrs = append(attrs, types.AttributeDefinition{AttributeName: aws.String(name), AttributeType: t.keyType(name)})
-	}
-	in := &dynamodb.CreateTableInput{
-		TableName:              aws.String(t.name),
-		BillingMode:            types.BillingModePayPerRequest,
-		AttributeDefinitions:   attrs,
-		KeySchema:              keySchema(t.opts.PartitionKey, t.opts.SortKey),
-		GlobalSecondaryIndexes: t.globalIndexes(), // indexes.go
-		LocalSecondaryIndexes:  t.localIndexes(),
-	}
-	for _, e := range edits {
-		e(in)
+	in, err := t.CreateTableInput(edits...) // definition.go
+	if err != nil {
+		return err
 	}
 	if _, err := t.client.CreateTable(ctx, in); err != nil {
 		return fmt.Errorf("singletable: CreateTable %s: %w", t.name, err)
 	}
-	err := t.waitStatus(ctx, func(out *dynamodb.DescribeTableOutput, err error) (bool, error) {
+	err = t.waitStatus(ctx, func(out *dynamodb.DescribeTableOutput, err error) (bool, error) {
 		if err != nil {
 			var nf *types.ResourceNotFoundException
 			if errors.As(err, &nf) {

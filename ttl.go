@@ -3,6 +3,7 @@ package singletable
 import (
 	"context"
 	"fmt"
+	"math/big"
 	"reflect"
 	"slices"
 	"strconv"
@@ -12,7 +13,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/singletable/singletable/internal/codec"
 	"github.com/singletable/singletable/internal/expr"
 )
 
@@ -154,12 +154,23 @@ type skipExpiredOption struct{}
 
 // SkipExpired leaves out of a read the items whose TTL has passed by the table's
 // clock ([WithClock]) but that DynamoDB has not deleted yet: [Entity.Get] returns
-// [ErrNotFound] for one, [Entity.BatchGet] counts it as missing, and queries of
-// every kind and scans filter them out (a FilterExpression on the table's TTL attribute:
-// they are read, cost read capacity and count towards [Limit] all the same). An
-// item without a TTL, or with one that is not a number, never expires. Off by
-// default. A read of an entity without a ttl field, or of a collection on a table
-// without a TTL attribute, refuses it with [ErrInvalidInput].
+// [ErrNotFound] for one, [Entity.BatchGet] counts it as missing, [Table.BatchGet]
+// fills its [Ref] with ErrNotFound, and queries of every kind, scans and counts
+// filter them out (a FilterExpression on the table's TTL attribute: they are read,
+// cost read capacity and count towards [Limit] all the same). Off by default.
+//
+// Expired means what DynamoDB's TTL deletes: the TTL attribute is a number of Unix
+// seconds at or before now and no more than five years before it. An item without
+// the attribute, with one that is not a number, or with a time more than five
+// years in the past (0, a negative number, the zero time.Time stored with unixtime)
+// is never deleted by DynamoDB, and never expired for SkipExpired. The rule is
+// judged on the attribute as stored, once per read at one instant, in the filter
+// sent and in the check of each item read alike.
+//
+// A read of an entity without a ttl field, of a collection on a table without a
+// TTL attribute, a [Table.BatchGet] with a [Ref] of an entity without a ttl field,
+// and a read through an index that does not hold the TTL attribute refuse it with
+// [ErrInvalidInput], before anything is sent.
 func SkipExpired() ReadOption { return skipExpiredOption{} }
 
 func (skipExpiredOption) applyGet(o *getOptions) { o.skipExpired = true }
@@ -180,87 +191,85 @@ func (info *entityInfo) refuseSkipExpired() error {
 	return nil
 }
 
-// expired reports whether the value's TTL has passed at now.
-func (info *entityInfo) expired(sv reflect.Value, now time.Time) bool {
-	h := info.hooks
-	if h == nil || h.ttl == nil {
-		return false
-	}
-	sec, ok := ttlSeconds(h.ttl, sv)
-	return ok && sec <= now.Unix()
+// ttlHorizon is how far in the past, in years, a TTL may lie and still be
+// deleted by DynamoDB: an older one is ignored.
+const ttlHorizon = 5
+
+// expiryRule is SkipExpired's rule at one instant (see [SkipExpired]): an item is
+// expired when its TTL attribute attr is a number from oldest to now, both
+// included. The read path judges each item by it (the expiry phase, readpath.go),
+// and queries, scans and counts send its filter: both read the attribute as
+// stored, so they say the same of every item.
+type expiryRule struct {
+	attr        string
+	now, oldest int64 // Unix seconds
 }
 
-// ttlSeconds reads a ttl field as Unix seconds; false when it holds none.
-func ttlSeconds(f *codec.Field, sv reflect.Value) (int64, bool) {
-	fv, ok := f.ValueOf(sv)
-	if !ok {
-		return 0, false
-	}
-	if fv.Kind() == reflect.Pointer {
-		if fv.IsNil() {
-			return 0, false
-		}
-		fv = fv.Elem()
-	}
-	switch {
-	case fv.Type() == timeType:
-		tm := fv.Interface().(time.Time)
-		return tm.Unix(), !tm.IsZero()
-	case fv.CanInt():
-		return fv.Int(), fv.Int() != 0
-	case fv.CanUint():
-		return int64(fv.Uint()), fv.Uint() != 0 && fv.Uint() < 1<<63
-	}
-	return 0, false
+// newExpiryRule is the rule on attr at now.
+func newExpiryRule(attr string, now time.Time) *expiryRule {
+	return &expiryRule{attr: attr, now: now.Unix(), oldest: max(1, now.AddDate(-ttlHorizon, 0, 0).Unix())}
 }
 
-// unexpiredFilter is the filter that keeps items whose TTL (attr) has not passed:
-// no TTL, a TTL that is not a number, or one after now.
-func unexpiredFilter(b *expr.Builder, attr string, now time.Time) string {
-	name := b.Name(attr)
-	return "attribute_not_exists(" + name + ") OR NOT attribute_type(" + name + ", " + b.S("N") + ") OR " + name + " > " + b.Value(&types.AttributeValueMemberN{Value: strconv.FormatInt(now.Unix(), 10)})
+// filter is the filter expression that keeps the items the rule does not call
+// expired: no TTL, a TTL that is not a number, or one outside oldest..now.
+func (x *expiryRule) filter(b *expr.Builder) string {
+	name := b.Name(x.attr)
+	return "attribute_not_exists(" + name + ") OR NOT attribute_type(" + name + ", " + b.S("N") + ") OR " +
+		name + " > " + b.Value(&types.AttributeValueMemberN{Value: strconv.FormatInt(x.now, 10)}) + " OR " +
+		name + " < " + b.Value(&types.AttributeValueMemberN{Value: strconv.FormatInt(x.oldest, 10)})
 }
 
-// expiredFilterFor returns the SkipExpired filter of a query of info (nil: a
-// collection query).
-func (t *Table) expiredFilterFor(b *expr.Builder, info *entityInfo, o *queryOptions) (string, error) {
-	if !o.skipExpired {
-		return "", nil
+// expired reports whether a stored item is expired.
+func (x *expiryRule) expired(item map[string]types.AttributeValue) bool {
+	n, ok := item[x.attr].(*types.AttributeValueMemberN)
+	return ok && n != nil && x.expiredNumber(n.Value)
+}
+
+// expiredNumber reports whether a TTL stored as the number text n is expired.
+func (x *expiryRule) expiredNumber(n string) bool {
+	return numberAtLeast(n, x.oldest) && !numberAtLeast(n, x.now+1)
+}
+
+// numberAtLeast reports whether the DynamoDB number text n is at least v,
+// exactly (n may be a decimal or carry an exponent); false for a text that is not
+// a number.
+func numberAtLeast(n string, v int64) bool {
+	if i, err := strconv.ParseInt(n, 10, 64); err == nil {
+		return i >= v
+	}
+	r, ok := new(big.Rat).SetString(n)
+	return ok && r.Cmp(new(big.Rat).SetInt64(v)) >= 0
+}
+
+// expiryFor is the SkipExpired rule of a read of info (nil: of a collection, or
+// of every type) through index ix at now; nil without SkipExpired. It refuses
+// what cannot be honoured: an entity without a ttl field, a table without a TTL
+// attribute, an index that does not hold it (its items could not say).
+func (t *Table) expiryFor(info *entityInfo, ix Index, skip bool, now time.Time) (*expiryRule, error) {
+	if !skip {
+		return nil, nil
 	}
 	attr := t.ttlAttribute()
-	if info != nil && !o.collection {
+	if info != nil {
 		if err := info.refuseSkipExpired(); err != nil {
-			return "", err
+			return nil, err
 		}
 		attr = info.hooks.ttl.Name
 	}
-	if attr == "" {
-		return "", fmt.Errorf("SkipExpired: table %s has no TTL attribute: %w", t.name, ErrInvalidInput)
+	switch {
+	case attr == "":
+		return nil, fmt.Errorf("SkipExpired: table %s has no TTL attribute: %w", t.name, ErrInvalidInput)
+	case ix.Name != "" && !ix.Local && !t.indexHolds(ix, attr):
+		return nil, fmt.Errorf("SkipExpired: index %s projects %s, which does not hold the TTL attribute %q, so its items cannot say whether they expired: %w", ix.Name, t.projectionText(ix), attr, ErrInvalidInput)
 	}
-	return unexpiredFilter(b, attr, t.now()), nil
-}
-
-// skipExpired returns ErrNotFound for a value read with SkipExpired whose TTL has
-// passed.
-func (e *Entity[T]) skipExpired(o getOptions, v *T) error {
-	if o.skipExpired && e.info.expired(reflect.ValueOf(v).Elem(), e.table.now()) {
-		return fmt.Errorf("the item's TTL has passed (SkipExpired): %w", ErrNotFound)
-	}
-	return nil
+	return newExpiryRule(attr, now), nil
 }
 
 // readsTTL adds the TTL attribute to a projected read's attributes when the read
-// skips expired items, which it tells from the TTL (refused on an entity without
-// one).
-func (info *entityInfo) readsTTL(o getOptions, list []string) ([]string, error) {
-	if !o.skipExpired {
-		return list, nil
+// skips expired items, which it tells from the TTL.
+func (x *expiryRule) readsTTL(list []string) []string {
+	if x != nil && !slices.Contains(list, x.attr) {
+		list = append(slices.Clone(list), x.attr)
 	}
-	if err := info.refuseSkipExpired(); err != nil {
-		return nil, err
-	}
-	if name := info.hooks.ttl.Name; !slices.Contains(list, name) {
-		list = append(slices.Clone(list), name)
-	}
-	return list, nil
+	return list
 }

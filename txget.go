@@ -25,8 +25,8 @@ const maxTransactGet = 100
 // [Table.BatchGet] take them. Only Ref implements it.
 type ItemRef interface {
 	refCore() *refCore
-	setItem(ctx context.Context, item map[string]types.AttributeValue)
-	setValue(v reflect.Value) // a *T the wire path decoded
+	setItem(ctx context.Context, item map[string]types.AttributeValue) // through the ref's plan
+	setValue(v reflect.Value)                                          // a *T the wire path decoded, judged (judgeWire)
 }
 
 // refState is what a call found for a Ref.
@@ -35,7 +35,7 @@ type refState uint8
 const (
 	refUnread refState = iota
 	refFound
-	refMissing
+	refMissing // no item, or one the plan leaves out (rerr says why)
 	refUnprocessed
 	refFailed // read, but not decoded: rerr says why
 )
@@ -47,7 +47,8 @@ type refCore struct {
 	keyStr map[string]string
 	err    error // the key could not be rendered: the call refuses it
 	state  refState
-	rerr   error // why a read item could not be decoded
+	rerr   error     // why a read item could not be decoded, or was left out
+	plan   *readPlan // what the call reading it does with its item (refPlans)
 }
 
 // Ref is one item of entity type T to read by key in [Table.TransactGet] or
@@ -95,6 +96,9 @@ func (r *Ref[T]) Value() (T, error) {
 	case refFound:
 		return r.v, nil
 	case refMissing:
+		if c.rerr != nil {
+			return zero, r.e.itemErr("Get", c.keyStr, c.rerr)
+		}
 		return zero, r.e.itemErr("Get", c.keyStr, ErrNotFound)
 	case refUnprocessed:
 		return zero, r.e.itemErr("Get", c.keyStr, fmt.Errorf("the batch gave up before reading it: %w", ErrUnprocessed))
@@ -109,26 +113,73 @@ func (r *Ref[T]) Value() (T, error) {
 
 func (r *Ref[T]) refCore() *refCore { return &r.core }
 
-// setItem decodes an item read for the Ref (whole: an older one is migrated and
-// written back as its entity says).
+// setItem reads an item read for the Ref through the phases of its plan
+// (readpath.go): whole, so an older one is migrated and written back as its
+// entity says; one not provably a T fails the Ref with ErrTypeMismatch, one
+// SkipExpired leaves out is missing.
 func (r *Ref[T]) setItem(ctx context.Context, item map[string]types.AttributeValue) {
 	var zero T
 	r.v = zero
+	c := &r.core
 	if item == nil {
-		r.core.state = refMissing
+		c.state = refMissing
 		return
 	}
-	v, err := r.e.decode(ctx, item)
-	if err != nil {
-		r.core.state, r.core.rerr = refFailed, err
-		return
+	v, verdict, err := readAs[T](ctx, c.plan, item)
+	switch {
+	case err != nil:
+		c.state, c.rerr = refFailed, err
+	case verdict == itemExpired:
+		c.state, c.rerr = refMissing, errExpired
+	default:
+		r.v, c.state = v, refFound
 	}
-	r.v, r.core.state = v, refFound
 }
 
 func (r *Ref[T]) setValue(v reflect.Value) {
 	r.v = *(*T)(v.UnsafePointer())
 	r.core.state = refFound
+}
+
+// judgeWire runs the type check and expiry phases of the ref's plan on entry i
+// of s, an item the wire path decoded as entity typ. It reports false when they
+// settled the Ref (failed, or missing), and the value is not to be set.
+func (c *refCore) judgeWire(s *wire.Sink, i int, typ string) bool {
+	if err := c.plan.checkWireType(typ); err != nil {
+		c.state, c.rerr = refFailed, err
+		return false
+	}
+	if c.plan.wireVerdict(s, i) == itemExpired {
+		c.state, c.rerr = refMissing, errExpired
+		return false
+	}
+	return true
+}
+
+// refPlans is the options phase (readpath.go) of a read of refs: each ref gets
+// the plan of its entity, made once per entity from the call's options; a ref
+// whose entity cannot honour them (SkipExpired without a ttl field) is refused,
+// naming it, before anything is sent. It returns the attribute a wire sink must
+// keep for the plans (the TTL, with SkipExpired; "" for none).
+func (t *Table) refPlans(call string, refs []ItemRef, o getOptions) (peek string, err error) {
+	plans := make(map[*entityInfo]*readPlan, 1)
+	for i, ref := range refs {
+		c := ref.refCore()
+		p, ok := plans[c.info]
+		if !ok {
+			kp, err := t.keyPlan(c.info, o, false)
+			if err != nil {
+				return "", fmt.Errorf("singletable: %s: ref %d (%s): %w", call, i, refLabel(c), err)
+			}
+			p = &kp
+			plans[c.info] = p
+			if p.expiry != nil {
+				peek = p.expiry.attr // the table's one TTL attribute
+			}
+		}
+		c.plan = p
+	}
+	return peek, nil
 }
 
 // reset forgets what an earlier call read.
@@ -188,6 +239,9 @@ func (t *Table) TransactGet(ctx context.Context, refs ...ItemRef) error {
 	if _, err := t.checkRefs("TransactGet", refs); err != nil {
 		return err
 	}
+	if _, err := t.refPlans("TransactGet", refs, getOptions{}); err != nil {
+		return err
+	}
 	in := &dynamodb.TransactGetItemsInput{TransactItems: make([]types.TransactGetItem, len(refs))}
 	for i, ref := range refs {
 		c := ref.refCore()
@@ -232,14 +286,16 @@ func (t *Table) transactGetOnce(ctx context.Context, in *dynamodb.TransactGetIte
 	if !s.Decoded() {
 		return t.fillTx(ctx, refs, out.Responses, nil, nil)
 	}
-	return t.fillTx(ctx, refs, out.Responses, s.Entries(), sl.items)
+	return t.fillTx(ctx, refs, out.Responses, s, sl.items)
 }
 
-// fillTx fills each ref from its response: decoded on the wire (ents, vals), or
-// from the SDK's attribute values.
-func (t *Table) fillTx(ctx context.Context, refs []ItemRef, resp []types.ItemResponse, ents []wire.Entry, vals []reflect.Value) error {
+// fillTx fills each ref from its response: decoded on the wire (s, vals), or
+// from the SDK's attribute values; each through its plan's phases.
+func (t *Table) fillTx(ctx context.Context, refs []ItemRef, resp []types.ItemResponse, s *wire.Sink, vals []reflect.Value) error {
+	var ents []wire.Entry
 	n := len(resp)
-	if ents != nil {
+	if s != nil {
+		ents = s.Entries()
 		n = len(ents) // resp holds only what the wire path left to the SDK
 	}
 	if n != len(refs) {
@@ -250,13 +306,9 @@ func (t *Table) fillTx(ctx context.Context, refs []ItemRef, resp []types.ItemRes
 		if ents != nil && ents[i].Target != nil {
 			v := vals[k]
 			k++
-			if info := ref.refCore().info; ents[i].Target.Type == info.discriminator {
+			if ref.refCore().judgeWire(s, i, ents[i].Target.Type) {
 				ref.setValue(v)
-				continue
 			}
-			// An item of another type at the key: said as a decode would.
-			c := ref.refCore()
-			c.state, c.rerr = refFailed, fmt.Errorf("singletable: item has %s %q, want %q: %w", t.opts.TypeAttribute, ents[i].Target.Type, c.info.discriminator, ErrTypeMismatch)
 			continue
 		}
 		switch {

@@ -155,15 +155,12 @@ type getCall[T any] struct {
 	opts [1]func(*dynamodb.Options)
 }
 
-// getItem calls GetItem and decodes the item it finds, on the wire path when it
-// can, else as decode does (migrating, and writing back, an older item). A missing
-// item is ErrNotFound. Errors are not wrapped: the caller names the key.
-func (e *Entity[T]) getItem(ctx context.Context, in *dynamodb.GetItemInput) (T, error) {
-	return e.getItemWith(ctx, in, true)
-}
-
-// getItemWith is getItem; full=false (a projected read) never writes back.
-func (e *Entity[T]) getItemWith(ctx context.Context, in *dynamodb.GetItemInput, full bool) (T, error) {
+// getItem calls GetItem and reads the item it finds through the read path's
+// phases (readpath.go): decoded on the wire path when it can be, else from its
+// attribute values (migrated, and written back when p says so). A missing item,
+// and one SkipExpired leaves out, is ErrNotFound. Errors are not wrapped: the
+// caller names the key.
+func (e *Entity[T]) getItem(ctx context.Context, p *readPlan, in *dynamodb.GetItemInput) (T, error) {
 	var zero T
 	tg := e.info.wireTarget()
 	if tg == nil {
@@ -174,11 +171,12 @@ func (e *Entity[T]) getItemWith(ctx context.Context, in *dynamodb.GetItemInput, 
 		if out.Item == nil {
 			return zero, ErrNotFound
 		}
-		return e.decodeWith(ctx, out.Item, full)
+		return e.readFound(ctx, p, out.Item)
 	}
 	c := &getCall[T]{}
 	s := &c.sink
 	*s = wire.Sink{Op: wire.GetItem, Target: tg, Slots: &c.slot}
+	p.sink(s)
 	c.opts[0] = s.Option()
 	out, err := e.table.client.GetItem(ctx, in, c.opts[:]...)
 	if err != nil {
@@ -190,13 +188,16 @@ func (e *Entity[T]) getItemWith(ctx context.Context, in *dynamodb.GetItemInput, 
 			return zero, ErrNotFound
 		}
 		if ents[0].Target != nil {
+			if p.wireVerdict(s, 0) == itemExpired {
+				return zero, errExpired
+			}
 			return c.slot.v, nil
 		}
 	}
 	if out.Item == nil {
 		return zero, ErrNotFound
 	}
-	return e.decodeWith(ctx, out.Item, full)
+	return e.readFound(ctx, p, out.Item)
 }
 
 // fetchPageWire is fetchPage with the page's items decoded into s where they can
@@ -236,42 +237,35 @@ type queryCall[T any] struct {
 	slots valueSlots[T]
 }
 
-// queryPageWire is queryPage on the wire path.
+// queryPageWire is queryPage on the wire path: the items decoded on the wire
+// take the expiry phase (the others took theirs there), the rest every phase
+// (readpath.go).
 func (e *Entity[T]) queryPageWire(ctx context.Context, pq *preparedQuery, start map[string]types.AttributeValue, tg *wire.Target) (pageResult[T], error) {
 	t := e.table
 	c := &queryCall[T]{}
 	s, sl := &c.sink, &c.slots
 	*s = wire.Sink{Op: wire.Query, Target: tg, Slots: sl}
+	pq.plan.sink(s)
 	out, meta, err := t.fetchPageWire(ctx, pq, start, e.info.name, s)
 	if err != nil {
 		return pageResult[T]{}, err
 	}
-	res := pageResult[T]{Page: Page[T]{Cursor: meta.cursor, Scanned: meta.scanned, Capacity: meta.capacity, Partial: pq.partial}, last: out.LastEvaluatedKey}
-	decodeRaw := func(item map[string]types.AttributeValue) error {
-		if !t.rawInTree(pq, item) {
-			return nil
-		}
-		v, ok, err := e.decodeRead(ctx, pq, item) // never written back from an index or a projection
-		if err != nil {
-			return fmt.Errorf("singletable: %s %s: %w", pq.call(), e.info.name, err)
-		}
-		if ok {
-			res.Items = append(res.Items, v)
-		}
-		return nil
-	}
+	res := pageResult[T]{Page: Page[T]{Cursor: meta.cursor, Scanned: meta.scanned, Capacity: meta.capacity, Partial: pq.plan.partial}, last: out.LastEvaluatedKey}
 	if !s.Decoded() {
 		res.Items = make([]T, 0, len(out.Items))
 		for _, item := range out.Items {
-			if err := decodeRaw(item); err != nil {
+			if !t.rawInTree(pq, item) {
+				continue
+			}
+			if res.Items, err = e.addItem(ctx, pq, res.Items, item); err != nil { // query.go
 				return pageResult[T]{}, err
 			}
 		}
 		return res, nil
 	}
 	ents := s.Entries()
-	if len(sl.items) == len(ents) && pq.treeRoot == "" {
-		res.Items = sl.items // every item decoded on the wire: the page is the slots
+	if len(sl.items) == len(ents) && pq.treeRoot == "" && pq.plan.expiry == nil {
+		res.Items = sl.items // every item decoded on the wire, none to leave out: the page is the slots
 		if res.Items == nil {
 			res.Items = []T{}
 		}
@@ -281,36 +275,42 @@ func (e *Entity[T]) queryPageWire(ctx context.Context, pq *preparedQuery, start 
 	k := 0
 	for i, en := range ents {
 		if en.Target == nil {
-			if err := decodeRaw(out.Items[en.Raw]); err != nil {
+			item := out.Items[en.Raw]
+			if !t.rawInTree(pq, item) {
+				continue
+			}
+			if res.Items, err = e.addItem(ctx, pq, res.Items, item); err != nil {
 				return pageResult[T]{}, err
 			}
 			continue
 		}
 		v := sl.items[k]
 		k++
-		if pq.treeRoot == "" || t.inTree(pq, s.Keys(i)[0]) {
+		if (pq.treeRoot == "" || t.inTree(pq, s.Keys(i)[0])) && pq.plan.wireVerdict(s, i) == itemRead {
 			res.Items = append(res.Items, v)
 		}
 	}
 	return res, nil
 }
 
-// collectionPage reads one page of a collection query and decodes its items into
-// their entity types, as readAny does (an older item is migrated and written back;
-// unknown types as mode says). On a decoding error it returns the values decoded
-// before it, with the error.
-func (t *Table) collectionPage(ctx context.Context, pq *preparedQuery, start map[string]types.AttributeValue, mode UnknownTypes) ([]any, *dynamodb.QueryOutput, pageMeta, error) {
+// collectionPage reads one page of a collection query (or a table scan) and
+// reads its items through the read path's phases (readpath.go) into their entity
+// types: an older item migrated and written back when the read is of whole items,
+// unknown types as the plan says. On an error it returns the values read before
+// it, with the error.
+func (t *Table) collectionPage(ctx context.Context, pq *preparedQuery, start map[string]types.AttributeValue) ([]any, *dynamodb.QueryOutput, pageMeta, error) {
+	p := &pq.plan
 	readRaw := func(vals []any, item map[string]types.AttributeValue) ([]any, error) {
-		v, ok, err := t.readAnyIn(ctx, pq, item, mode) // projection.go
+		v, verdict, err := p.readAny(ctx, item)
 		if err != nil {
 			return vals, err
 		}
-		if ok {
+		if verdict == itemRead || verdict == itemRaw {
 			vals = append(vals, v)
 		}
 		return vals, nil
 	}
-	if !t.wireOn() || pq.parseKeys {
+	if !t.wireOn() || p.parseKeys {
 		out, meta, err := t.fetchPage(ctx, pq, start, "collection")
 		if err != nil {
 			return nil, nil, pageMeta{}, err
@@ -324,7 +324,7 @@ func (t *Table) collectionPage(ctx context.Context, pq *preparedQuery, start map
 		return vals, out, meta, nil
 	}
 	var sl anySlots
-	s := &wire.Sink{Op: wire.Query, TypeAttr: t.opts.TypeAttribute, Slots: &sl, Lookup: t.wireLookup}
+	s := p.sink(&wire.Sink{Op: wire.Query, TypeAttr: t.opts.TypeAttribute, Slots: &sl, Lookup: t.wireLookup})
 	out, meta, err := t.fetchPageWire(ctx, pq, start, "collection", s)
 	if err != nil {
 		return nil, nil, pageMeta{}, err
@@ -357,7 +357,7 @@ func (t *Table) collectionPage(ctx context.Context, pq *preparedQuery, start map
 		}
 		v := sl.items[k]
 		k++
-		if pq.treeRoot == "" || t.inTree(pq, s.Keys(i)[0]) {
+		if (pq.treeRoot == "" || t.inTree(pq, s.Keys(i)[0])) && p.wireVerdict(s, i) == itemRead {
 			vals = append(vals, v.Elem().Interface())
 		}
 	}
@@ -376,31 +376,38 @@ func (t *Table) wireLookup(typ string) *wire.Target {
 	return info.wireTarget()
 }
 
-// batchFound holds the items a BatchGet found, by key id: decoded on the wire, or
-// as the SDK decoded them.
+// batchFound holds the items a BatchGet found, by key id: decoded on the wire
+// (and judged by the expiry phase there), or as the SDK decoded them.
 type batchFound[T any] struct {
-	av  map[itemKey]map[string]types.AttributeValue
-	val map[itemKey]T
+	av      map[itemKey]map[string]types.AttributeValue
+	val     map[itemKey]T
+	expired map[itemKey]bool // decoded on the wire, and left out by SkipExpired
 }
 
 func newBatchFound[T any]() *batchFound[T] {
 	return &batchFound[T]{av: map[itemKey]map[string]types.AttributeValue{}}
 }
 
-// get returns the item at id: its value when it was decoded on the wire, else its
-// attribute values.
-func (f *batchFound[T]) get(id itemKey) (T, map[string]types.AttributeValue, bool) {
+// read returns the item at id, read through the read path's phases
+// (readpath.go) when the SDK decoded it; found is false when none came back.
+func (f *batchFound[T]) read(ctx context.Context, p *readPlan, id itemKey) (v T, verdict itemVerdict, found bool, err error) {
 	if v, ok := f.val[id]; ok {
-		return v, nil, true
+		return v, itemRead, true, nil
+	}
+	if f.expired[id] {
+		return v, itemExpired, true, nil
 	}
 	item, ok := f.av[id]
-	var zero T
-	return zero, item, ok
+	if !ok {
+		return v, itemRead, false, nil
+	}
+	v, verdict, err = readAs[T](ctx, p, item)
+	return v, verdict, true, err
 }
 
 // batchGetItem calls BatchGetItem for one chunk of keys and adds the items it
 // returns to found, decoded on the wire when wire is set and they can be.
-func (e *Entity[T]) batchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, found *batchFound[T], useWire bool) (*dynamodb.BatchGetItemOutput, error) {
+func (e *Entity[T]) batchGetItem(ctx context.Context, p *readPlan, in *dynamodb.BatchGetItemInput, found *batchFound[T], useWire bool) (*dynamodb.BatchGetItemOutput, error) {
 	t := e.table
 	var tg *wire.Target
 	if useWire {
@@ -417,7 +424,7 @@ func (e *Entity[T]) batchGetItem(ctx context.Context, in *dynamodb.BatchGetItemI
 		return out, nil
 	}
 	var sl valueSlots[T]
-	s := &wire.Sink{Op: wire.BatchGetItem, Table: t.name, Target: tg, Slots: &sl, Keep: t.baseKeyAttrs()}
+	s := p.sink(&wire.Sink{Op: wire.BatchGetItem, Table: t.name, Target: tg, Slots: &sl, Keep: t.baseKeyAttrs()})
 	out, err := t.client.BatchGetItem(ctx, in, s.Option())
 	if err != nil {
 		return nil, err
@@ -439,14 +446,23 @@ func (e *Entity[T]) batchGetItem(ctx context.Context, in *dynamodb.BatchGetItemI
 			found.av[t.keyID(item)] = item
 			continue
 		}
-		found.val[t.keyIDOfTexts(s.Keys(i))] = sl.items[k]
+		id := t.keyIDOfTexts(s.Keys(i))
+		v := sl.items[k]
 		k++
+		if p.wireVerdict(s, i) == itemExpired {
+			if found.expired == nil {
+				found.expired = map[itemKey]bool{}
+			}
+			found.expired[id] = true
+			continue
+		}
+		found.val[id] = v
 	}
 	return out, nil
 }
 
 // addPage reads one page of a Collection's query into its value, on the wire path
-// when the table takes it.
+// when the table takes it; each item through the read path's phases (addOne).
 func (d *collDecoder[C]) addPage(ctx context.Context, pq *preparedQuery, start map[string]types.AttributeValue) (*dynamodb.QueryOutput, pageMeta, error) {
 	t := d.c.table
 	if !t.wireOn() {
@@ -457,7 +473,7 @@ func (d *collDecoder[C]) addPage(ctx context.Context, pq *preparedQuery, start m
 		return out, meta, d.add(out.Items)
 	}
 	var sl anySlots
-	s := &wire.Sink{Op: wire.Query, TypeAttr: t.opts.TypeAttribute, Slots: &sl, Lookup: t.wireLookup}
+	s := d.p.sink(&wire.Sink{Op: wire.Query, TypeAttr: t.opts.TypeAttribute, Slots: &sl, Lookup: t.wireLookup})
 	out, meta, err := t.fetchPageWire(ctx, pq, start, d.c.name, s)
 	if err != nil {
 		return nil, pageMeta{}, err
@@ -469,16 +485,16 @@ func (d *collDecoder[C]) addPage(ctx context.Context, pq *preparedQuery, start m
 		}
 		return out, meta, d.add(items)
 	}
-	// The items in the tree, decoded or not, with their entities, in order.
+	// The items in the tree, decoded or not, in order: those decoded on the wire
+	// with their entities, once through the expiry phase.
 	type entry struct {
 		info *entityInfo
-		typ  string
 		item map[string]types.AttributeValue
 		val  reflect.Value
 	}
 	ents := s.Entries()
 	kept := make([]entry, 0, len(ents))
-	counts := map[string]int{}
+	counts := map[*entityInfo]int{}
 	k := 0
 	for i, en := range ents {
 		var e entry
@@ -487,29 +503,21 @@ func (d *collDecoder[C]) addPage(ctx context.Context, pq *preparedQuery, start m
 			if !t.rawInTree(pq, e.item) {
 				continue
 			}
-			e.info, e.typ = t.entityOf(e.item)
+			e.info, _ = t.entityOf(e.item) // a hint for growing the slices; addOne checks it
 		} else {
 			e.val = sl.items[k]
 			k++
-			if pq.treeRoot != "" && !t.inTree(pq, s.Keys(i)[0]) {
+			if pq.treeRoot != "" && !t.inTree(pq, s.Keys(i)[0]) || d.p.wireVerdict(s, i) != itemRead {
 				continue
 			}
-			e.typ = en.Target.Type
-			t.mu.RLock()
-			e.info = t.entities[e.typ]
-			t.mu.RUnlock()
+			e.info = t.entityByType(en.Target.Type)
 		}
-		counts[e.typ]++
+		counts[e.info]++
 		kept = append(kept, e)
 	}
-	// Grow each slice field once for the page, as add does.
-	for typ, n := range counts {
-		if f, ok := d.c.fields[typ]; ok && (f.kind == collSlice || f.kind == collSlicePtr) {
-			d.dst.FieldByIndex(f.index).Grow(n)
-		}
-	}
+	d.grow(counts)
 	for _, e := range kept {
-		if err := d.addOne(e.info, e.typ, e.item, e.val); err != nil {
+		if err := d.addOne(e.info, e.item, e.val); err != nil {
 			return nil, pageMeta{}, err
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -41,6 +42,10 @@ func startContainer(ctx context.Context, o Options) (*Instance, error) {
 		return nil, err
 	}
 	o.Logf("Docker API answers at %s; starting %s", host, o.Image)
+	rel, err := releaseOf(o.Version)
+	if err != nil {
+		return nil, err
+	}
 	hostname, _ := os.Hostname()
 	opts := []testcontainers.ContainerCustomizer{
 		testcontainers.WithLogger(tcLogger(o.Logf)),
@@ -50,6 +55,10 @@ func startContainer(ctx context.Context, o Options) (*Instance, error) {
 		// the real test of readiness.
 		testcontainers.WithWaitStrategyAndDeadline(o.StartTimeout,
 			wait.ForListeningPort(containerPort).SkipInternalCheck()),
+	}
+	if rel.telemetryFlag {
+		// The module's own option: -disableTelemetry after the other options.
+		opts = append(opts, tcdynamodb.WithDisableTelemetry())
 	}
 	if o.Port != 0 {
 		opts = append(opts, testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
@@ -94,6 +103,7 @@ func startContainer(ctx context.Context, o Options) (*Instance, error) {
 		return nil, err
 	}
 	inst.version = containerVersion(ctx, ctr)
+	inst.command = containerCommand(ctx, ctr)
 	if inst.version != "" && inst.version != o.Version && o.Image == ImageRepository+":"+o.Version {
 		o.Logf("image %s is DynamoDB Local %s, not %s", o.Image, inst.version, o.Version)
 	}
@@ -113,6 +123,16 @@ func containerVersion(ctx context.Context, ctr *tcdynamodb.DynamoDBContainer) st
 	defer rc.Close()
 	b, _ := io.ReadAll(io.LimitReader(rc, 64<<10))
 	return printedVersion(string(b))
+}
+
+// containerCommand returns the container's entrypoint and command as the
+// engine reports them, or nil when it cannot be inspected.
+func containerCommand(ctx context.Context, ctr *tcdynamodb.DynamoDBContainer) []string {
+	info, err := ctr.Inspect(ctx)
+	if err != nil || info.Config == nil {
+		return nil
+	}
+	return append(slices.Clone(info.Config.Entrypoint), info.Config.Cmd...)
 }
 
 // loopback replaces the host of hostPort by 127.0.0.1 when it is

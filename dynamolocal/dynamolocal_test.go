@@ -148,6 +148,29 @@ func TestReleases(t *testing.T) {
 	}
 }
 
+// TestReleaseOptions: every backend starts DynamoDB Local 3.x with
+// -disableTelemetry, and 1.11.478, which has no telemetry and refuses options
+// it does not know, without it.
+func TestReleaseOptions(t *testing.T) {
+	for v, want := range map[string][]string{
+		DefaultVersion: {"-inMemory", "-sharedDb", "-disableTelemetry"},
+		LegacyVersion:  {"-inMemory", "-sharedDb"},
+	} {
+		r, err := releaseOf(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.options(); !slices.Equal(got, want) {
+			t.Errorf("release %s options = %q, want %q", v, got, want)
+		}
+	}
+	r, _ := releaseOf(DefaultVersion)
+	want := []string{"-Djava.library.path=./DynamoDBLocal_lib", "-jar", "DynamoDBLocal.jar", "-inMemory", "-sharedDb", "-disableTelemetry", "-port", "8000"}
+	if got := jarArgs(r.options(), 8000); !slices.Equal(got, want) {
+		t.Errorf("jarArgs = %q, want %q", got, want)
+	}
+}
+
 func TestPrintedVersion(t *testing.T) {
 	for out, want := range map[string]string{
 		"Initializing DynamoDB Local with the following configuration:\nPort:\t8000\nInMemory:\ttrue\nVersion:\t3.3.1\nDbPath:\tnull\n": "3.3.1",
@@ -434,6 +457,20 @@ func TestBackends(t *testing.T) {
 			if v := inst.Version(); v != want.Version && (v != "" || want.Version != LegacyVersion || backend == BackendJar) {
 				t.Errorf("Version() = %q, want %q", v, want.Version)
 			}
+			// The running command line: telemetry off where the release has it.
+			t.Run("telemetry off", func(t *testing.T) {
+				rel, err := releaseOf(want.Version)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("command: %q", inst.command)
+				if !slices.Contains(inst.command, "DynamoDBLocal.jar") {
+					t.Fatalf("command %q does not run DynamoDBLocal.jar", inst.command)
+				}
+				if got := slices.Contains(inst.command, "-disableTelemetry"); got != rel.telemetryFlag {
+					t.Errorf("DynamoDB Local %s runs %q: -disableTelemetry passed %v, want %v", want.Version, inst.command, got, rel.telemetryFlag)
+				}
+			})
 			t.Run("round trip", func(t *testing.T) { roundTrip(t, inst.Client()) })
 			t.Run("streams", func(t *testing.T) {
 				if _, err := inst.StreamsClient().ListStreams(t.Context(), &dynamodbstreams.ListStreamsInput{}); err != nil {

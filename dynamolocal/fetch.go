@@ -26,6 +26,22 @@ type release struct {
 	sha256  string // of the tarball
 	prefix  string // the folder of DynamoDBLocal.jar and DynamoDBLocal_lib/ in the tarball
 	size    string // about, for the log
+
+	// telemetryFlag: the release takes -disableTelemetry (3.x does, and the
+	// harness always passes it there); 1.11.478 has no telemetry and refuses
+	// any option it does not know ("Unrecognized option: -disableTelemetry").
+	telemetryFlag bool
+}
+
+// options returns the DynamoDB Local options every backend starts the
+// release with: in memory, one database for every client, and no telemetry
+// where the release sends any.
+func (r release) options() []string {
+	opts := []string{"-inMemory", "-sharedDb"}
+	if r.telemetryFlag {
+		opts = append(opts, "-disableTelemetry")
+	}
+	return opts
 }
 
 // releaseOf returns the release of version: DefaultVersion or LegacyVersion.
@@ -39,6 +55,8 @@ func releaseOf(version string) (release, error) {
 			sha256:  "03b10fa245d9953106150b9f0a4fa53ef20b1a3586f3af314c355d3d20763148",
 			prefix:  "package/lib/dynamodb_local_2026-05-28/",
 			size:    "50 MB",
+
+			telemetryFlag: true,
 		}, nil
 	case LegacyVersion:
 		return release{

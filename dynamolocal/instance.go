@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,7 +26,8 @@ var ErrUnavailable = errors.New("dynamolocal: no DynamoDB Local available")
 // [Start], in which case [Instance.Close] stops it. All methods are safe for
 // concurrent use.
 //
-// DynamoDB Local runs with -inMemory -sharedDb when started here: tables live
+// DynamoDB Local runs with -inMemory -sharedDb (and -disableTelemetry on 3.x)
+// when started here: tables live
 // until Close, and every client sees the same tables whatever its region or
 // credentials. Give each test its own table ([TableName]).
 type Instance struct {
@@ -34,6 +36,7 @@ type Instance struct {
 	version  string // as DynamoDB Local printed it, or the release the jar backend fetched; "" when unknown
 	http     *http.Client
 	stop     func() error // stops what Start started; nil for BackendEndpoint
+	command  []string     // the command line DynamoDB Local runs (java's argv; a container's entrypoint and command as the engine reports them); nil for BackendEndpoint
 
 	closeOnce sync.Once
 	closeErr  error // set once by Close
@@ -65,6 +68,9 @@ func Start(ctx context.Context, opts ...func(*Options)) (*Instance, error) {
 		inst, err := startBackend(ctx, b, o)
 		if err == nil {
 			o.Logf("using %s backend at %s: %s (ready in %s)", b, inst.endpoint, inst.describeVersion(), time.Since(began).Round(time.Millisecond))
+			if inst.command != nil {
+				o.Logf("%s backend runs: %s", b, strings.Join(inst.command, " "))
+			}
 			return inst, nil
 		}
 		if ctx.Err() != nil {

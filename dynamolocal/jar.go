@@ -25,8 +25,12 @@ func startJar(ctx context.Context, o Options) (*Instance, error) {
 	if err := fetchJar(ctx, o); err != nil {
 		return nil, fmt.Errorf("fetch jar: %w", err)
 	}
+	rel, err := releaseOf(o.Version)
+	if err != nil {
+		return nil, err
+	}
 	for attempt := 1; ; attempt++ {
-		inst, out, err := runJar(ctx, java, o.JarDir, o.Port)
+		inst, out, err := runJar(ctx, java, o.JarDir, o.Port, rel.options())
 		if err == nil {
 			if inst.version == "" {
 				inst.version = o.Version // 1.11.478 prints no version: it is the release fetched
@@ -45,9 +49,10 @@ func startJar(ctx context.Context, o Options) (*Instance, error) {
 	}
 }
 
-// runJar starts one java process on port (0: a free one) and waits until it
-// answers. On failure it returns the tail of the process output.
-func runJar(ctx context.Context, java, dir string, port int) (*Instance, string, error) {
+// runJar starts one java process on port (0: a free one) with the DynamoDB
+// Local options opts (release.options) and waits until it answers. On
+// failure it returns the tail of the process output.
+func runJar(ctx context.Context, java, dir string, port int, opts []string) (*Instance, string, error) {
 	if port == 0 {
 		var err error
 		if port, err = freePort(); err != nil {
@@ -56,11 +61,7 @@ func runJar(ctx context.Context, java, dir string, port int) (*Instance, string,
 	}
 	out := &tailBuffer{max: 8 << 10}
 	// Not exec.CommandContext: ctx bounds the start, not the process.
-	cmd := exec.Command(java,
-		"-Djava.library.path=./DynamoDBLocal_lib",
-		"-jar", "DynamoDBLocal.jar",
-		"-inMemory", "-sharedDb",
-		"-port", strconv.Itoa(port))
+	cmd := exec.Command(java, jarArgs(opts, port)...)
 	cmd.Dir = dir
 	cmd.Stdout = out
 	cmd.Stderr = out
@@ -88,12 +89,21 @@ func runJar(ctx context.Context, java, dir string, port int) (*Instance, string,
 		return nil
 	}
 	inst := newInstance("http://"+net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), BackendJar, stop)
+	inst.command = cmd.Args
 	if err := inst.waitReady(ctx, time.Hour, exited); err != nil {
 		_ = inst.Close()
 		return nil, out.String(), err
 	}
 	inst.version = printedVersion(out.String())
 	return inst, "", nil
+}
+
+// jarArgs returns java's arguments that run DynamoDB Local from its folder
+// with opts on port.
+func jarArgs(opts []string, port int) []string {
+	args := []string{"-Djava.library.path=./DynamoDBLocal_lib", "-jar", "DynamoDBLocal.jar"}
+	args = append(args, opts...)
+	return append(args, "-port", strconv.Itoa(port))
 }
 
 // printedVersion returns the version that DynamoDB Local's start-up output

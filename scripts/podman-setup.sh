@@ -15,9 +15,12 @@
 #      of runs still going, here or in another checkout, are left alone.
 #   5. Build the image from this machine's JRE and the DynamoDB Local jar (fetched by
 #      `go -C dynamolocal run ./cmd/dynamodb-local fetch`), since no registry can be
-#      reached. The image is labelled with its DynamoDB Local release and the sha256 of
-#      its jar; an image under the name that lacks them or differs (for example one
-#      built from 1.11.478 by an earlier version of this script) is built again.
+#      reached. The image is labelled with its DynamoDB Local release, the sha256 of
+#      its jar and its telemetry setting; an image under the name that lacks them or
+#      differs (for example one built from 1.11.478, or without -disableTelemetry, by an
+#      earlier version of this script) is built again. Its CMD (used by a plain
+#      `podman run`; Testcontainers passes its own, -disableTelemetry included) turns
+#      DynamoDB Local's telemetry off on 3.x; 1.11.478 has none and refuses the flag.
 #
 # Afterwards:
 #   export DOCKER_HOST=unix:///run/podman/podman.sock TESTCONTAINERS_RYUK_DISABLED=true
@@ -118,10 +121,15 @@ command -v go >/dev/null || die "go is needed to fetch DynamoDB Local"
 jardir=$(cd "$ROOT" && go -C dynamolocal run ./cmd/dynamodb-local fetch -version "$VERSION")
 [ -f "$jardir/DynamoDBLocal.jar" ] || die "no DynamoDBLocal.jar in '$jardir'"
 jarsum=$(sha256sum "$jardir/DynamoDBLocal.jar" | cut -d' ' -f1)
+case $VERSION in
+1.*) telemetry=none cmd='"-Djava.library.path=./DynamoDBLocal_lib", "-jar", "DynamoDBLocal.jar", "-inMemory"' ;;
+*) telemetry=off cmd='"-Djava.library.path=./DynamoDBLocal_lib", "-jar", "DynamoDBLocal.jar", "-inMemory", "-disableTelemetry"' ;;
+esac
 label() { podman image inspect --format "{{index .Labels \"$1\"}}" "$IMAGE" 2>/dev/null || true; }
 if podman image exists "$IMAGE" && [ "${PODMAN_SETUP_REBUILD:-0}" != 1 ] &&
 	[ "$(label io.singletable.dynamodb-local.version)" = "$VERSION" ] &&
-	[ "$(label io.singletable.dynamodb-local.jar-sha256)" = "$jarsum" ]; then
+	[ "$(label io.singletable.dynamodb-local.jar-sha256)" = "$jarsum" ] &&
+	[ "$(label io.singletable.dynamodb-local.telemetry)" = "$telemetry" ]; then
 	say "image $IMAGE exists: DynamoDB Local $VERSION"
 else
 	if podman image exists "$IMAGE"; then
@@ -169,8 +177,9 @@ else
 	podman import --quiet \
 		--change "LABEL io.singletable.dynamodb-local.version=$VERSION" \
 		--change "LABEL io.singletable.dynamodb-local.jar-sha256=$jarsum" \
+		--change "LABEL io.singletable.dynamodb-local.telemetry=$telemetry" \
 		--change 'ENTRYPOINT ["java"]' \
-		--change 'CMD ["-Djava.library.path=./DynamoDBLocal_lib", "-jar", "DynamoDBLocal.jar", "-inMemory"]' \
+		--change "CMD [$cmd]" \
 		--change 'WORKDIR /home/dynamodblocal' \
 		--change "ENV JAVA_HOME=$jre" \
 		--change 'EXPOSE 8000' \

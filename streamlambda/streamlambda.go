@@ -1,7 +1,7 @@
 // Package streamlambda runs a singletable stream handler in AWS Lambda: it takes
 // the DynamoDB stream events Lambda delivers (github.com/aws/aws-lambda-go's
 // events.DynamoDBEvent), decodes each record's images into the entity types
-// registered on a [singletable.Table] by the rules [singletable.ConsumeStream]
+// registered on a [singletable.Table] by the rules stream.Consume (package stream)
 // uses ([singletable.Table.DecodeRecord]), runs the handler on per-key rails (a
 // [singletable.Railroad]: one key's records one at a time, in order; different
 // keys concurrently), and answers with the batch item failures Lambda needs to
@@ -28,8 +28,15 @@
 //     handler idempotent (a version check, a conditional write).
 //   - Handle reports the first failed record of every key that failed (Lambda
 //     uses the lowest); a record that cannot be decoded counts as a failure of
-//     its key. It returns an error only for a batch it cannot read at all,
-//     which makes Lambda retry the whole batch.
+//     its key. A record whose key attributes cannot be read (none, or one that
+//     is not a string, number or binary), or whose [RecordKey] panics, is
+//     reported, and no record after it in the batch runs, since none can be
+//     shown to be of another item. When the invocation's context ends (its
+//     deadline), the records that did not finish are reported too; a record
+//     whose handler returned nil never is. Every problem with a record is
+//     reported as that record's failure: Handle returns an error only when
+//     called on a Handler not made by [New] (which would make Lambda retry the
+//     whole batch).
 //   - Retries go on until the record expires from the stream (24 hours) or the
 //     mapping's MaximumRetryAttempts / MaximumRecordAgeInSeconds; with
 //     BisectBatchOnFunctionError Lambda may split the batch, which keeps each
@@ -37,13 +44,14 @@
 //
 // Lambda runs at most one invocation per shard at a time (ParallelizationFactor
 // 1), and a child shard only after its parent is done, so keys stay in order
-// across invocations as they do with ConsumeStream. With a ParallelizationFactor
+// across invocations as they do with stream.Consume. With a ParallelizationFactor
 // above 1 Lambda keeps order per partition key only: use a [RecordKey] no finer
 // than the partition key.
 package streamlambda
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -53,6 +61,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/singletable/singletable"
+	"github.com/singletable/singletable/internal/streamkey"
 )
 
 // Option configures [New].
@@ -72,7 +81,7 @@ type options struct {
 }
 
 // OnUnknown says what to do with a record whose images name no registered
-// entity, as [singletable.OnUnknown] does for ConsumeStream: UnknownFail (the
+// entity, as [singletable.OnUnknown] does for stream.Consume: UnknownFail (the
 // default) reports it as a failure of its key; UnknownSkip passes over it (it
 // succeeds); UnknownCollect hands it over with its images as RawItems.
 func OnUnknown(m singletable.UnknownTypes) Option {
@@ -85,8 +94,9 @@ func OnUnknown(m singletable.UnknownTypes) Option {
 	})
 }
 
-// RecordKey names the rail a record runs on; default the item's primary key,
-// as for ConsumeStream.
+// RecordKey names the rail a record runs on; default the item's primary key
+// (every key attribute, by name and value), as for stream.Consume: the records
+// of two different items never share a rail, whatever their key values hold.
 func RecordKey(key func(singletable.StreamRecord) string) Option {
 	return optionFunc(func(o *options) error {
 		if key == nil {
@@ -106,15 +116,38 @@ func Rails(r singletable.RailroadOptions) Option {
 	})
 }
 
-// Retry retries a failed record within the invocation, as Backoff says,
-// before it is reported; default no retry (MaxAttempts 1): Lambda's own retry
-// of the batch is the retry.
+// Retry retries a failed record within the invocation, on its rail, as b
+// says, before it is reported: zero fields take [singletable.Backoff]'s
+// defaults (10 attempts in all, the first included), and MaxElapsed, when set,
+// also ends the retries once that long has passed since the first attempt (by
+// b.Now). A negative field is refused. Without Retry a failed record is not
+// retried within the invocation (MaxAttempts 1): Lambda's own retry of the
+// batch is the retry. Retries end when the invocation's context ends.
 func Retry(b singletable.Backoff) Option {
 	return optionFunc(func(o *options) error {
+		for _, f := range []struct {
+			name string
+			bad  bool
+		}{
+			{"Base", b.Base < 0}, {"Cap", b.Cap < 0}, {"MaxAttempts", b.MaxAttempts < 0}, {"MaxElapsed", b.MaxElapsed < 0},
+		} {
+			if f.bad {
+				return fmt.Errorf("Retry: negative %s: %w", f.name, singletable.ErrInvalidInput)
+			}
+		}
+		if b.MaxAttempts == 0 {
+			b.MaxAttempts = defaultAttempts
+		}
+		if b.Now == nil {
+			b.Now = time.Now
+		}
 		o.retry = b
 		return nil
 	})
 }
+
+// defaultAttempts is [singletable.Backoff]'s default MaxAttempts.
+const defaultAttempts = 10
 
 // Handler is a Lambda handler for DynamoDB stream events; pass its
 // [Handler.Handle] to lambda.Start. It is safe for concurrent use (Lambda
@@ -131,7 +164,7 @@ func New(t *singletable.Table, handle func(context.Context, singletable.StreamRe
 	if t == nil || handle == nil {
 		return nil, fmt.Errorf("singletable: streamlambda.New: nil table or handler: %w", singletable.ErrInvalidInput)
 	}
-	o := options{retry: singletable.Backoff{MaxAttempts: 1}}
+	o := options{retry: singletable.Backoff{MaxAttempts: 1, Now: time.Now}}
 	for _, opt := range opts {
 		if opt == nil {
 			continue
@@ -141,23 +174,37 @@ func New(t *singletable.Table, handle func(context.Context, singletable.StreamRe
 		}
 	}
 	if o.key == nil {
-		pk, sk := t.Options().PartitionKey, t.Options().SortKey
-		o.key = func(r singletable.StreamRecord) string { return r.Key[pk] + "\x00" + r.Key[sk] }
+		o.key = func(r singletable.StreamRecord) string { return streamkey.Of(r.Key) } // injective: two items never share a rail
 	}
 	return &Handler{t: t, handle: handle, o: o}, nil
 }
 
 // Handle handles the records of one event: see the package doc for what it
 // runs, in what order, and what it reports. It sends nothing itself (the
-// handler may). It returns when every record has run or been passed over, or
-// when ctx ends, in which case the records that did not finish are reported
-// failed. The handler's context ends with ctx.
+// handler may). It returns when every record has run or been passed over, or,
+// once ctx ends, when the handlers still running have returned (their context
+// ends with ctx; a handler that ignores it holds Handle up). It reports the
+// records that failed or did not finish, and only those: a record whose
+// handler returned nil is never reported, even when ctx ended after it did.
+// A Handler not made by [New] gives an error wrapping
+// [singletable.ErrInvalidInput].
 func (h *Handler) Handle(ctx context.Context, e events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+	if h == nil || h.t == nil || h.handle == nil || h.o.key == nil {
+		return events.DynamoDBEventResponse{}, fmt.Errorf("singletable: streamlambda: Handle on a Handler not made by New: %w", singletable.ErrInvalidInput)
+	}
 	entries := h.decode(e)
 	rr := singletable.NewRailroad[string](h.o.rails)
 	failed := &failedKeys{keys: map[string]bool{}}
 	for i := range entries {
 		en := &entries[i]
+		if !en.keyed {
+			// The record's key is unknown, so no later record can be shown to
+			// be of another item: none of them runs before it.
+			for j := i + 1; j < len(entries); j++ {
+				entries[j].err = errBehindUnkeyed
+			}
+			break
+		}
 		if en.err != nil {
 			failed.add(en.key)
 			continue
@@ -173,10 +220,14 @@ func (h *Handler) Handle(ctx context.Context, e events.DynamoDBEvent) (events.Dy
 		}
 		en.errc = errc
 	}
-	firstFailed := firstFailures(ctx, entries)
-	_ = rr.Close(ctx) // every task has returned; or ctx has ended, and Close cancels what is left and waits
+	// Close waits until every task has returned; or, once ctx ends, drops the
+	// tasks not started and cancels those running, then waits for them. Either
+	// way every submitted task has put its result in its channel when Close
+	// returns, so what a record reports is what its task returned, never a
+	// race between its result and the end of ctx.
+	_ = rr.Close(ctx)
 	resp := events.DynamoDBEventResponse{BatchItemFailures: []events.DynamoDBBatchItemFailure{}}
-	for _, seq := range firstFailed {
+	for _, seq := range firstFailures(entries) {
 		resp.BatchItemFailures = append(resp.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: seq})
 	}
 	return resp, nil
@@ -186,8 +237,9 @@ func (h *Handler) Handle(ctx context.Context, e events.DynamoDBEvent) (events.Dy
 type entry struct {
 	rec     singletable.StreamRecord
 	key     string
+	keyed   bool // key is known: the record's key attributes could be read
 	deliver bool
-	err     error // decoding
+	err     error // decoding, or not submitted
 	errc    <-chan error
 }
 
@@ -195,20 +247,36 @@ type entry struct {
 func (h *Handler) decode(e events.DynamoDBEvent) []entry {
 	entries := make([]entry, len(e.Records))
 	for i, er := range e.Records {
-		r, err := Record(er)
+		en := &entries[i]
+		r, keyed, err := record(er)
 		if err == nil {
-			r, entries[i].deliver, err = h.t.DecodeRecord(r, singletable.OnUnknown(h.o.unknown))
+			r, en.deliver, err = h.t.DecodeRecord(r, singletable.OnUnknown(h.o.unknown))
 		}
-		entries[i].rec, entries[i].err = r, err
-		entries[i].key = h.o.key(r)
+		en.rec, en.err, en.keyed = r, err, keyed
+		if keyed {
+			if en.key, err = keyOf(h.o.key, r); err != nil {
+				en.err, en.keyed = err, false
+			}
+		}
 	}
 	return entries
+}
+
+// keyOf runs key (the RecordKey) on r, turning a panic into an error: the
+// record's rail is then unknown.
+func keyOf(key func(singletable.StreamRecord) string, r singletable.StreamRecord) (k string, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("singletable: streamlambda: record %s: RecordKey panicked: %v", r.SequenceNumber, v)
+		}
+	}()
+	return key(r), nil
 }
 
 // failedKeys are the keys with a failed record, whose later records do not run. It is safe for
 // concurrent use.
 type failedKeys struct {
-	mu   sync.Mutex
+	mu   sync.Mutex // protects keys
 	keys map[string]bool
 }
 
@@ -232,9 +300,11 @@ func (h *Handler) task(r singletable.StreamRecord, key string, failed *failedKey
 		if failed.has(key) {
 			return errSkipped
 		}
+		start := retry.Now()
 		var err error
 		for attempt := 1; ; attempt++ {
-			if err = call(ctx, h.handle, r); err == nil || ctx.Err() != nil || attempt >= max(retry.MaxAttempts, 1) || retry.Wait(ctx, attempt) != nil {
+			if err = call(ctx, h.handle, r); err == nil || ctx.Err() != nil || attempt >= retry.MaxAttempts ||
+				retry.MaxElapsed > 0 && retry.Now().Sub(start) >= retry.MaxElapsed || retry.Wait(ctx, attempt) != nil {
 				break
 			}
 		}
@@ -245,9 +315,11 @@ func (h *Handler) task(r singletable.StreamRecord, key string, failed *failedKey
 	}
 }
 
-// firstFailures waits for the tasks of entries, or for ctx to end, and returns the sequence number of
-// the first failed record of each key with one, in order.
-func firstFailures(ctx context.Context, entries []entry) []string {
+// firstFailures returns the sequence number of the first record of each key
+// that failed or did not finish, in batch order; a record of unknown key counts
+// as a key of its own. It is called once every task has put its result in its
+// channel, and does not wait.
+func firstFailures(entries []entry) []string {
 	var firstFailed []string
 	reported := map[string]bool{}
 	for i := range entries {
@@ -256,24 +328,33 @@ func firstFailures(ctx context.Context, entries []entry) []string {
 		if err == nil && en.errc != nil {
 			select {
 			case err = <-en.errc:
-			case <-ctx.Done():
-				err = ctx.Err()
+			default: // cannot happen: the railroad has closed, so every task has its result in
+				err = errUnfinished
 			}
 		}
 		if err == nil && en.deliver && en.errc == nil {
 			err = errSkipped // a later record of a key that had failed
 		}
-		if err != nil && !reported[en.key] {
-			reported[en.key] = true
+		if err != nil && (!en.keyed || !reported[en.key]) {
+			if en.keyed {
+				reported[en.key] = true
+			}
 			firstFailed = append(firstFailed, en.rec.SequenceNumber)
 		}
 	}
 	return firstFailed
 }
 
-// errSkipped is the error of a record not run because an earlier record of
-// its key failed.
-var errSkipped = fmt.Errorf("singletable: streamlambda: an earlier record of the key failed")
+var (
+	// errSkipped is the error of a record not run because an earlier record of
+	// its key failed.
+	errSkipped = errors.New("singletable: streamlambda: an earlier record of the key failed")
+	// errBehindUnkeyed is the error of a record not run because an earlier
+	// record's key could not be read.
+	errBehindUnkeyed = errors.New("singletable: streamlambda: an earlier record has no readable key")
+	// errUnfinished is the error of a record whose task has no result.
+	errUnfinished = errors.New("singletable: streamlambda: the record's handler did not finish")
+)
 
 // call runs handle, turning a panic into an error.
 func call(ctx context.Context, handle func(context.Context, singletable.StreamRecord) error, r singletable.StreamRecord) (err error) {
@@ -288,10 +369,19 @@ func call(ctx context.Context, handle func(context.Context, singletable.StreamRe
 // Record converts a Lambda stream record into a StreamRecord with its event,
 // key, images, sequence number, time and TTL flag set, and its Type, Old and
 // New not yet decoded (see [singletable.Table.DecodeRecord]). ShardID is empty:
-// Lambda's records do not name their shard.
+// Lambda's records do not name their shard. A record without key attributes,
+// or with one that is not a string, number or binary, is refused with an error
+// naming the record and the attribute.
 func Record(er events.DynamoDBEventRecord) (singletable.StreamRecord, error) {
+	r, _, err := record(er)
+	return r, err
+}
+
+// record is [Record]; keyed says whether r.Key holds the record's key, which it
+// does even when an image could not be converted.
+func record(er events.DynamoDBEventRecord) (r singletable.StreamRecord, keyed bool, err error) {
 	d := er.Change
-	r := singletable.StreamRecord{
+	r = singletable.StreamRecord{
 		Event:           singletable.StreamEvent(er.EventName),
 		Key:             map[string]string{},
 		SequenceNumber:  d.SequenceNumber,
@@ -300,17 +390,13 @@ func Record(er events.DynamoDBEventRecord) (singletable.StreamRecord, error) {
 	if d.ApproximateCreationDateTime.IsZero() {
 		r.ApproximateTime = time.Time{}
 	}
-	var err error
-	if r.OldImage, err = Image(d.OldImage); err != nil {
-		return r, fmt.Errorf("singletable: streamlambda: record %s: old image: %w", d.SequenceNumber, err)
-	}
-	if r.NewImage, err = Image(d.NewImage); err != nil {
-		return r, fmt.Errorf("singletable: streamlambda: record %s: new image: %w", d.SequenceNumber, err)
+	if len(d.Keys) == 0 {
+		return r, false, fmt.Errorf("singletable: streamlambda: record %s: no key attributes: %w", d.SequenceNumber, singletable.ErrInvalidInput)
 	}
 	for name, av := range d.Keys {
 		v, err := AttributeValue(av)
 		if err != nil {
-			return r, fmt.Errorf("singletable: streamlambda: record %s: key %s: %w", d.SequenceNumber, name, err)
+			return r, false, fmt.Errorf("singletable: streamlambda: record %s: key %s: %w", d.SequenceNumber, name, err)
 		}
 		switch v := v.(type) {
 		case *types.AttributeValueMemberS:
@@ -319,16 +405,25 @@ func Record(er events.DynamoDBEventRecord) (singletable.StreamRecord, error) {
 			r.Key[name] = v.Value
 		case *types.AttributeValueMemberB:
 			r.Key[name] = string(v.Value)
+		default:
+			return r, false, fmt.Errorf("singletable: streamlambda: record %s: key %s: a %v, not a string, number or binary: %w",
+				d.SequenceNumber, name, av.DataType(), singletable.ErrInvalidInput)
 		}
 	}
 	if id := er.UserIdentity; id != nil {
 		r.Expired = id.Type == "Service" && id.PrincipalID == "dynamodb.amazonaws.com"
 	}
-	return r, nil
+	if r.OldImage, err = Image(d.OldImage); err != nil {
+		return r, true, fmt.Errorf("singletable: streamlambda: record %s: old image: %w", d.SequenceNumber, err)
+	}
+	if r.NewImage, err = Image(d.NewImage); err != nil {
+		return r, true, fmt.Errorf("singletable: streamlambda: record %s: new image: %w", d.SequenceNumber, err)
+	}
+	return r, true, nil
 }
 
 // Image converts a Lambda image into the SDK's attribute values; nil or empty
-// gives nil, as ConsumeStream gives for an absent image.
+// gives nil, as stream.Consume gives for an absent image.
 func Image(m map[string]events.DynamoDBAttributeValue) (singletable.RawItem, error) {
 	if len(m) == 0 {
 		return nil, nil

@@ -26,6 +26,7 @@ import (
 
 	"github.com/singletable/singletable"
 	"github.com/singletable/singletable/internal/localtest"
+	"github.com/singletable/singletable/stream"
 )
 
 // kitchen holds a field of every DynamoDB type: S, N, B, SS, NS, BS, M, L,
@@ -110,9 +111,9 @@ func (r *recorder) event(t *testing.T, arn string) []byte {
 
 // TestLambdaDecodesAsConsumeStream writes, changes and deletes an item with an
 // attribute of every type on DynamoDB Local, consumes the stream with
-// ConsumeStream while recording the GetRecords responses, turns those into the
+// stream.Consume while recording the GetRecords responses, turns those into the
 // event Lambda would deliver, and runs it through the Lambda adapter: each
-// record decodes to exactly what ConsumeStream decoded. With
+// record decodes to exactly what stream.Consume decoded. With
 // STREAMLAMBDA_RECORD=path it also writes the event there.
 func TestLambdaDecodesAsConsumeStream(t *testing.T) {
 	tbl, err := singletable.NewTable(local.Client(t), localtest.TableName(t))
@@ -142,14 +143,14 @@ func TestLambdaDecodesAsConsumeStream(t *testing.T) {
 	var consumed []singletable.StreamRecord
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	err = singletable.ConsumeStream(ctx, tbl, streams, func(_ context.Context, r singletable.StreamRecord) error {
+	err = stream.Consume(ctx, tbl, streams, func(_ context.Context, r singletable.StreamRecord) error {
 		mu.Lock()
 		defer mu.Unlock()
 		if consumed = append(consumed, r); len(consumed) == 3 {
 			cancel()
 		}
 		return nil
-	}, singletable.Polling(10*time.Millisecond, 50*time.Millisecond))
+	}, stream.Polling(10*time.Millisecond, 50*time.Millisecond))
 	require.ErrorIs(t, err, context.Canceled)
 	require.Len(t, consumed, 3)
 

@@ -41,6 +41,7 @@ import (
 
 	"github.com/singletable/singletable"
 	"github.com/singletable/singletable/internal/localtest"
+	"github.com/singletable/singletable/stream"
 )
 
 func main() {
@@ -156,7 +157,7 @@ func orderID(i int) string { return fmt.Sprintf("c%d/o%d", i%3, i) }
 // mortal is a lease store that stops getting through when its process dies,
 // as a killed process's requests stop: no renewal, checkpoint or release.
 type mortal struct {
-	singletable.LeaseStore
+	stream.LeaseStore
 	mu   sync.Mutex // protects dead
 	dead bool
 }
@@ -178,28 +179,28 @@ func (m *mortal) alive() error {
 	return nil
 }
 
-func (m *mortal) Leases(ctx context.Context, g string) ([]singletable.Lease, error) {
+func (m *mortal) Leases(ctx context.Context, g string) ([]stream.Lease, error) {
 	if err := m.alive(); err != nil {
 		return nil, err
 	}
 	return m.LeaseStore.Leases(ctx, g)
 }
 
-func (m *mortal) RenewLease(ctx context.Context, l singletable.Lease, e time.Time) (singletable.Lease, error) {
+func (m *mortal) RenewLease(ctx context.Context, l stream.Lease, e time.Time) (stream.Lease, error) {
 	if err := m.alive(); err != nil {
-		return singletable.Lease{}, err
+		return stream.Lease{}, err
 	}
 	return m.LeaseStore.RenewLease(ctx, l, e)
 }
 
-func (m *mortal) Checkpoint(ctx context.Context, l singletable.Lease, cp string, f bool) (singletable.Lease, error) {
+func (m *mortal) Checkpoint(ctx context.Context, l stream.Lease, cp string, f bool) (stream.Lease, error) {
 	if err := m.alive(); err != nil {
-		return singletable.Lease{}, err
+		return stream.Lease{}, err
 	}
 	return m.LeaseStore.Checkpoint(ctx, l, cp, f)
 }
 
-func (m *mortal) ReleaseLease(ctx context.Context, l singletable.Lease) error {
+func (m *mortal) ReleaseLease(ctx context.Context, l stream.Lease) error {
 	if err := m.alive(); err != nil {
 		return err
 	}
@@ -217,7 +218,7 @@ type worker struct {
 // run creates a table with a stream, writes orders' steps while three
 // consumers run, kills the one holding the shard half-way, waits for every
 // change, prints each step to out, and deletes the table.
-func run(ctx context.Context, client singletable.Client, streams singletable.StreamClient, tableName string, out io.Writer) (err error) {
+func run(ctx context.Context, client singletable.Client, streams stream.Client, tableName string, out io.Writer) (err error) {
 	p := func(format string, args ...any) { fmt.Fprintf(out, format+"\n", args...) }
 	table, err := singletable.NewTable(client, tableName)
 	if err != nil {
@@ -237,7 +238,7 @@ func run(ctx context.Context, client singletable.Client, streams singletable.Str
 	if err != nil {
 		return err
 	}
-	leases, err := singletable.NewTableStore(table) // in the single table itself
+	leases, err := stream.NewTableStore(table) // in the single table itself
 	if err != nil {
 		return err
 	}
@@ -249,9 +250,9 @@ func run(ctx context.Context, client singletable.Client, streams singletable.Str
 		wctx, cancel := context.WithCancel(ctx)
 		w.cancel = cancel
 		go func() {
-			w.done <- singletable.ConsumeStream(wctx, table, streams, log.handler(id),
-				singletable.Worker(id), singletable.Leases(w.store), singletable.LeaseTiming(lease, renew),
-				singletable.CheckpointEvery(200*time.Millisecond), singletable.Polling(20*time.Millisecond, 200*time.Millisecond))
+			w.done <- stream.Consume(wctx, table, streams, log.handler(id),
+				stream.Worker(id), stream.Leases(w.store), stream.LeaseTiming(lease, renew),
+				stream.CheckpointEvery(200*time.Millisecond), stream.Polling(20*time.Millisecond, 200*time.Millisecond))
 		}()
 		workers = append(workers, w)
 	}
@@ -353,7 +354,7 @@ func run(ctx context.Context, client singletable.Client, streams singletable.Str
 }
 
 // shardOwner returns the owner of the stream's open shard, "" when none.
-func shardOwner(ctx context.Context, store singletable.LeaseStore, table *singletable.Table) (string, error) {
+func shardOwner(ctx context.Context, store stream.LeaseStore, table *singletable.Table) (string, error) {
 	arn, err := streamARN(ctx, table)
 	if err != nil {
 		return "", err

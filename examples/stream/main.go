@@ -30,6 +30,7 @@ import (
 
 	"github.com/singletable/singletable"
 	"github.com/singletable/singletable/internal/localtest"
+	"github.com/singletable/singletable/stream"
 )
 
 func main() {
@@ -78,7 +79,7 @@ func sampleOrders() []Order {
 // status changes while a consumer handles them, restarts the consumer, prints
 // each step to out, and deletes the table. It fails if a change was handled
 // out of order or a step goes wrong.
-func run(ctx context.Context, client singletable.Client, streams singletable.StreamClient, tableName string, out io.Writer) (err error) {
+func run(ctx context.Context, client singletable.Client, streams stream.Client, tableName string, out io.Writer) (err error) {
 	table, err := singletable.NewTable(client, tableName)
 	if err != nil {
 		return err
@@ -109,14 +110,14 @@ func run(ctx context.Context, client singletable.Client, streams singletable.Str
 	}
 	// Leases and checkpoints live in the store: the restarted consumer resumes
 	// where the first one stopped (a TableStore keeps them in DynamoDB, for a fleet).
-	store := &singletable.MemoryStore{}
+	store := &stream.MemoryStore{}
 	store.RecordHistory()
-	options := []singletable.StreamOption{
-		singletable.Leases(store),
-		singletable.Worker("fulfilment"),
-		singletable.CheckpointEvery(100 * time.Millisecond),
-		singletable.Polling(20*time.Millisecond, 200*time.Millisecond),
-		singletable.Rails(singletable.RailroadOptions{Concurrency: concurrency}),
+	options := []stream.Option{
+		stream.Leases(store),
+		stream.Worker("fulfilment"),
+		stream.CheckpointEvery(100 * time.Millisecond),
+		stream.Polling(20*time.Millisecond, 200*time.Millisecond),
+		stream.Rails(singletable.RailroadOptions{Concurrency: concurrency}),
 	}
 
 	// 1. Orders change status while the consumer runs.
@@ -193,16 +194,16 @@ func writeSteps(ctx context.Context, orders *singletable.Entity[Order], sample [
 	return errors.Join(errs...)
 }
 
-// consumer is a ConsumeStream running in a goroutine.
+// consumer is a stream.Consume running in a goroutine.
 type consumer struct {
 	cancel context.CancelFunc
 	done   chan error
 }
 
-func startConsumer(ctx context.Context, table *singletable.Table, streams singletable.StreamClient, f *Fulfilment, opts []singletable.StreamOption) *consumer {
+func startConsumer(ctx context.Context, table *singletable.Table, streams stream.Client, f *Fulfilment, opts []stream.Option) *consumer {
 	ctx, cancel := context.WithCancel(ctx)
 	c := &consumer{cancel: cancel, done: make(chan error, 1)}
-	go func() { c.done <- singletable.ConsumeStream(ctx, table, streams, f.Handle, opts...) }()
+	go func() { c.done <- stream.Consume(ctx, table, streams, f.Handle, opts...) }()
 	return c
 }
 
@@ -234,7 +235,7 @@ func waitFor(ctx context.Context, f *Fulfilment, n int, c *consumer) error {
 }
 
 // checkpointed counts the shards whose lease holds a checkpoint.
-func checkpointed(store *singletable.MemoryStore) int {
+func checkpointed(store *stream.MemoryStore) int {
 	shards := map[string]bool{}
 	for _, l := range store.History() {
 		if l.Checkpoint != "" {

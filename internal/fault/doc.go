@@ -18,8 +18,8 @@
 //
 // # What the caller sees
 //
-// With the SDK's standard retryer (aws-sdk-go-v2 v1.47.7, service/dynamodb
-// v1.73.1; verified by this package's tests):
+// With the SDK's standard retryer (aws-sdk-go-v2 v1.48.0, service/dynamodb
+// v1.74.0; verified by this package's tests):
 //
 //	Fault                  forwarded  SDK retries  error after the last attempt (errors.As finds)
 //	Throttle               no         yes          *types.ProvisionedThroughputExceededException
@@ -45,31 +45,38 @@
 //
 // # The SDK's retry behaviour, as read and tested
 //
-//   - 3 attempts (retry.DefaultMaxAttempts). Backoff: full jitter, random in
-//     [0, 1s·2^attempt), capped at 20s: up to 2s then 4s, which is why tests
-//     set [ClientOptions.MaxBackoff].
+//   - Attempts: 3 for a retryer made by retry.NewStandard
+//     (retry.DefaultMaxAttempts), as [NewClient] makes one; 4 for a DynamoDB
+//     client left with its own default retryer (aws-sdk-go-v2 v1.48.0 and
+//     later; 3 before). Backoff of retry.NewStandard: full jitter, random in
+//     [0, min(x·2^i, 20s)) before the retry i (0 first), x 50ms (25ms in a
+//     DynamoDB client's default retryer) and 1s after a throttle, which is
+//     why tests set [ClientOptions.MaxBackoff] (then the backoff is
+//     retry.NewExponentialJitterBackoff(MaxBackoff)).
 //   - Retried: every error of the HTTP client (the SDK wraps it in
 //     smithyhttp.RequestSendError, a ConnectionError) unless it says
 //     RetryableError() false or the context ended; HTTP 500, 502, 503 and
-//     504; the codes RequestTimeout and RequestTimeoutException; and the
+//     504, and a 429 that is no modeled error (as a throttle); the codes
+//     RequestTimeout and RequestTimeoutException; and the
 //     throttle codes, which include ProvisionedThroughputExceededException,
 //     ThrottlingException, RequestLimitExceeded, and also
 //     TransactionInProgressException and LimitExceededException.
 //   - Not retried: any other 4xx code, among them ConditionalCheckFailed,
 //     TransactionCanceled, TransactionConflict, ValidationException,
 //     ItemCollectionSizeLimitExceeded, ResourceNotFound.
-//   - Retry quota: each client has a bucket of 500 tokens; a retry takes 5
-//     (10 after a timeout), given back if that retry succeeds; every
-//     successful attempt adds 1. So 50 operations that exhaust their 3
-//     attempts (25 on timeouts) drain it, and from then on an operation fails
-//     after its first attempt with a ratelimit.QuotaExceededError joined to
-//     the service's error, even for a fault that one retry would have
-//     cleared, until 5 successful attempts have refilled the price of one
-//     retry. ratelimit.None in retry.StandardOptions.RateLimiter turns the
-//     quota off.
-//   - AWS_NEW_RETRIES_2026=true changes these defaults: 4 attempts for
-//     DynamoDB, a 25ms base backoff (1s for throttles), retries costing 14
-//     tokens (5 for throttles).
+//   - Retry quota: each client has a bucket of 500 tokens; a retry takes 14
+//     (5 after a throttle; a timeout costs as any other error), given back if
+//     that retry succeeds; every operation that succeeds at its first attempt
+//     adds 1. So 50 operations that exhaust their 3 attempts on throttles
+//     drain it (17 on other errors, and the 18th affords one retry of its
+//     two), and from then on an operation fails after its first attempt with
+//     a ratelimit.QuotaExceededError joined to the service's error, even for
+//     a fault that one retry would have cleared, until successful attempts
+//     have refilled the price of one retry (5 for a throttle).
+//     ratelimit.None in retry.StandardOptions.RateLimiter turns the quota
+//     off. (Before aws-sdk-go-v2 v1.48.0 a retry took 5 tokens, 10 after a
+//     timeout; v1.48.0 made the "Retry Behavior 2.1" figures above, once
+//     behind AWS_NEW_RETRIES_2026=true, the defaults.)
 //   - X-Amz-Crc32: a mismatch is only logged (a WARN through
 //     dynamodb.Options.Logger when the body is closed), never an error, and a
 //     missing header counts as 0. DynamoDB Local sends none on its error

@@ -275,7 +275,9 @@ func TestDelay(t *testing.T) {
 // their first attempt, even when a retry would have succeeded.
 func TestRetryQuota(t *testing.T) {
 	table := createTable(t, false)
-	storm := func(t *testing.T, f Fault, calls int) (*dynamodb.Client, *Injector, func()) {
+	// storm makes calls that each exhaust their 3 attempts, then one that
+	// runs out of quota after last attempts, then one that gets no retry.
+	storm := func(t *testing.T, f Fault, calls, last int) (*dynamodb.Client, *Injector, func()) {
 		client, inj := newClient(t, func(o *ClientOptions) { o.MaxBackoff = time.Microsecond })
 		remove := inj.Add(Rule{Ops: []string{"PutItem"}, Fault: f})
 		for call := range calls {
@@ -284,17 +286,19 @@ func TestRetryQuota(t *testing.T) {
 			require.ErrorAs(t, err, new(*retry.MaxAttemptsError))
 			require.Equal(t, 3, inj.Stats().Requests["PutItem"]-before, "call %d", call)
 		}
-		before := inj.Stats().Requests["PutItem"]
-		_, err := client.PutItem(t.Context(), putInput(table, "x"))
-		var quota ratelimit.QuotaExceededError
-		require.ErrorAs(t, err, &quota)
-		require.Equal(t, 1, inj.Stats().Requests["PutItem"]-before, "no retry without quota")
+		for _, want := range []int{last, 1} {
+			before := inj.Stats().Requests["PutItem"]
+			_, err := client.PutItem(t.Context(), putInput(table, "x"))
+			var quota ratelimit.QuotaExceededError
+			require.ErrorAs(t, err, &quota)
+			require.Equal(t, want, inj.Stats().Requests["PutItem"]-before, "no retry without quota")
+		}
 		return client, inj, remove
 	}
 
 	t.Run("throttles", func(t *testing.T) {
 		// 500 tokens / (2 retries x 5) = 50 calls.
-		client, inj, remove := storm(t, Throttle(), 50)
+		client, inj, remove := storm(t, Throttle(), 50, 1)
 		remove()
 		put := func() error { _, err := client.PutItem(t.Context(), putInput(table, "y")); return err }
 		for range 4 {
@@ -313,8 +317,10 @@ func TestRetryQuota(t *testing.T) {
 		}
 	})
 	t.Run("timeouts", func(t *testing.T) {
-		// 500 tokens / (2 retries x 10) = 25 calls.
-		storm(t, LoseResponse().WithTimeout(), 25)
+		// A retry after a timeout costs 14 tokens, as after any error but a
+		// throttle: 500 / (2 retries x 14) = 17 calls, and 24 tokens left
+		// buy the 18th call one retry of its two.
+		storm(t, LoseResponse().WithTimeout(), 17, 2)
 	})
 }
 

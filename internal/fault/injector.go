@@ -295,7 +295,7 @@ func isWrite(op string) bool {
 	return false
 }
 
-// knownOps lists DynamoDB's operations (service/dynamodb v1.73.1), each
+// knownOps lists DynamoDB's operations (service/dynamodb v1.74.0, as v1.73.1), each
 // between spaces.
 const knownOps = "" +
 	" BatchExecuteStatement BatchGetItem BatchWriteItem CancelBulkOperation CreateBackup CreateGlobalTable " +

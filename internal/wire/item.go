@@ -90,6 +90,8 @@ type special struct {
 	kept      int      // how many were read
 	typ       bool     // the type attribute was read and matches
 	schem     bool     // the schema attribute was read and is current
+	peekName  string   // Sink.Peek
+	peeked    peeked   // its value, when it is a number
 }
 
 // object reads the attributes of an M (or a whole item, with sp set) into the struct at base through
@@ -220,6 +222,14 @@ func (d *decoder) specialAttr(sp *special, name []byte, depth int) (done bool, e
 		sp.keep[i] = s
 		sp.kept++
 		return true, nil
+	}
+	if sp.peekName != "" && string(name) == sp.peekName {
+		// A field too: note its text if it is a number, then decode it as the field.
+		at := d.i
+		if n, err := d.stringAV(tagN); err == nil {
+			sp.peeked = peeked{n: n, ok: true}
+		}
+		d.i = at
 	}
 	return false, nil
 }

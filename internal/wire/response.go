@@ -117,12 +117,16 @@ type Sink struct {
 	TypeAttr string
 	// Keep names string attributes (keys) whose values are kept for each decoded item: see [Sink.Keys].
 	// An item without them all, as strings, is left to the SDK.
-	Keep  []string
+	Keep []string
+	// Peek names a number attribute of the items (a field's, such as a TTL) whose text is kept for each
+	// item decoded here, for the caller to judge it as stored: see [Sink.Peeked]. "" keeps none.
+	Peek  string
 	Slots Slots
 
 	decoded bool
 	entries []Entry
 	keys    []string // len(Keep) per entry
+	peeks   []peeked // one per entry, when Peek is set
 	verify  bool     // check X-Amz-Crc32 (the client's DisableValidateResponseChecksum is false)
 	d       decoder
 	// The body given to the SDK, built from the spans of the original it must still read.
@@ -151,6 +155,22 @@ func (s *Sink) Keys(i int) []string {
 	return s.keys[i*k : (i+1)*k : (i+1)*k]
 }
 
+// peeked is the value of the Peek attribute of one item.
+type peeked struct {
+	n  string
+	ok bool
+}
+
+// Peeked returns the text of the i-th entry's Peek attribute when it was decoded here and the attribute
+// is a number ({"N": text}); ok is false when it is missing, of another type, or Peek is not set.
+func (s *Sink) Peeked(i int) (n string, ok bool) {
+	if s.Peek == "" || i >= len(s.peeks) {
+		return "", false
+	}
+	p := s.peeks[i]
+	return p.n, p.ok
+}
+
 func (s *Sink) reset() {
 	s.decoded = false
 	if s.entries == nil {
@@ -158,6 +178,7 @@ func (s *Sink) reset() {
 	}
 	s.entries = s.entries[:0]
 	s.keys = s.keys[:0]
+	s.peeks = s.peeks[:0]
 	s.pass, s.raws, s.raw = s.pass[:0], s.raws[:0], s.raw[:0]
 	s.name = [2]int{}
 	if s.Slots != nil {
@@ -348,6 +369,7 @@ func (s *Sink) transactResponses() error {
 			d.i++
 			s.entries = append(s.entries, Entry{Raw: -1})
 			s.keys = append(s.keys, make([]string, len(s.Keep))...)
+			s.peek(peeked{})
 			s.raw = append(s.raw, -1)
 		} else {
 			start, end, escaped, err := d.stringToken()
@@ -436,7 +458,7 @@ func (s *Sink) item() error {
 	if t != nil {
 		p := s.Slots.Next(t)
 		d.begin(start)
-		sp := special{t: t, keepNames: s.Keep, keep: s.keys[base : base+k]}
+		sp := special{t: t, keepNames: s.Keep, keep: s.keys[base : base+k], peekName: s.Peek}
 		err := d.object(t.Plan, p, &sp, 0)
 		if err == nil && (end >= 0 && d.i != end || !sp.typ || t.SchemaAttr != "" && !sp.schem && t.Schema != 1 || sp.kept != k) {
 			err = errItem
@@ -444,6 +466,7 @@ func (s *Sink) item() error {
 		if err == nil {
 			d.end()
 			s.entries = append(s.entries, Entry{Target: t, Raw: -1})
+			s.peek(sp.peeked)
 			if s.Op == TransactGetItems {
 				s.raw = append(s.raw, -1)
 			}
@@ -462,8 +485,16 @@ func (s *Sink) item() error {
 		s.raw = append(s.raw, len(s.raws))
 	}
 	s.entries = append(s.entries, Entry{Raw: raw})
+	s.peek(peeked{})
 	s.raws = append(s.raws, [2]int{start, end})
 	return nil
+}
+
+// peek records the Peek attribute of the entry just added, when Peek is set.
+func (s *Sink) peek(p peeked) {
+	if s.Peek != "" {
+		s.peeks = append(s.peeks, p)
+	}
 }
 
 // typeOf returns the string value of attribute attr of the item at b[start:end] (checked JSON).

@@ -380,3 +380,56 @@ func TestRetryStartsAfresh(t *testing.T) {
 		t.Fatalf("%d attempts, entries %+v, values %+v", attempts, s.Entries(), sl.items)
 	}
 }
+
+// TestPeek: Sink.Peek keeps the text of a number attribute of each item decoded here (a field's or
+// not), and says when it is missing or not a number, without changing what is decoded.
+func TestPeek(t *testing.T) {
+	e := &jsonEnc{plain: true}
+	h := &canned{}
+	c := client(h)
+	items := []map[string]types.AttributeValue{
+		stored(t, sampleOrder(0), "Order", 0), // version 0: a field
+		stored(t, sampleOrder(1), "Order", 0),
+		stored(t, sampleOrder(2), "Customer", 0), // another type: the SDK's, nothing kept
+		stored(t, sampleOrder(3), "Order", 0),
+		stored(t, sampleOrder(4), "Order", 0),
+	}
+	items[1]["version"] = &types.AttributeValueMemberN{Value: "-62135596800"}
+	items[3]["expiresAt"] = &types.AttributeValueMemberN{Value: "1.7e9"} // not a field
+	items[4]["expiresAt"] = &types.AttributeValueMemberS{Value: "1700000000"}
+	for _, tc := range []struct {
+		peek string
+		want [][2]string // per entry: text, "ok" or ""
+	}{
+		{"version", [][2]string{{"0", "ok"}, {"-62135596800", "ok"}, {"", ""}, {"3", "ok"}, {"4", "ok"}}},
+		{"expiresAt", [][2]string{{"", ""}, {"", ""}, {"", ""}, {"1.7e9", "ok"}, {"", ""}}},
+	} {
+		h.answer(queryBody(e, items, ""))
+		var sl slots[order]
+		s := &Sink{Op: Query, Target: orderTarget(t), Slots: &sl, Peek: tc.peek}
+		if _, err := c.Query(ctx, &dynamodb.QueryInput{TableName: tableName}, s.Option()); err != nil {
+			t.Fatal(err)
+		}
+		if !s.Decoded() || len(s.Entries()) != len(items) {
+			t.Fatalf("%s: decoded %v, entries %+v", tc.peek, s.Decoded(), s.Entries())
+		}
+		for i, w := range tc.want {
+			n, ok := s.Peeked(i)
+			if n != w[0] || ok != (w[1] == "ok") {
+				t.Errorf("%s: entry %d: peeked %q %v, want %q %v", tc.peek, i, n, ok, w[0], w[1] == "ok")
+			}
+		}
+		if len(sl.items) != 4 || sl.items[1].Version != -62135596800 || sl.items[2].Version != 3 {
+			t.Errorf("%s: values %+v", tc.peek, sl.items)
+		}
+	}
+	h.answer(queryBody(e, items, ""))
+	var sl slots[order]
+	s := &Sink{Op: Query, Target: orderTarget(t), Slots: &sl}
+	if _, err := c.Query(ctx, &dynamodb.QueryInput{TableName: tableName}, s.Option()); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.Peeked(0); ok {
+		t.Error("without Peek nothing is kept")
+	}
+}

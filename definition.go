@@ -1,0 +1,186 @@
+package singletable
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/singletable/singletable/design"
+)
+
+// The table's definition: the CreateTable request its model makes, the edits
+// that add what the model does not say (stream, capacity, deletion protection,
+// tags), and the definition for infrastructure as code (package design renders
+// it as CloudFormation and Terraform).
+//
+// The edits are table-definition options; when the options move to one file
+// (table.go), they go with them.
+
+// CreateTableInput returns the CreateTable request [Table.CreateTable] sends for
+// the table: its key attributes of their types (strings unless [WithKeyType]
+// says otherwise) and every index key's, on-demand billing, the global and local
+// secondary indexes with their projections (ALL unless declared otherwise; an
+// INCLUDE list with the type and schema attributes added). Each edit then
+// adjusts it, in order, as CreateTable's do: [EnableStream], [StreamView],
+// [Provisioned], [DeletionProtection], [Tags] or a function of one's own.
+//
+// The result is checked before it is returned, so that CreateTable and
+// [Table.Definition] never carry a request DynamoDB or the table would refuse:
+// a nil edit, an edit that renames the table or changes its primary key,
+// capacity that does not fit the billing mode, a stream without a view type or
+// tags with an empty or repeated key fail with [ErrInvalidInput]. It calls
+// nothing; every call returns a new input, which the caller may change.
+func (t *Table) CreateTableInput(edits ...func(*dynamodb.CreateTableInput)) (*dynamodb.CreateTableInput, error) {
+	attrs := make([]types.AttributeDefinition, 0, len(t.keys))
+	for _, name := range sortedKeys(t.keys) {
+		attrs = append(attrs, types.AttributeDefinition{AttributeName: aws.String(name), AttributeType: t.keyType(name)})
+	}
+	in := &dynamodb.CreateTableInput{
+		TableName:              aws.String(t.name),
+		BillingMode:            types.BillingModePayPerRequest,
+		AttributeDefinitions:   attrs,
+		KeySchema:              keySchema(t.opts.PartitionKey, t.opts.SortKey),
+		GlobalSecondaryIndexes: t.globalIndexes(), // indexes.go
+		LocalSecondaryIndexes:  t.localIndexes(),
+	}
+	for i, e := range edits {
+		if e == nil {
+			return nil, fmt.Errorf("singletable: table definition %s: edit %d is nil: %w", t.name, i+1, ErrInvalidInput)
+		}
+		e(in)
+	}
+	if err := t.checkCreateTableInput(in); err != nil {
+		return nil, fmt.Errorf("singletable: table definition %s: %w", t.name, err)
+	}
+	return in, nil
+}
+
+// Definition returns the table's definition for infrastructure as code: the
+// request [Table.CreateTableInput] returns with the same edits, and the TTL
+// attribute CreateTable turns on ([Table.TTLAttribute]). Render it with the
+// methods of [design.Definition]: CloudFormationJSON (which NoSQL Workbench
+// imports), CloudFormationYAML and Terraform. It calls nothing.
+func (t *Table) Definition(edits ...func(*dynamodb.CreateTableInput)) (*design.Definition, error) {
+	in, err := t.CreateTableInput(edits...)
+	if err != nil {
+		return nil, err
+	}
+	return &design.Definition{Input: in, TTLAttribute: t.ttlAttribute()}, nil // ttl.go
+}
+
+// StreamView is an edit for [Table.CreateTable], [Table.CreateTableInput] and
+// [Table.Definition] that turns on the table's stream with the given view:
+// KEYS_ONLY, NEW_IMAGE, OLD_IMAGE or NEW_AND_OLD_IMAGES ([EnableStream], which
+// [ConsumeStream] and package streamlambda need for both images).
+func StreamView(view types.StreamViewType) func(*dynamodb.CreateTableInput) {
+	return func(in *dynamodb.CreateTableInput) {
+		in.StreamSpecification = &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: view}
+	}
+}
+
+// Provisioned is an edit for [Table.CreateTable], [Table.CreateTableInput] and
+// [Table.Definition] that bills the table by provisioned capacity: read and
+// write capacity units (at least 1 each) on the table and on every global
+// secondary index. The default is on-demand (PAY_PER_REQUEST). An edit of
+// one's own can give an index other figures after it.
+func Provisioned(read, write int64) func(*dynamodb.CreateTableInput) {
+	return func(in *dynamodb.CreateTableInput) {
+		in.BillingMode = types.BillingModeProvisioned
+		in.ProvisionedThroughput = &types.ProvisionedThroughput{ReadCapacityUnits: aws.Int64(read), WriteCapacityUnits: aws.Int64(write)}
+		for i := range in.GlobalSecondaryIndexes {
+			in.GlobalSecondaryIndexes[i].ProvisionedThroughput = &types.ProvisionedThroughput{ReadCapacityUnits: aws.Int64(read), WriteCapacityUnits: aws.Int64(write)}
+		}
+	}
+}
+
+// DeletionProtection is an edit for [Table.CreateTable], [Table.CreateTableInput]
+// and [Table.Definition] that turns on the table's deletion protection: DeleteTable
+// (and [Table.DeleteTable]) fails until it is turned off.
+func DeletionProtection() func(*dynamodb.CreateTableInput) {
+	return func(in *dynamodb.CreateTableInput) { in.DeletionProtectionEnabled = aws.Bool(true) }
+}
+
+// Tags is an edit for [Table.CreateTable], [Table.CreateTableInput] and
+// [Table.Definition] that adds tags to the table, in the order of their keys. A
+// key given twice, by two Tags edits or otherwise, is refused. tags is copied.
+func Tags(tags map[string]string) func(*dynamodb.CreateTableInput) {
+	tags = maps.Clone(tags)
+	return func(in *dynamodb.CreateTableInput) {
+		for _, k := range slices.Sorted(maps.Keys(tags)) {
+			in.Tags = append(in.Tags, types.Tag{Key: aws.String(k), Value: aws.String(tags[k])})
+		}
+	}
+}
+
+// checkCreateTableInput refuses a request that edits made wrong: one DynamoDB
+// would refuse, or one for another table than this.
+func (t *Table) checkCreateTableInput(in *dynamodb.CreateTableInput) error {
+	if aws.ToString(in.TableName) != t.name {
+		return fmt.Errorf("an edit renamed the table to %q: %w", aws.ToString(in.TableName), ErrInvalidInput)
+	}
+	if want := keySchema(t.opts.PartitionKey, t.opts.SortKey); !sameKeySchema(in.KeySchema, want) {
+		return fmt.Errorf("an edit changed the primary key to %s, but the table's is %s (WithKeys): %w", keySchemaText(in.KeySchema), keySchemaText(want), ErrInvalidInput)
+	}
+	if err := checkCapacity(in); err != nil {
+		return err
+	}
+	if s := in.StreamSpecification; s != nil && aws.ToBool(s.StreamEnabled) && s.StreamViewType == "" {
+		return fmt.Errorf("the stream is enabled without a view type (StreamView): %w", ErrInvalidInput)
+	}
+	seen := map[string]bool{}
+	for _, tag := range in.Tags {
+		k := aws.ToString(tag.Key)
+		if k == "" || seen[k] {
+			return fmt.Errorf("tag key %q is empty or repeated: %w", k, ErrInvalidInput)
+		}
+		seen[k] = true
+	}
+	return nil
+}
+
+// checkCapacity checks that the table and its global indexes have provisioned
+// capacity exactly when the billing mode says so.
+func checkCapacity(in *dynamodb.CreateTableInput) error {
+	provisioned := in.BillingMode == "" || in.BillingMode == types.BillingModeProvisioned // DynamoDB's default
+	check := func(what string, p *types.ProvisionedThroughput) error {
+		switch {
+		case !provisioned && p != nil:
+			return fmt.Errorf("%s has provisioned throughput, but the billing mode is %s: %w", what, in.BillingMode, ErrInvalidInput)
+		case provisioned && (p == nil || aws.ToInt64(p.ReadCapacityUnits) < 1 || aws.ToInt64(p.WriteCapacityUnits) < 1):
+			return fmt.Errorf("%s needs read and write capacity units of at least 1 under PROVISIONED billing (Provisioned): %w", what, ErrInvalidInput)
+		}
+		return nil
+	}
+	if err := check("the table", in.ProvisionedThroughput); err != nil {
+		return err
+	}
+	for _, ix := range in.GlobalSecondaryIndexes {
+		if err := check("index "+strconv.Quote(aws.ToString(ix.IndexName)), ix.ProvisionedThroughput); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func sameKeySchema(a, b []types.KeySchemaElement) bool {
+	return slices.EqualFunc(a, b, func(x, y types.KeySchemaElement) bool {
+		return aws.ToString(x.AttributeName) == aws.ToString(y.AttributeName) && x.KeyType == y.KeyType
+	})
+}
+
+// keySchemaText writes a key schema for a message: "PK HASH, SK RANGE".
+func keySchemaText(ks []types.KeySchemaElement) string {
+	out := ""
+	for i, k := range ks {
+		if i > 0 {
+			out += ", "
+		}
+		out += aws.ToString(k.AttributeName) + " " + string(k.KeyType)
+	}
+	return out
+}

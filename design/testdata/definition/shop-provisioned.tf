@@ -1,0 +1,86 @@
+resource "aws_dynamodb_table" "shop_provisioned" {
+  name           = "shop-provisioned"
+  billing_mode   = "PROVISIONED"
+  read_capacity  = 5
+  write_capacity = 2
+  hash_key       = "PK"
+  range_key      = "SK"
+
+  attribute {
+    name = "AMTPK"
+    type = "S"
+  }
+
+  attribute {
+    name = "AMTSK"
+    type = "N"
+  }
+
+  attribute {
+    name = "GSI1PK"
+    type = "S"
+  }
+
+  attribute {
+    name = "GSI1SK"
+    type = "S"
+  }
+
+  attribute {
+    name = "KEYSPK"
+    type = "S"
+  }
+
+  attribute {
+    name = "LSI1SK"
+    type = "S"
+  }
+
+  attribute {
+    name = "PK"
+    type = "S"
+  }
+
+  attribute {
+    name = "SK"
+    type = "S"
+  }
+
+  global_secondary_index {
+    name               = "GSI1"
+    hash_key           = "GSI1PK"
+    range_key          = "GSI1SK"
+    read_capacity      = 5
+    write_capacity     = 2
+    projection_type    = "INCLUDE"
+    non_key_attributes = ["status", "total", "Type", "_schema"]
+  }
+
+  global_secondary_index {
+    name            = "KEYS"
+    hash_key        = "KEYSPK"
+    read_capacity   = 5
+    write_capacity  = 2
+    projection_type = "KEYS_ONLY"
+  }
+
+  global_secondary_index {
+    name            = "AMOUNT"
+    hash_key        = "AMTPK"
+    range_key       = "AMTSK"
+    read_capacity   = 5
+    write_capacity  = 2
+    projection_type = "ALL"
+  }
+
+  local_secondary_index {
+    name            = "LSI1"
+    range_key       = "LSI1SK"
+    projection_type = "ALL"
+  }
+
+  ttl {
+    attribute_name = "expiresAt"
+    enabled        = true
+  }
+}

@@ -1,0 +1,86 @@
+resource "aws_dynamodb_table" "shop" {
+  name                        = "shop"
+  billing_mode                = "PAY_PER_REQUEST"
+  hash_key                    = "PK"
+  range_key                   = "SK"
+  stream_enabled              = true
+  stream_view_type            = "NEW_AND_OLD_IMAGES"
+  deletion_protection_enabled = true
+
+  attribute {
+    name = "AMTPK"
+    type = "S"
+  }
+
+  attribute {
+    name = "AMTSK"
+    type = "N"
+  }
+
+  attribute {
+    name = "GSI1PK"
+    type = "S"
+  }
+
+  attribute {
+    name = "GSI1SK"
+    type = "S"
+  }
+
+  attribute {
+    name = "KEYSPK"
+    type = "S"
+  }
+
+  attribute {
+    name = "LSI1SK"
+    type = "S"
+  }
+
+  attribute {
+    name = "PK"
+    type = "S"
+  }
+
+  attribute {
+    name = "SK"
+    type = "S"
+  }
+
+  global_secondary_index {
+    name               = "GSI1"
+    hash_key           = "GSI1PK"
+    range_key          = "GSI1SK"
+    projection_type    = "INCLUDE"
+    non_key_attributes = ["status", "total", "Type", "_schema"]
+  }
+
+  global_secondary_index {
+    name            = "KEYS"
+    hash_key        = "KEYSPK"
+    projection_type = "KEYS_ONLY"
+  }
+
+  global_secondary_index {
+    name            = "AMOUNT"
+    hash_key        = "AMTPK"
+    range_key       = "AMTSK"
+    projection_type = "ALL"
+  }
+
+  local_secondary_index {
+    name            = "LSI1"
+    range_key       = "LSI1SK"
+    projection_type = "ALL"
+  }
+
+  ttl {
+    attribute_name = "expiresAt"
+    enabled        = true
+  }
+
+  tags = {
+    "cost center" = "\"42\": yes $${var} %%{x}"
+    team          = "orders"
+  }
+}

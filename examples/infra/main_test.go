@@ -1,0 +1,75 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/singletable/singletable/internal/leakcheck"
+	"github.com/singletable/singletable/internal/localtest"
+)
+
+// local is the DynamoDB Local of this test binary, started by the first test
+// that asks for it.
+var local localtest.Shared
+
+func TestMain(m *testing.M) { os.Exit(leakcheck.After(local.Run(m))) }
+
+// TestDefinitions renders the definitions without a database and writes them
+// into a directory with -out.
+func TestDefinitions(t *testing.T) {
+	files, err := definitions()
+	require.NoError(t, err)
+	require.True(t, json.Valid(files["shop.cfn.json"]))
+	assert.Contains(t, string(files["shop.cfn.json"]), `"Type": "AWS::DynamoDB::Table"`)
+	assert.Contains(t, string(files["shop.cfn.yaml"]), "StreamViewType: NEW_AND_OLD_IMAGES")
+	assert.Contains(t, string(files["shop.tf"]), `resource "aws_dynamodb_table" "shop" {`)
+	assert.Contains(t, string(files["shop.md"]), "# Table `shop`")
+
+	dir := t.TempDir()
+	var out bytes.Buffer
+	require.NoError(t, write(files, dir, &out))
+	for name, want := range files {
+		got, err := os.ReadFile(filepath.Join(dir, name))
+		require.NoError(t, err)
+		assert.Equal(t, string(want), string(got), name)
+	}
+	assert.Contains(t, out.String(), "shop.tf (")
+}
+
+// TestDeploy deploys the CloudFormation template to DynamoDB Local: the table
+// matches the model, and the check names what a model change adds.
+func TestDeploy(t *testing.T) {
+	files, err := definitions()
+	require.NoError(t, err)
+	var out bytes.Buffer
+	require.NoError(t, deploy(t.Context(), local.Client(t), files["shop.cfn.json"], localtest.TableName(t), &out))
+	t.Log(out.String())
+	assert.Contains(t, out.String(), "check against the model: the deployed table matches it")
+	assert.Contains(t, out.String(), "check against the next model (with GSI2): 3 differences")
+	assert.Contains(t, out.String(), "the table lacks: global index GSI2: GSI2PK HASH, GSI2SK RANGE; KEYS_ONLY")
+}
+
+// TestCheckFindsDrift: a table created without the stream and TTL the model
+// gives it differs from the model in both.
+func TestCheckFindsDrift(t *testing.T) {
+	client := local.Client(t)
+	table, err := NewTable(client, localtest.TableName(t))
+	require.NoError(t, err)
+	require.NoError(t, table.CreateTable(t.Context())) // no edits: no stream; CreateTable turns TTL on
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		assert.NoError(t, table.DeleteTable(ctx))
+	})
+	drift, err := check(t.Context(), client, table)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"the table lacks: stream: NEW_AND_OLD_IMAGES", "the model lacks: stream: off"}, drift)
+}

@@ -166,9 +166,13 @@ func TestBadInputNilAndZeroValues(t *testing.T) {
 
 	// A nil pointer, nil slice, nil map and zero time in fields that feed no
 	// primary key are stored (NULL, or left out of the sparse index) and read back
-	// as they were; a zero-value condition is no condition.
+	// as they were. A zero-value condition is refused, not taken for none (issue
+	// 30, scenario 13: TestZeroConditionRefused).
 	v := biThing{Tenant: "acme", ID: "nils", Kind: "k"}
 	_, err = things.Put(ctx, v, If(expression.ConditionBuilder{}))
+	require.ErrorIs(t, err, ErrInvalidInput)
+	assert.Zero(t, sentCount(client), "nothing was sent")
+	_, err = things.Put(ctx, v)
 	require.NoError(t, err)
 	got, err := things.Get(ctx, v, Consistent())
 	require.NoError(t, err)

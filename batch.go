@@ -170,22 +170,16 @@ func (e *Entity[T]) batchGet(ctx context.Context, keys []T, p *readPlan, consist
 // matching [ErrUnprocessed]. Two items with the same key are refused before
 // anything is sent. items is not modified.
 func (e *Entity[T]) BatchPut(ctx context.Context, items []T) ([]T, error) {
+	if e == nil {
+		return nil, errNilEntity[T]("BatchPut")
+	}
 	ctx = e.observe(ctx)
 	reqs := make([]types.WriteRequest, len(items))
 	env := &planEnv{} // one clock reading for the batch
 	for i := range items {
-		v := items[i] // a copy: a drawn shard is not written back into the caller's slice
-		sv := reflect.ValueOf(&v).Elem()
-		if _, err := e.info.fillShard(sv, true); err != nil {
-			return nil, fmt.Errorf("singletable: BatchPut %s: item %d: %w", e.info.name, i, err)
-		}
-		if err := e.info.prepareWhole(sv, kindPut, env); err != nil { // wholeitem.go: defaults, timestamps, validation
-			return nil, fmt.Errorf("singletable: BatchPut %s: item %d: %w", e.info.name, i, err)
-		}
-		item, err := e.info.encodeItem(sv)
-		if err == nil {
-			err = e.info.stampBatchVersion(sv, item)
-		}
+		// A copy: a drawn shard is not written back into the caller's slice.
+		v := items[i]
+		item, err := e.info.planBatchPut(reflect.ValueOf(&v).Elem(), env) // planner.go
 		if err != nil {
 			return nil, fmt.Errorf("singletable: BatchPut %s: item %d: %w", e.info.name, i, err)
 		}
@@ -199,6 +193,9 @@ func (e *Entity[T]) BatchPut(ctx context.Context, items []T) ([]T, error) {
 // the same retries and result as [Entity.BatchPut]. Deleting a missing item is not
 // an error. keys is not modified.
 func (e *Entity[T]) BatchDelete(ctx context.Context, keys []T) ([]T, error) {
+	if e == nil {
+		return nil, errNilEntity[T]("BatchDelete")
+	}
 	ctx = e.observe(ctx)
 	reqs := make([]types.WriteRequest, len(keys))
 	for i := range keys {
@@ -316,20 +313,4 @@ func (e *Entity[T]) batchKey(key T) (map[string]types.AttributeValue, error) {
 	}
 	k, _, err := e.info.primaryKey(sv)
 	return k, err
-}
-
-// stampBatchVersion gives an item of a versioned entity written by a batch the
-// version after the one its value holds, as Put stores, and a new incarnation.
-func (info *entityInfo) stampBatchVersion(sv reflect.Value, item map[string]types.AttributeValue) error {
-	vp, err := info.planVersion(sv, false)
-	if err != nil || vp == nil {
-		return err
-	}
-	id, err := newToken()
-	if err != nil {
-		return err
-	}
-	item[vp.attr] = numberAV(vp.next)
-	item[info.table.opts.IncarnationAttribute] = &types.AttributeValueMemberS{Value: id}
-	return info.checkSize(item, 0)
 }

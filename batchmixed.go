@@ -221,22 +221,13 @@ func (b BatchItem) Key() map[string]string { return b.keyStr }
 // validation apply, as in BatchPut; a value they refuse is reported by
 // BatchWrite before anything is sent. v is copied.
 func (e *Entity[T]) BatchPutItem(v T) BatchItem {
+	if e == nil {
+		return BatchItem{op: "Put", value: v, err: errNilEntity[T]("BatchPutItem")}
+	}
 	it := BatchItem{info: e.info, op: "Put", value: v}
-	sv := reflect.ValueOf(&v).Elem()
-	if _, err := e.info.fillShard(sv, true); err != nil {
-		it.err = err
-		return it
-	}
-	// The whole-item phases of every whole item written, as BatchPut runs them:
-	// defaults (before the keys are rendered), timestamps, validation.
-	if err := e.info.prepareWhole(sv, kindPut, &planEnv{}); err != nil {
-		it.err = err
-		return it
-	}
-	item, err := e.info.encodeItem(sv)
-	if err == nil {
-		err = e.info.stampBatchVersion(sv, item)
-	}
+	// Planned as BatchPut plans each item: the shard, defaults (before the keys
+	// are rendered), timestamps, validation, the version.
+	item, err := e.info.planBatchPut(reflect.ValueOf(&v).Elem(), &planEnv{}) // planner.go
 	if err != nil {
 		it.err = err
 		return it
@@ -250,6 +241,9 @@ func (e *Entity[T]) BatchPutItem(v T) BatchItem {
 // the item at key's primary key is deleted, whatever its type (a batch has no
 // conditions). key is copied.
 func (e *Entity[T]) BatchDeleteItem(key T) BatchItem {
+	if e == nil {
+		return BatchItem{op: "Delete", value: key, err: errNilEntity[T]("BatchDeleteItem")}
+	}
 	it := BatchItem{info: e.info, op: "Delete", value: key}
 	k, err := e.batchKey(key)
 	if err != nil {
@@ -270,10 +264,15 @@ func (e *Entity[T]) BatchDeleteItem(key T) BatchItem {
 // could not be built are refused before anything is sent, naming them. Cost:
 // 1 WCU per 1 KB per item. items is not modified.
 func (t *Table) BatchWrite(ctx context.Context, items ...BatchItem) ([]BatchItem, error) {
+	if t == nil {
+		return nil, fmt.Errorf("singletable: BatchWrite: the table is nil (was the error of NewTable ignored?): %w", ErrInvalidInput)
+	}
 	reqs := make([]types.WriteRequest, len(items))
 	at := make(map[itemKey]int, len(items))
 	for i, it := range items {
 		switch {
+		case it.info == nil && it.err != nil:
+			return nil, fmt.Errorf("singletable: BatchWrite: item %d (%s): %w", i, it.op, it.err)
 		case it.info == nil:
 			return nil, fmt.Errorf("singletable: BatchWrite: item %d is a zero BatchItem; make items with an entity's BatchPutItem or BatchDeleteItem: %w", i, ErrInvalidInput)
 		case it.err != nil:

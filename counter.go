@@ -3,11 +3,12 @@ package singletable
 import (
 	"fmt"
 	"reflect"
+	"strconv"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/singletable/singletable/internal/codec"
-	"github.com/singletable/singletable/internal/expr"
 )
 
 // Counters. An integer field tagged `singletable:"counter"` counts the writes to
@@ -51,11 +52,65 @@ func compileCounter(info *entityInfo, index []int, sf reflect.StructField) error
 	return nil
 }
 
-// counterIncrement is the SET clause that counts a write: 0 for an item the
-// write creates, one more otherwise.
-func counterIncrement(b *expr.Builder, f *codec.Field) string {
-	name := b.Name(f.Name)
-	return name + " = if_not_exists(" + name + ", " + b.Value(&types.AttributeValueMemberN{Value: "-1"}) + ") + " + b.Value(numberAV(1))
+// counterFeature is the counter's plan, compiled at Register.
+type counterFeature struct {
+	f *codec.Field
+	noPart
+}
+
+func (c *counterFeature) owns(own func(*codec.Field, string)) { own(c.f, "counter") }
+
+// plan stores 0 in the value of a Create, and has a Put or an Update move the
+// count on the server (SET n = if_not_exists(n, -1) + 1) within the field's
+// bound. BatchPut writes the value's count as it is; Delete counts nothing.
+func (c *counterFeature) plan(p *writePlan) error {
+	switch p.kind {
+	case kindCreate:
+		return c.setCount(p.info, p.sv, 0)
+	case kindPut, kindUpdate:
+		name := p.w.b.Name(c.f.Name)
+		p.increment(c.f.Name, -1)
+		// A count at the bound fails the condition, and explain says why:
+		// nothing is written, so the item stays readable.
+		p.guard("attribute_not_exists(" + name + ") OR " + name + " < " + p.w.b.Value(numberAV(counterMax(c.f))))
+		p.repeats, p.counts = true, true
+		if p.kind == kindPut {
+			p.keeps, p.learns = true, true
+		}
+		p.stake(c)
+	}
+	return nil
+}
+
+// explain: a write whose count is at the largest value its field holds.
+func (c *counterFeature) explain(w *writeRequest, cur map[string]types.AttributeValue) error {
+	n, ok := cur[c.f.Name].(*types.AttributeValueMemberN)
+	if !ok {
+		return nil
+	}
+	if v, perr := strconv.ParseUint(n.Value, 10, 64); !strings.HasPrefix(n.Value, "-") && (perr != nil || v >= counterMax(c.f)) {
+		return fmt.Errorf("%s: the stored count %s is the largest the field holds; counting this write would overflow it: %w", w.info.attrName(c.f), n.Value, ErrInvalidInput)
+	}
+	return nil
+}
+
+// settle sets the count stored in the value a Put wrote: from the item as
+// stored, or, with [ReturnOld], the item replaced (plus one; 0 for a new item).
+func (c *counterFeature) settle(w *writeRequest, attrs map[string]types.AttributeValue, _ bool) (map[string]types.AttributeValue, error) {
+	if !w.whole.IsValid() || w.kind != kindPut || w.update == "" {
+		return attrs, nil
+	}
+	old := w.ret == types.ReturnValueAllOld
+	n, known := storedCount(attrs, c.f.Name)
+	switch {
+	case old && attrs == nil:
+		n = 0 // a new item
+	case old:
+		n++
+	case !known:
+		return attrs, nil
+	}
+	return attrs, c.setCount(w.info, w.whole, n)
 }
 
 // counterMax is the largest count the counter field holds.
@@ -67,24 +122,9 @@ func counterMax(f *codec.Field) uint64 {
 	return 1<<(t.Bits()-1) - 1
 }
 
-// counterGuard is the condition of a counted write that keeps the count within
-// its field: none stored yet, or below the largest the field holds. A count at
-// the bound fails it, and the write is explained by boundErr; nothing is
-// written, so the item stays readable.
-func (h *writeHooks) counterGuard(b *expr.Builder) string {
-	if h == nil || h.counter == nil {
-		return ""
-	}
-	name := b.Name(h.counter.Name)
-	return "attribute_not_exists(" + name + ") OR " + name + " < " + b.Value(numberAV(counterMax(h.counter)))
-}
-
-// setCounter stores n in the counter field of sv.
-func (h *writeHooks) setCounter(info *entityInfo, sv reflect.Value, n int64) error {
-	if h == nil || h.counter == nil {
-		return nil
-	}
-	fv, err := h.counter.Settable(sv)
+// setCount stores n in the counter field of sv.
+func (c *counterFeature) setCount(info *entityInfo, sv reflect.Value, n int64) error {
+	fv, err := c.f.Settable(sv)
 	if err != nil {
 		return err
 	}
@@ -98,7 +138,21 @@ func (h *writeHooks) setCounter(info *entityInfo, sv reflect.Value, n int64) err
 	case fv.CanUint() && n >= 0 && !fv.OverflowUint(uint64(n)):
 		fv.SetUint(uint64(n))
 	default:
-		return fmt.Errorf("singletable: %s: the count %d does not fit %s: %w", info.attrName(h.counter), n, fv.Type(), ErrInvalidInput)
+		return fmt.Errorf("singletable: %s: the count %d does not fit %s: %w", info.attrName(c.f), n, fv.Type(), ErrInvalidInput)
 	}
 	return nil
+}
+
+// storedCount reads a count from an item; known is false when it is not there
+// (the count then reads -1: the write that stores one stores 0).
+func storedCount(item map[string]types.AttributeValue, attr string) (int64, bool) {
+	n, ok := item[attr].(*types.AttributeValueMemberN)
+	if !ok {
+		return -1, false
+	}
+	v, err := strconv.ParseInt(n.Value, 10, 64)
+	if err != nil {
+		return -1, false
+	}
+	return v, true
 }

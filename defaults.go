@@ -138,21 +138,27 @@ func setDefault(fv reflect.Value, v reflect.Value) {
 	fv.Set(v)
 }
 
-// applyDefaults gives each zero defaulted field of sv its default.
-func (h *writeHooks) applyDefaults(sv reflect.Value) error {
-	if h == nil {
+// defaultsFeature is the plan of an entity's defaults, compiled at Register.
+type defaultsFeature struct {
+	defaults []fieldDefault
+	noOwner
+}
+
+// plan gives each zero defaulted field of a whole value its default.
+func (d *defaultsFeature) plan(p *writePlan) error {
+	if !p.whole() {
 		return nil
 	}
-	for _, d := range h.defaults {
-		fv, ok := d.f.ValueOf(sv)
+	for _, def := range d.defaults {
+		fv, ok := def.f.ValueOf(p.sv)
 		if ok && !fv.IsZero() {
 			continue
 		}
-		fv, err := d.f.Settable(sv)
+		fv, err := def.f.Settable(p.sv)
 		if err != nil {
 			return err
 		}
-		setDefault(fv, d.value)
+		setDefault(fv, def.value)
 	}
 	return nil
 }

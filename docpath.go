@@ -323,3 +323,25 @@ func (r *resolvedPath) encode(v reflect.Value) (av types.AttributeValue, keep bo
 	}
 	return av, true, nil
 }
+
+// lookup returns the value at the path in item, nil when the item holds none.
+func (p docPath) lookup(item map[string]types.AttributeValue) types.AttributeValue {
+	av := item[p.steps[0].name]
+	for _, st := range p.steps[1:] {
+		switch x := av.(type) {
+		case *types.AttributeValueMemberM:
+			if st.isIdx {
+				return nil
+			}
+			av = x.Value[st.name]
+		case *types.AttributeValueMemberL:
+			if !st.isIdx || st.index >= len(x.Value) {
+				return nil
+			}
+			av = x.Value[st.index]
+		default:
+			return nil
+		}
+	}
+	return av
+}

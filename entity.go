@@ -46,17 +46,24 @@ type Entity[T any] struct {
 // templates, a key both render, and a prefix that separates them), a field whose name clashes with a key or type attribute,
 // and an unsupported field type.
 func Register[T any](t *Table, opts ...RegisterOption) (*Entity[T], error) {
+	if t == nil {
+		return nil, fmt.Errorf("singletable: Register[%s]: the table is nil (was the error of NewTable ignored?): %w", reflect.TypeFor[T](), ErrInvalidInput)
+	}
 	info, err := compileEntity(t, reflect.TypeFor[T]())
 	if err != nil {
 		return nil, err
 	}
 	// Options complete info before other goroutines can see it; workers start once
 	// the entity is registered.
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			return nil, &EntityError{Entity: info.name, Reason: "Register option " + strconv.Itoa(i) + " is nil"}
+		}
 		if err := o.apply(t, info); err != nil {
 			return nil, err
 		}
 	}
+	compileFeatures(info) // register.go
 	if err := t.register(info); err != nil {
 		return nil, err
 	}
@@ -74,11 +81,22 @@ func MustRegister[T any](t *Table, opts ...RegisterOption) *Entity[T] {
 	return e
 }
 
-// Table returns the table the entity is registered on.
-func (e *Entity[T]) Table() *Table { return e.table }
+// Table returns the table the entity is registered on (nil for a nil Entity).
+func (e *Entity[T]) Table() *Table {
+	if e == nil {
+		return nil
+	}
+	return e.table
+}
 
-// Type returns the entity's discriminator, the value of its type attribute.
-func (e *Entity[T]) Type() string { return e.info.discriminator }
+// Type returns the entity's discriminator, the value of its type attribute (""
+// for a nil Entity).
+func (e *Entity[T]) Type() string {
+	if e == nil {
+		return ""
+	}
+	return e.info.discriminator
+}
 
 // decodeWith decodes an item of this entity read by key (a write's returned
 // item, a wait's), through the read path's phases (readpath.go): an item not
@@ -163,6 +181,12 @@ func (e *Entity[T]) itemErr(op string, key map[string]string, err error) error {
 	return &ItemError{Op: op, Entity: e.info.name, Key: key, Err: err}
 }
 
+// errNilEntity is the error of a call on a nil *Entity: Register failed, and
+// its error was ignored.
+func errNilEntity[T any](op string) error {
+	return fmt.Errorf("singletable: %s %s: the *Entity is nil (was the error of Register ignored?): %w", op, reflect.TypeFor[T]().Name(), ErrInvalidInput)
+}
+
 // Put writes v as a whole item, replacing any item of this type at its key: every
 // field, every key attribute (index keys whose inputs are empty are left out, so
 // the item leaves that sparse index), and the type attribute. It refuses to replace
@@ -179,6 +203,9 @@ func (e *Entity[T]) itemErr(op string, key map[string]string, err error) error {
 // ([ErrInvalidInput]): it promises to fail if the item exists, and a shard drawn
 // at random can check only itself.
 func (e *Entity[T]) Put(ctx context.Context, v T, opts ...WriteOption) (T, error) {
+	if e == nil {
+		return v, errNilEntity[T]("Put")
+	}
 	ctx = e.observe(ctx)
 	return e.put(ctx, v, kindPut, opts)
 }
@@ -190,6 +217,9 @@ func (e *Entity[T]) Put(ctx context.Context, v T, opts ...WriteOption) (T, error
 // Entities sharded at random cannot be created this way (a retried Create would
 // land in another shard): shard them by a hash of their id (shardBy).
 func (e *Entity[T]) Create(ctx context.Context, v T, opts ...WriteOption) (T, error) {
+	if e == nil {
+		return v, errNilEntity[T]("Create")
+	}
 	ctx = e.observe(ctx)
 	return e.put(ctx, v, kindCreate, opts)
 }
@@ -200,22 +230,13 @@ func (e *Entity[T]) put(ctx context.Context, v T, kind writeKind, opts []WriteOp
 		o = collectWriteOptions(opts)
 	}
 	sv := reflect.ValueOf(&v).Elem()
-	if err := e.info.refuseRandomCreate(kind, sv, o); err != nil {
-		return v, e.itemErr(kind.String(), nil, err)
-	}
-	if _, err := e.info.fillShard(sv, true); err != nil {
-		return v, e.itemErr(kind.String(), nil, err)
-	}
-	w, err := e.info.planPut(sv, kind, o, nil)
+	w, err := e.info.planPut(sv, kind, o, nil) // planner.go
 	if err != nil {
 		return v, e.itemErr(kind.String(), nil, err)
 	}
-	attrs, err := e.table.execute(ctx, w)
+	attrs, err := e.table.execute(ctx, w) // pipeline.go; the value settled
 	if err != nil {
 		return v, err
-	}
-	if err := e.info.settle(sv, w, attrs); err != nil { // wholeitem.go
-		return v, e.itemErr(kind.String(), w.keyStrings(e.table), err)
 	}
 	if o.old != nil {
 		if err := e.fillOld(ctx, o.old, attrs); err != nil { // returnvalues.go
@@ -225,44 +246,28 @@ func (e *Entity[T]) put(ctx context.Context, v T, kind writeKind, opts []WriteOp
 	return v, nil
 }
 
-// refuseRandomCreate refuses a Create of an entity sharded at random, and a
-// versioned Put at version 0 of one whose shard is not set: both promise to fail
-// when the item exists, and a shard drawn at random can check only itself.
-func (info *entityInfo) refuseRandomCreate(kind writeKind, sv reflect.Value, o writeOptions) error {
-	if info.shard == nil || len(info.shard.by) > 0 {
-		return nil
-	}
-	if kind == kindPut && info.version != nil && !o.clobber {
-		if n, err := info.versionOf(sv); err != nil || n != 0 {
-			return nil
-		}
-		if fv, ok := info.shard.field.ValueOf(sv); ok && !fv.IsZero() {
-			return nil // the caller chose the shard: the check is on that item
-		}
-		return fmt.Errorf("singletable: %s is sharded at random and versioned: a Put at version 0 creates the item or fails if it exists, but a shard drawn at random can check only itself, so a copy in another shard would go unseen; set the shard, shard by a hash of the item's id (singletable:\"shards=N,shardBy=id\"), or pass Clobber(): %w", info.name, ErrInvalidInput)
-	}
-	if kind != kindCreate {
-		return nil
-	}
-	return fmt.Errorf("singletable: %s is sharded at random, so two Creates of one item can land in two shards and both succeed: Create needs one place per item; shard by a hash of the item's id (singletable:\"shards=N,shardBy=id\") or use Put: %w", info.name, ErrInvalidInput)
-}
-
 // Delete deletes the item at key's primary key (one DeleteItem), if it is of this
 // type; an item of another type is left alone ([ErrTypeMismatch]). Deleting a
 // missing item succeeds, unless an [If] condition or a version (n > 0) says
 // otherwise. Cost: 1 WCU per 1 KB of the deleted item.
 func (e *Entity[T]) Delete(ctx context.Context, key T, opts ...WriteOption) error {
+	if e == nil {
+		return errNilEntity[T]("Delete")
+	}
 	ctx = e.observe(ctx)
 	var o writeOptions
 	if len(opts) > 0 {
 		o = collectWriteOptions(opts)
 	}
+	if o.err != nil {
+		return e.itemErr("Delete", nil, o.err)
+	}
 	sv := reflect.ValueOf(&key).Elem()
 	if err := e.resolveShard(ctx, sv, true); errors.Is(err, ErrNotFound) && !o.cond.IsSet() && o.old == nil {
 		// In none of its shards: deleting a missing item succeeds, unless the
 		// version held says it should be there.
-		if v, verr := e.versionHeld(sv); verr != nil || v > 0 && !o.clobber {
-			return e.itemErr("Delete", nil, errors.Join(err, verr))
+		if must, perr := e.info.deleteMissing(sv, o); perr != nil || must { // planner.go
+			return e.itemErr("Delete", nil, errors.Join(err, perr))
 		}
 		return nil
 	} else if err != nil {
@@ -281,18 +286,13 @@ func (e *Entity[T]) Delete(ctx context.Context, key T, opts ...WriteOption) erro
 	return err
 }
 
-// versionHeld is the version a value holds (0 for an unversioned entity).
-func (e *Entity[T]) versionHeld(sv reflect.Value) (uint64, error) {
-	if e.info.version == nil {
-		return 0, nil
-	}
-	return e.info.versionOf(sv)
-}
-
 // Key renders every key attribute of v: the primary key and the keys of each index
 // whose inputs v holds (the attributes a Put of v would write). It sends nothing; a
 // random shard of a sharded entity must be set in v.
 func (e *Entity[T]) Key(v T) (map[string]string, error) {
+	if e == nil {
+		return nil, errNilEntity[T]("Key")
+	}
 	sv := reflect.ValueOf(&v).Elem()
 	if _, err := e.info.fillShard(sv, false); err != nil {
 		return nil, err
@@ -331,6 +331,9 @@ func (e *Entity[T]) Key(v T) (map[string]string, error) {
 // feed the key are left zero.
 func (e *Entity[T]) ParseKey(key map[string]string) (T, error) {
 	var v T
+	if e == nil {
+		return v, errNilEntity[T]("ParseKey")
+	}
 	sv := reflect.ValueOf(&v).Elem()
 	for _, kt := range e.info.baseTemplates() {
 		s, ok := key[kt.attr]

@@ -23,9 +23,11 @@ import (
 // One role per field. default= takes the rest of the tag, commas included, so it
 // comes alone.
 
-// writeHooks is what an entity's field tags and validators add to its writes:
-// defaults, timestamps, a counter, a TTL field and validation. A nil *writeHooks
-// (an entity with none) adds nothing: its methods are nil-safe.
+// writeHooks holds the roles an entity's field tags and validators give its
+// fields, as Register compiles them: defaults, timestamps, a counter, a TTL
+// field and validation. Register makes the feature plans of writes from them
+// (compileFeatures, register.go); reads look up the TTL field. A nil *writeHooks
+// (an entity with none) holds nothing.
 type writeHooks struct {
 	createdAt, updatedAt *stampField
 	counter              *codec.Field
@@ -92,8 +94,14 @@ func (info *entityInfo) roleTaken(f *codec.Field) string {
 		return ""
 	case h.ttl == f:
 		return "ttl"
+	case h.createdAt != nil && h.createdAt.f == f:
+		return "createdAt"
+	case h.updatedAt != nil && h.updatedAt.f == f:
+		return "updatedAt"
+	case h.counter == f:
+		return "counter"
 	}
-	return h.library(f) // createdAt, updatedAt, counter (timestamps.go)
+	return ""
 }
 
 // keyInputOf returns the key attributes f feeds, base table's first.

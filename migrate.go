@@ -342,6 +342,7 @@ func (info *entityInfo) planWriteBack(stored, work map[string]types.AttributeVal
 		return nil, err
 	}
 	t := info.table
+	enc[t.opts.SchemaAttribute] = &types.AttributeValueMemberN{Value: strconv.Itoa(info.migration.current)}
 	// What the typed steps changed: the fields of the value as the raw image
 	// decodes (before the typed steps) against the migrated value's. A field they
 	// left alone keeps the raw image's bytes, whatever its encoding would be (a
@@ -501,9 +502,21 @@ func sameAttr(b *expr.Builder, name string, stored map[string]types.AttributeVal
 	return "attribute_not_exists(" + b.Name(name) + ")"
 }
 
-// stampSchema adds the current schema version to an item being written whole.
-func (info *entityInfo) stampSchema(item map[string]types.AttributeValue) {
-	if info.migration != nil {
-		item[info.table.opts.SchemaAttribute] = &types.AttributeValueMemberN{Value: strconv.Itoa(info.migration.current)}
+// schemaFeature is the plan of a migrated entity's schema version, compiled at
+// Register: every whole item written stores the current one.
+type schemaFeature struct {
+	attr    string
+	current types.AttributeValue
+	noOwner
+}
+
+func newSchemaFeature(info *entityInfo) *schemaFeature {
+	return &schemaFeature{attr: info.table.opts.SchemaAttribute, current: &types.AttributeValueMemberN{Value: strconv.Itoa(info.migration.current)}}
+}
+
+func (s *schemaFeature) plan(p *writePlan) error {
+	if p.whole() {
+		p.set(s.attr, s.current)
 	}
+	return nil
 }

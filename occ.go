@@ -174,8 +174,14 @@ func (clobberOption) applyUpdate(u *updateOptions) error {
 // one hot item under dozens of concurrent writers. Giving up returns the last
 // [*ConflictError], wrapped in a message that says how long it tried.
 func (e *Entity[T]) Mutate(ctx context.Context, key T, fn func(*T) error, opts ...RetryOption) (T, error) {
-	ctx = e.observe(ctx)
 	var zero T
+	if e == nil {
+		return zero, errNilEntity[T]("Mutate")
+	}
+	if fn == nil {
+		return zero, fmt.Errorf("singletable: Mutate %s: a nil function: %w", e.info.name, ErrInvalidInput)
+	}
+	ctx = e.observe(ctx)
 	if e.info.version == nil {
 		return zero, fmt.Errorf("singletable: Mutate %s: the entity has no version field: %w", e.info.name, ErrInvalidInput)
 	}
@@ -263,19 +269,47 @@ func (e *Entity[T]) mutateOnce(ctx context.Context, key T, k map[string]types.At
 	if err != nil || !maps.Equal(gotKey, wantKey) {
 		return zero, e.itemErr("Mutate", wantKey, fmt.Errorf("the function changed the key: %w", ErrInvalidInput))
 	}
-	if v, _ := e.info.versionOf(nv); v != p.version {
-		return zero, e.itemErr("Mutate", wantKey, fmt.Errorf("the function changed the version: %w", ErrInvalidInput))
-	}
-	w, err := e.info.planPut(nv, kindPut, o, p)
+	// Planned as a Put pinned to what was read: the version plan refuses a
+	// function that changed the version.
+	w, err := e.info.planPut(nv, kindPut, o, p) // planner.go
 	if err != nil {
 		return zero, e.itemErr("Mutate", wantKey, err)
 	}
-	attrs, err := t.execute(ctx, w)
-	if err != nil {
+	if _, err := t.execute(ctx, w); err != nil { // pipeline.go; the version, createdAt and count settled in next
 		return zero, asMutate(err)
 	}
-	if err := e.info.settle(nv, w, attrs); err != nil { // the version, createdAt and count stored
-		return zero, e.itemErr("Mutate", wantKey, err)
-	}
 	return next, nil
+}
+
+// mutateBase is what a Mutate read, for writing only what its function changed:
+// the item as stored (not migrated) and its fields as T encodes them.
+type mutateBase struct {
+	read, before map[string]types.AttributeValue
+}
+
+// keepUnchanged replaces in item (the encoding of the value to write) each field
+// whose encoding fn left alone by its stored bytes, and merges each changed map
+// into the stored one (mergeChange, migrate.go). own reports the attributes the
+// write sets by clauses of their own (the version, createdAt, the count).
+func (b *mutateBase) keepUnchanged(info *entityInfo, item map[string]types.AttributeValue, own func(string) bool) {
+	if b == nil {
+		return
+	}
+	for _, f := range info.plan.Fields() {
+		if own(f.Name) {
+			continue
+		}
+		before, after := b.before[f.Name], item[f.Name]
+		stored, has := b.read[f.Name]
+		switch {
+		case avEqual(before, after):
+			if has {
+				item[f.Name] = stored
+			}
+		case after != nil && has:
+			if m := mergeChange(stored, before, after); m != nil {
+				item[f.Name] = m
+			}
+		}
+	}
 }

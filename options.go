@@ -1,9 +1,10 @@
 package singletable
 
 import (
+	"fmt"
+
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
 // GetOption configures [Entity.Get] and [Entity.BatchGet].
@@ -37,10 +38,18 @@ func (c consistentOption) applyTableScan(o *queryOptions) error { return c.apply
 // (local secondary indexes do: see [WithLocalIndex]).
 func Consistent() ReadOption { return consistentOption{} }
 
-// collectWriteOptions applies opts.
+// collectWriteOptions applies opts; an option that cannot apply (nil, a zero
+// condition) leaves its error in o.err, which the planner reports before
+// anything is sent.
 func collectWriteOptions(opts []WriteOption) writeOptions {
 	var o writeOptions
-	for _, opt := range opts {
+	for i, opt := range opts {
+		if opt == nil {
+			if o.err == nil {
+				o.err = fmt.Errorf("option %d is nil: %w", i, ErrInvalidInput)
+			}
+			continue
+		}
 		opt.applyWrite(&o)
 	}
 	return o
@@ -70,45 +79,40 @@ type writeOptions struct {
 	env     *planEnv // planenv.go; nil: the table's clock and crypto/rand
 	old     oldSink  // ReturnOld (returnvalues.go)
 	base    *mutateBase
-}
-
-// mutateBase is what a Mutate read, for writing only what its function changed:
-// the item as stored (not migrated) and its fields as T encodes them.
-type mutateBase struct {
-	read, before map[string]types.AttributeValue
-}
-
-// keepUnchanged replaces in item (the encoding of the value to write) each field
-// whose encoding fn left alone by its stored bytes, and merges each changed map
-// into the stored one (mergeChange, migrate.go).
-func (b *mutateBase) keepUnchanged(info *entityInfo, item map[string]types.AttributeValue) {
-	if b == nil {
-		return
-	}
-	for _, f := range info.plan.Fields() {
-		if info.hooks.ownsStored(f.Name) {
-			continue // createdAt and the counter: kept by clauses of their own
-		}
-		before, after := b.before[f.Name], item[f.Name]
-		stored, has := b.read[f.Name]
-		switch {
-		case avEqual(before, after):
-			if has {
-				item[f.Name] = stored
-			}
-		case after != nil && has:
-			if m := mergeChange(stored, before, after); m != nil {
-				item[f.Name] = m
-			}
-		}
-	}
+	// shardDrawn: the value's shard was drawn at random by the library (TxPut),
+	// not chosen by the caller.
+	shardDrawn bool
+	err        error // the first option that cannot apply
 }
 
 type ifOption struct{ cond expression.ConditionBuilder }
 
-func (o ifOption) applyWrite(w *writeOptions) { w.cond = andCond(w.cond, o.cond) }
+func (o ifOption) applyWrite(w *writeOptions) {
+	if err := checkCondition("If", o.cond); err != nil {
+		if w.err == nil {
+			w.err = err
+		}
+		return
+	}
+	w.cond = andCond(w.cond, o.cond)
+}
+
 func (o ifOption) applyUpdate(u *updateOptions) error {
+	if err := checkCondition("If", o.cond); err != nil {
+		return err
+	}
 	u.cond = andCond(u.cond, o.cond)
+	return nil
+}
+
+// checkCondition refuses a zero condition given to an option (If, Filter) or to
+// TxCheck: a zero expression.ConditionBuilder would be sent as no condition at
+// all, so code that builds one only sometimes would lose it without a word. The
+// caller's error names the call.
+func checkCondition(what string, cond expression.ConditionBuilder) error {
+	if !cond.IsSet() {
+		return fmt.Errorf("%s: the condition is a zero expression.ConditionBuilder, which would be sent as no condition at all; build one, or leave the option out: %w", what, ErrInvalidInput)
+	}
 	return nil
 }
 
@@ -121,5 +125,7 @@ func andCond(a, b expression.ConditionBuilder) expression.ConditionBuilder {
 
 // If adds a condition, built with the SDK's expression package, that the item must
 // meet for the write to happen. When it fails the error matches [ErrCondition].
-// Several If options are joined with AND.
+// Several If options are joined with AND. A zero expression.ConditionBuilder is
+// refused before anything is sent ([ErrInvalidInput]): leave If out for no
+// condition.
 func If(cond expression.ConditionBuilder) WriteOption { return ifOption{cond} }

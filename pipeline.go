@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"strconv"
-	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -46,17 +44,24 @@ const (
 	landed                   // the write was applied
 	notLanded                // the write was not applied and may be sent again
 	lost                     // the write was not applied: another write won
+	abstain                  // a part of the write that cannot tell (writePart.judge)
 )
 
-// execute runs a planned write. It returns the attributes DynamoDB returned (an
-// Update's item as stored) or, when the outcome was read back, the item as read.
+// rank orders verdicts by how much they hold back: one part that cannot prove a
+// write did not land makes it unproven, whatever the others say.
+var rank = [...]int{abstain: 0, notLanded: 1, lost: 2, unproven: 3}
+
+// execute runs a planned write. It returns what the call returns of what
+// DynamoDB returned (an Update's item as stored, the item a Put replaced) or,
+// when the outcome was read back, of the item as read; the write's parts have
+// settled the value written.
 func (t *Table) execute(ctx context.Context, w *writeRequest) (map[string]types.AttributeValue, error) {
 	b := t.opts.Backoff.withDefaults()
 	maybeSent := false // an earlier attempt may have been applied
 	for attempt := 1; ; attempt++ {
 		attrs, err := w.call(ctx, t, definiteRetries)
 		if err == nil {
-			return attrs, nil
+			return t.settled(w, attrs, false)
 		}
 		ccf := isConditionFailed(err)
 		if !ccf && !ambiguous(err) {
@@ -65,6 +70,9 @@ func (t *Table) execute(ctx context.Context, w *writeRequest) (map[string]types.
 		w.ensureKey(t)
 		if ccf && !maybeSent {
 			cur, known := t.failedItem(ctx, w, err)
+			if known && attempt < b.MaxAttempts && w.adapt(cur) { // update_ops.go: a list stored as NULL
+				continue
+			}
 			return nil, t.explain(w, cur, known, err)
 		}
 		maybeSent = true
@@ -72,6 +80,7 @@ func (t *Table) execute(ctx context.Context, w *writeRequest) (map[string]types.
 			return nil, t.unproven(w, err, "the context ended before the item could be read back")
 		}
 		var v verdict
+		var why string
 		var cur map[string]types.AttributeValue
 		if w.resendable && !ccf {
 			v = notLanded // idempotent: the SDK would have sent it again too
@@ -80,14 +89,14 @@ func (t *Table) execute(ctx context.Context, w *writeRequest) (map[string]types.
 			if cur, rerr = t.readBack(ctx, w.key); rerr != nil {
 				return nil, t.unproven(w, err, "reading the item back also failed: "+rerr.Error())
 			}
-			v = t.judge(w, cur)
+			v, why = t.judge(w, cur)
 		}
 		switch v {
 		case landed:
-			if w.wantsOld() { // returnvalues.go: the item it replaced was in the lost response
+			if w.answerOnly { // the item it replaced was in the lost answer
 				return nil, t.unproven(w, err, "the write landed, but the item it replaced, asked for with its ReturnValues, was lost with its response")
 			}
-			return cur, nil
+			return t.settled(w, cur, true)
 		case lost:
 			return nil, t.explain(w, cur, true, err)
 		case notLanded:
@@ -95,7 +104,7 @@ func (t *Table) execute(ctx context.Context, w *writeRequest) (map[string]types.
 				return nil, t.explain(w, cur, true, err)
 			}
 		default:
-			return nil, t.unproven(w, err, t.whyUnproven(w, cur))
+			return nil, t.unproven(w, err, why)
 		}
 		if attempt >= b.MaxAttempts {
 			return nil, t.itemErr(w, fmt.Errorf("not applied after %d attempts: %w", attempt, err))
@@ -106,55 +115,57 @@ func (t *Table) execute(ctx context.Context, w *writeRequest) (map[string]types.
 	}
 }
 
-// judge tells from the item as read back (nil if missing) what became of a write
-// whose answer was lost.
-func (t *Table) judge(w *writeRequest, cur map[string]types.AttributeValue) verdict {
-	if w.receipt.found(cur) {
-		return landed
+// settled lets the write's parts settle what it stored (attrs: what DynamoDB
+// returned, or the item read back when lost is set).
+func (t *Table) settled(w *writeRequest, attrs map[string]types.AttributeValue, lost bool) (map[string]types.AttributeValue, error) {
+	out, err := w.settle(attrs, lost) // planner.go
+	if err != nil {
+		return nil, t.itemErr(w, err)
 	}
-	if w.kind == kindDelete && cur == nil {
-		return landed // gone, as asked: whoever deleted it, nothing else was touched
-	}
-	p := w.pin
-	if p == nil || !p.same(t, cur, w.newInc) || !w.info.isType(cur) {
-		return unproven
-	}
-	// The incarnation the write was for is still there, so the write did not land
-	// and was not overtaken by a delete: it landed nowhere.
-	if w.version == nil {
-		return notLanded
-	}
-	v, known := storedVersion(cur, w.version.attr)
-	switch {
-	case !known:
-		return unproven
-	case v == w.version.expected:
-		return notLanded
-	case v > w.version.expected && (w.kind == kindDelete || v-w.version.next < uint64(t.opts.Receipts)):
-		return lost // the slot of version next holds the receipt of whoever wrote it
-	}
-	return unproven
+	return out, nil
 }
 
-// whyUnproven says, for an ErrAmbiguous, what the item read back showed.
-func (t *Table) whyUnproven(w *writeRequest, cur map[string]types.AttributeValue) string {
+// judge tells from the item as read back (nil if missing) what became of a write
+// whose answer was lost, and for an unproven one, why: the write's parts say
+// whether its receipt is there and, for a write pinned to the incarnation it was
+// read from, whether the version moved.
+func (t *Table) judge(w *writeRequest, cur map[string]types.AttributeValue) (verdict, string) {
+	if w.kind == kindDelete && cur == nil {
+		return landed, "" // gone, as asked: whoever deleted it, nothing else was touched
+	}
+	v, why := abstain, ""
+	for _, part := range w.parts {
+		pv, reason := part.judge(w, cur)
+		if pv == landed {
+			return landed, ""
+		}
+		if rank[pv] > rank[v] {
+			v = pv
+		}
+		if why == "" {
+			why = reason
+		}
+	}
+	if why == "" {
+		why = "the item does not hold this write's receipt, and it may have been replaced in between"
+	}
 	switch {
 	case cur == nil:
-		return "the item is missing: the write may have landed before it was deleted"
+		return unproven, "the item is missing: the write may have landed before it was deleted"
 	case !w.info.isType(cur):
-		return "an item of another type is at the key"
+		return unproven, "an item of another type is at the key"
 	case w.kind == kindDelete:
-		return "an item is at the key: the delete may have landed and the item been created again since"
-	case w.pin != nil && !w.pin.same(t, cur, w.newInc):
-		return "the item was deleted and created again since it was read"
-	case w.version != nil:
-		v, _ := storedVersion(cur, w.version.attr)
-		if v > w.version.next && v-w.version.next >= uint64(t.opts.Receipts) {
-			return fmt.Sprintf("the item is at version %d, past the %d receipts kept", v, t.opts.Receipts)
-		}
-		return fmt.Sprintf("the item is at version %d without this write's receipt, and it may have been deleted and created again in between (Mutate tells these apart)", v)
+		return unproven, "an item is at the key: the delete may have landed and the item been created again since"
+	case w.pin == nil:
+		return unproven, why // a write not pinned to what it read cannot be proven not to have landed
+	case !w.pin.same(t, cur, w.newInc):
+		return unproven, "the item was deleted and created again since it was read"
+	case v == abstain:
+		// The incarnation the write was for is still there, so the write did not
+		// land and was not overtaken by a delete: it landed nowhere.
+		return notLanded, ""
 	}
-	return "the item does not hold this write's receipt, and it may have been replaced in between"
+	return v, why
 }
 
 // failedItem returns the item as it stood when the write's condition failed, from
@@ -195,12 +206,11 @@ func (t *Table) explain(w *writeRequest, cur map[string]types.AttributeValue, kn
 		}
 		return t.itemErr(w, fmt.Errorf("the item at the key has %s, not %s: %w: %w: %w", typ, info.discriminator, ErrTypeMismatch, ErrCondition, err))
 	}
-	if ce := t.conflictOf(w, cur); ce != nil {
+	if ce, perr := w.explainParts(cur); ce != nil {
 		ce.Err = err
 		return ce
-	}
-	if berr := boundErr(w, cur); berr != nil {
-		return t.itemErr(w, fmt.Errorf("%w: %w", berr, err))
+	} else if perr != nil {
+		return t.itemErr(w, fmt.Errorf("%w: %w", perr, err))
 	}
 	switch {
 	case w.kind == kindCreate && cur != nil:
@@ -219,51 +229,32 @@ func (t *Table) explain(w *writeRequest, cur map[string]types.AttributeValue, kn
 	return t.itemErr(w, fmt.Errorf("%w: %w", ErrCondition, err))
 }
 
-// boundErr explains a failed condition of a write that would have moved a number
-// the library keeps past the largest its field holds: the version of a clobbering
-// write, or the count of a counted one (nil otherwise).
-func boundErr(w *writeRequest, cur map[string]types.AttributeValue) error {
-	if cur == nil || w.kind == kindDelete || w.kind == kindCheck {
-		return nil
-	}
-	info := w.info
-	if vp := w.version; vp != nil && vp.clobber {
-		if v, _ := storedVersion(cur, vp.attr); v >= vp.max {
-			return fmt.Errorf("%s.%s: the stored version %d is the largest the field holds; a write would overflow it: %w", info.name, info.version.GoName, v, ErrInvalidInput)
+// holdsReceipt reports whether the item read back (cur) holds the write's
+// receipt: a part of the write judges that it landed.
+func (w *writeRequest) holdsReceipt(cur map[string]types.AttributeValue) bool {
+	for _, part := range w.parts {
+		if v, _ := part.judge(w, cur); v == landed {
+			return true
 		}
 	}
-	if h := info.hooks; h != nil && h.counter != nil && w.update != "" {
-		if n, ok := cur[h.counter.Name].(*types.AttributeValueMemberN); ok {
-			if v, perr := strconv.ParseUint(n.Value, 10, 64); !strings.HasPrefix(n.Value, "-") && (perr != nil || v >= counterMax(h.counter)) {
-				return fmt.Errorf("%s: the stored count %s is the largest the field holds; counting this write would overflow it: %w", info.attrName(h.counter), n.Value, ErrInvalidInput)
-			}
-		}
-	}
-	return nil
+	return false
 }
 
-// conflictOf returns the version conflict that the item as it stood shows for a
-// versioned write, or nil when the version held.
-func (t *Table) conflictOf(w *writeRequest, cur map[string]types.AttributeValue) *ConflictError {
-	vp := w.version
-	if vp == nil || vp.clobber || w.kind == kindCheck {
-		return nil
-	}
-	ce := &ConflictError{Op: w.kind.String(), Entity: w.info.name, Key: w.keyStrings(t), Expected: vp.expected}
-	if cur == nil {
-		if w.kind == kindCreate || w.upsert || vp.expected == 0 && w.kind != kindUpdate {
-			return nil // a missing item was allowed: the caller's condition failed
+// explainParts asks the write's parts why its condition failed, given the item
+// as it stood: a version conflict first, else the first other reason (a version
+// or count at its field's bound); nil and nil when none is theirs.
+func (w *writeRequest) explainParts(cur map[string]types.AttributeValue) (*ConflictError, error) {
+	var first error
+	for _, part := range w.parts {
+		err := part.explain(w, cur)
+		if ce, ok := err.(*ConflictError); ok {
+			return ce, nil
 		}
-		ce.Missing = true
-		return ce
-	}
-	ce.Current, ce.CurrentKnown = storedVersion(cur, vp.attr)
-	if ce.CurrentKnown && ce.Current == vp.expected && w.kind != kindCreate {
-		if p := w.pin; p == nil || p.same(t, cur, w.newInc) {
-			return nil
+		if first == nil {
+			first = err
 		}
 	}
-	return ce
+	return nil, first
 }
 
 // writeFailed wraps a failed write's error: a failed condition matches
@@ -276,7 +267,7 @@ func (t *Table) writeFailed(w *writeRequest, err error) error {
 			err = fmt.Errorf("%w: %w", ErrCondition, err)
 		}
 	}
-	return t.itemErr(w, w.pathHint(err)) // update_ops.go
+	return t.itemErr(w, w.hint(err)) // update_ops.go
 }
 
 // unproven is the ErrAmbiguous of a write whose outcome cannot be proven.

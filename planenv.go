@@ -22,7 +22,15 @@ import (
 type planEnv struct {
 	at   time.Time // the plan's time; zero: the table's clock, read once (see now)
 	rand io.Reader // nil: crypto/rand
+	// replay is set when the plan must come out the same when made again (a
+	// transaction with a caller's token): the plans refuse what they cannot
+	// plan the same way twice. atGiven is set when the caller gave the time,
+	// tx when the write is a transaction's action, which returns nothing.
+	replay, atGiven, tx bool
 }
+
+// now reads the table's clock.
+func (t *Table) now() time.Time { return t.opts.Clock() }
 
 // now returns the plan's time: the one given, else the table's clock, read once
 // and kept so that every timestamp of one write is the same instant.

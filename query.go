@@ -160,9 +160,16 @@ func After(cursor string) PageOption {
 
 // Filter adds a filter expression, built with the SDK's expression package. DynamoDB
 // applies it after reading, so filtered-out items still cost read capacity and count
-// towards [Limit].
+// towards [Limit]. A zero expression.ConditionBuilder is refused before anything
+// is sent ([ErrInvalidInput]).
 func Filter(cond expression.ConditionBuilder) PageOption {
-	return pageFunc(func(o *queryOptions) error { o.filter = andCond(o.filter, cond); return nil })
+	return pageFunc(func(o *queryOptions) error {
+		if err := checkCondition("Filter", cond); err != nil { // options.go: a zero filter is refused
+			return err
+		}
+		o.filter = andCond(o.filter, cond)
+		return nil
+	})
 }
 
 // Partition gives the partition key value as rendered text, in place of rendering it

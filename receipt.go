@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -81,29 +82,88 @@ func (t *Table) reservedFold(name string) string {
 	return ""
 }
 
-// receiptPlan is one write's receipt: the token and the slot it is stored in. A
-// nil receiptPlan (a write that stores none) finds nothing.
-type receiptPlan struct{ attr, token string }
-
-func (t *Table) newReceiptPlan(env *planEnv, attr string) (*receiptPlan, error) {
-	token, err := env.receipt()
-	if err != nil {
-		return nil, err
-	}
-	return &receiptPlan{attr: attr, token: token}, nil
+// receiptsFeature is the plan of receipts and incarnations, compiled at
+// Register for every entity: a write that a lost answer leaves to be judged
+// stores a receipt, and a versioned entity's items carry an incarnation.
+type receiptsFeature struct {
+	incarnation bool // the entity is versioned: its items carry an incarnation id
+	noOwner
 }
 
-// found reports whether the item read back holds this write's receipt.
-func (rp *receiptPlan) found(cur map[string]types.AttributeValue) bool {
-	if rp == nil {
-		return false
+// plan gives a receipt to a Create, to a versioned Put or Update (in the slot of
+// the version it stores; a clobbering one, whose version is moved on the
+// server, in the write slot) and to a Put or Update that would
+// apply twice if sent twice (a count, Add, an append) or that depends on the
+// item by the caller's condition; and an incarnation id to an item a write may
+// create (if_not_exists, so that an existing item keeps its own).
+func (r *receiptsFeature) plan(p *writePlan) error {
+	t := p.info.table
+	var receipt bool
+	switch p.kind {
+	case kindCreate:
+		receipt = true
+	case kindPut, kindUpdate:
+		receipt = p.versioned || p.repeats || p.cond
 	}
-	s, ok := cur[rp.attr].(*types.AttributeValueMemberS)
-	return ok && s.Value == rp.token
+	if receipt {
+		slot := t.writeReceiptAttr()
+		if p.version > 0 {
+			slot = t.receiptAttr(p.version)
+		}
+		token, err := p.env.receipt()
+		if err != nil {
+			return err
+		}
+		rp := &receiptPart{attr: slot, token: token}
+		p.set(slot, rp.av())
+		p.w.receipted = true
+		p.stake(rp)
+		tk := t.opts
+		if r.incarnation {
+			// The stored item holds the receipts of earlier writes and the incarnation.
+			p.extra += (tk.Receipts+1)*(len(tk.ReceiptAttribute)+len(strconv.Itoa(tk.Receipts-1))+receiptLen) + len(tk.IncarnationAttribute) + tokenLen
+		} else {
+			p.extra += len(slot) + receiptLen
+		}
+	}
+	if !r.incarnation {
+		return nil
+	}
+	inc := t.opts.IncarnationAttribute
+	switch {
+	case p.kind == kindCreate, p.kind == kindBatchPut:
+		id, err := p.env.token()
+		if err != nil {
+			return err
+		}
+		p.set(inc, &types.AttributeValueMemberS{Value: id})
+	case p.kind == kindPut, p.kind == kindUpdate && p.upsert:
+		id, err := p.env.token()
+		if err != nil {
+			return err
+		}
+		p.setIfAbsent(inc, &types.AttributeValueMemberS{Value: id}, nil, reflect.Value{})
+		p.w.newInc = id
+	}
+	return nil
+}
+
+// receiptPart is one write's receipt: the token and the slot it is stored in.
+type receiptPart struct {
+	attr, token string
+	noPart
+}
+
+// judge: the item read back holds the receipt, so the write landed.
+func (rp *receiptPart) judge(_ *writeRequest, cur map[string]types.AttributeValue) (verdict, string) {
+	if s, ok := cur[rp.attr].(*types.AttributeValueMemberS); ok && s.Value == rp.token {
+		return landed, ""
+	}
+	return abstain, ""
 }
 
 // av returns the receipt as an attribute value.
-func (rp *receiptPlan) av() types.AttributeValue {
+func (rp *receiptPart) av() types.AttributeValue {
 	return &types.AttributeValueMemberS{Value: rp.token}
 }
 

@@ -26,9 +26,13 @@ type entityInfo struct {
 	version       *codec.Field               // the `singletable:"version"` field, or nil
 	shard         *shardPlan                 // write sharding, or nil
 	migration     *migrationPlan             // schema history, or nil
-	hooks         *writeHooks                // defaults, timestamps, counter, TTL, validation (fieldtags.go), or nil
-	all           []*keyTemplate             // base keys first, then index keys in table order
-	baseInputs    map[string]bool            // attribute names that feed the primary key
+	hooks         *writeHooks                // the fields' roles: defaults, timestamps, counter, TTL, validation (fieldtags.go), or nil
+	// features are the entity's feature plans, which the planner runs for every
+	// write (planner.go), and owned the fields they own, by role.
+	features   []featurePlan
+	owned      map[*codec.Field]string
+	all        []*keyTemplate  // base keys first, then index keys in table order
+	baseInputs map[string]bool // attribute names that feed the primary key
 	// ignored are the attributes the library stores beside T's fields (keys, type,
 	// schema, receipts), which decoding skips without looking for a field.
 	ignored *codec.Ignored
@@ -315,6 +319,45 @@ func walkFieldOptions(info *entityInfo, rt reflect.Type, at []int, depth int) er
 		}
 	}
 	return nil
+}
+
+// compileFeatures compiles the entity's feature plans, once its fields and
+// options are compiled, in the order the planner runs them: defaults,
+// timestamps, the counter (a Create's count) and validation prepare and check a
+// whole value; then the version, the shard (whose checks depend on the version
+// held), the schema version, return values, and receipts last (a write needs one
+// by what the others planned).
+func compileFeatures(info *entityInfo) {
+	var fs []featurePlan
+	if h := info.hooks; h != nil {
+		if len(h.defaults) > 0 {
+			fs = append(fs, &defaultsFeature{defaults: h.defaults})
+		}
+		if h.createdAt != nil || h.updatedAt != nil {
+			fs = append(fs, &stampsFeature{createdAt: h.createdAt, updatedAt: h.updatedAt})
+		}
+		if h.counter != nil {
+			fs = append(fs, &counterFeature{f: h.counter})
+		}
+		if len(h.validate) > 0 || len(h.fieldChecks) > 0 {
+			fs = append(fs, &validationFeature{whole: h.validate, fields: h.fieldChecks})
+		}
+	}
+	if info.version != nil {
+		fs = append(fs, newVersionFeature(info))
+	}
+	if info.shard != nil {
+		fs = append(fs, &shardFeature{sp: info.shard})
+	}
+	if info.migration != nil {
+		fs = append(fs, newSchemaFeature(info))
+	}
+	fs = append(fs, returnsFeature{}, &receiptsFeature{incarnation: info.version != nil})
+	info.features = fs
+	info.owned = map[*codec.Field]string{}
+	for _, f := range fs {
+		f.owns(func(field *codec.Field, role string) { info.owned[field] = role })
+	}
 }
 
 // attrName names a field for messages in both vocabularies: "createdAt

@@ -1,9 +1,11 @@
 package singletable
 
 import (
+	"context"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -179,4 +181,54 @@ func TestNewTableErrors(t *testing.T) {
 	} {
 		assert.Error(t, f(), name)
 	}
+}
+
+// TestRegisterNilTable (issue 30, scenario 12): Register on the nil *Table of a
+// NewTable whose error was ignored returns an error that says so, and so does
+// every write entry point called on the nil *Entity or nil *Table that follows:
+// none panics, none sends anything.
+func TestRegisterNilTable(t *testing.T) {
+	tbl, err := NewTable(nil, "")
+	require.Error(t, err)
+	require.Nil(t, tbl)
+	e, err := Register[vTask](tbl)
+	require.ErrorIs(t, err, ErrInvalidInput)
+	assert.Contains(t, err.Error(), "the table is nil")
+	require.Nil(t, e)
+	_, err = Register[vTask](offlineTable(t), nil)
+	assert.ErrorIs(t, err, ErrInvalidEntity, "a nil option")
+
+	ctx := context.Background()
+	calls := map[string]func() error{
+		"Put":    func() error { _, err := e.Put(ctx, vTask{ID: "a"}); return err },
+		"Create": func() error { _, err := e.Create(ctx, vTask{ID: "a"}); return err },
+		"Update": func() error { _, err := e.Update(ctx, vTask{ID: "a"}, Set("id", "b")); return err },
+		"Delete": func() error { return e.Delete(ctx, vTask{ID: "a"}) },
+		"Mutate": func() error {
+			_, err := e.Mutate(ctx, vTask{ID: "a"}, func(*vTask) error { return nil })
+			return err
+		},
+		"BatchPut":    func() error { _, err := e.BatchPut(ctx, []vTask{{ID: "a"}}); return err },
+		"BatchDelete": func() error { _, err := e.BatchDelete(ctx, []vTask{{ID: "a"}}); return err },
+		"Key":         func() error { _, err := e.Key(vTask{ID: "a"}); return err },
+		"ParseKey":    func() error { _, err := e.ParseKey(map[string]string{"PK": "VT#a", "SK": "VT"}); return err },
+		"TxPut":       func() error { return offlineTable(t).Transact(ctx, e.TxPut(vTask{ID: "a"})) },
+		"TxCreate":    func() error { return offlineTable(t).Transact(ctx, e.TxCreate(vTask{ID: "a"})) },
+		"TxUpdate":    func() error { return offlineTable(t).Transact(ctx, e.TxUpdate(vTask{ID: "a"}, Set("id", "b"))) },
+		"TxDelete":    func() error { return offlineTable(t).Transact(ctx, e.TxDelete(vTask{ID: "a"})) },
+		"TxCheck": func() error {
+			return offlineTable(t).Transact(ctx, e.TxCheck(vTask{ID: "a"}, expression.AttributeExists(expression.Name("id"))))
+		},
+		"BatchPutItem":     func() error { _, err := offlineTable(t).BatchWrite(ctx, e.BatchPutItem(vTask{ID: "a"})); return err },
+		"BatchDeleteItem":  func() error { _, err := offlineTable(t).BatchWrite(ctx, e.BatchDeleteItem(vTask{ID: "a"})); return err },
+		"Table.Transact":   func() error { return tbl.Transact(ctx) },
+		"Table.BatchWrite": func() error { _, err := tbl.BatchWrite(ctx); return err },
+	}
+	for name, call := range calls {
+		var err error
+		assert.NotPanics(t, func() { err = call() }, name)
+		assert.ErrorIs(t, err, ErrInvalidInput, name)
+	}
+	assert.Nil(t, e.Table())
+	assert.Equal(t, "", e.Type())
 }

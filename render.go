@@ -397,13 +397,20 @@ func (info *entityInfo) primaryKeyAV(sv reflect.Value) (map[string]types.Attribu
 	return map[string]types.AttributeValue{t.PartitionKey: &avs[0], t.SortKey: &avs[1]}, nil
 }
 
-// encodeItem encodes a full item: fields, every key attribute whose inputs are
-// present (index keys with a missing input are left out: a sparse index), and the
-// type attribute.
+// encodeItem encodes a full item of a value whose shard must be set (see
+// encodeWhole).
 func (info *entityInfo) encodeItem(sv reflect.Value) (map[string]types.AttributeValue, error) {
 	if err := info.checkShard(sv); err != nil {
 		return nil, err
 	}
+	return info.encodeWhole(sv)
+}
+
+// encodeWhole encodes a full item: fields, every key attribute whose inputs are
+// present (index keys with a missing input are left out: a sparse index), and the
+// type attribute. What the feature plans store (version, receipts, schema) they
+// add themselves (planner.go).
+func (info *entityInfo) encodeWhole(sv reflect.Value) (map[string]types.AttributeValue, error) {
 	item := make(map[string]types.AttributeValue, len(info.plan.Fields())+len(info.all)+1)
 	if err := info.plan.EncodeInto(sv, item); err != nil {
 		return nil, fmt.Errorf("singletable: encode %s: %w: %w", info.name, ErrInvalidInput, err)
@@ -442,7 +449,6 @@ func (info *entityInfo) encodeItem(sv reflect.Value) (map[string]types.Attribute
 		}
 	}
 	item[info.table.opts.TypeAttribute] = &avs[2]
-	info.stampSchema(item)
 	if _, err := info.checkItem(item); err != nil {
 		return nil, err
 	}
@@ -469,8 +475,6 @@ func (info *entityInfo) renderIndex(pair [2]*keyTemplate, render func(kt *keyTem
 	}
 	return vals, true, nil
 }
-
-// decode decodes an item into a T, refusing items of another type, migrating (and
 
 // keyStrings returns an item's primary key as strings, for messages: a number's
 // digits, a binary's bytes in hex.

@@ -19,7 +19,10 @@ import (
 // attempt would return the item the first one wrote): an unversioned write is then
 // [ErrAmbiguous]; a versioned one whose receipt shows it landed is [ErrAmbiguous]
 // too, since the item it replaced is gone; one that provably did not land is sent
-// again, as always. Transactions return no items: ReturnOld and Returning are
+// again, as always. Everything else a write returns has the same shape whether
+// its answer came or was lost and the item read back: the item after an Update,
+// the attributes it wrote ([ReturnUpdatedNew], taken from the whole item either
+// way), the value a Put stored. Transactions return no items: ReturnOld and Returning are
 // refused there, and so is ReturnOld on Create, which never replaces an item.
 
 // Old receives the item a write replaced or deleted; see [ReturnOld].
@@ -53,37 +56,112 @@ func (o returnOldOption) applyUpdate(*updateOptions) error {
 	return fmt.Errorf("ReturnOld does not apply to Update, which returns the item it stored; ask for the item before with Returning(ReturnAllOld): %w", ErrInvalidInput)
 }
 
-// askOld sets up a Put or Delete that asks for the item it replaces.
-func (w *writeRequest) askOld(o writeOptions) error {
-	if o.old == nil {
-		return nil
+// returnsFeature is the plan of return values, compiled at Register for every
+// entity: what a write asks DynamoDB to return, and what the call returns of it.
+type returnsFeature struct{ noOwner }
+
+// plan has a Put or Delete with [ReturnOld] ask for the item it replaces
+// (ALL_OLD), and an Update ask for what [Returning] says: ALL_NEW by default;
+// UPDATED_NEW and UPDATED_OLD are asked as ALL_NEW and ALL_OLD, and the call
+// returns the attributes the update wrote (see settle), so that what it returns
+// is the same whether the answer came or was lost and the item read back.
+func (returnsFeature) plan(p *writePlan) error {
+	w := &p.w
+	switch p.kind {
+	case kindPut, kindCreate, kindDelete:
+		o := p.old
+		if o == nil {
+			return nil
+		}
+		switch {
+		case p.env.tx:
+			return fmt.Errorf("ReturnOld does not apply to Tx%s: transactions return no items: %w", p.kind, ErrInvalidInput)
+		case reflect.ValueOf(o).IsNil():
+			return fmt.Errorf("ReturnOld(nil): %w", ErrInvalidInput)
+		case o.oldType() != p.info.goType:
+			return fmt.Errorf("ReturnOld holds a %s, but the write is of %s: %w", o.oldType(), p.info.goType, ErrInvalidInput)
+		case p.kind == kindCreate:
+			return fmt.Errorf("ReturnOld does not apply to Create, which never replaces an item: %w", ErrInvalidInput)
+		}
+		w.ret, w.wireRet, w.answerOnly = types.ReturnValueAllOld, types.ReturnValueAllOld, true
+	case kindUpdate:
+		if p.env.tx && p.ret != "" {
+			return fmt.Errorf("Returning does not apply to TxUpdate: transactions return no items: %w", ErrInvalidInput)
+		}
+		w.ret, w.wireRet = p.ret, p.ret
+		switch p.ret {
+		case types.ReturnValueUpdatedNew:
+			w.wireRet = types.ReturnValueAllNew
+			p.stake(returnsFeature{})
+		case types.ReturnValueUpdatedOld:
+			w.wireRet = types.ReturnValueAllOld
+			p.stake(returnsFeature{})
+		}
+		// The item before the update is only in the answer.
+		w.answerOnly = p.ret == types.ReturnValueAllOld || p.ret == types.ReturnValueUpdatedOld
 	}
-	switch {
-	case reflect.ValueOf(o.old).IsNil():
-		return fmt.Errorf("ReturnOld(nil): %w", ErrInvalidInput)
-	case o.old.oldType() != w.info.goType:
-		return fmt.Errorf("ReturnOld holds a %s, but the write is of %s: %w", o.old.oldType(), w.info.goType, ErrInvalidInput)
-	case w.kind == kindCreate:
-		return fmt.Errorf("ReturnOld does not apply to Create, which never replaces an item: %w", ErrInvalidInput)
-	}
-	w.ret = types.ReturnValueAllOld
-	w.resendable = false
 	return nil
 }
 
-// refuseReturns refuses return-value options on a transaction action, which
-// returns nothing.
-func (o writeOptions) refuseReturns(call string) error {
-	if o.old != nil {
-		return fmt.Errorf("ReturnOld does not apply to %s: transactions return no items: %w", call, ErrInvalidInput)
-	}
-	return nil
+func (returnsFeature) judge(*writeRequest, map[string]types.AttributeValue) (verdict, string) {
+	return abstain, ""
 }
 
-// wantsOld reports whether the write asked for the item before it (ALL_OLD,
-// UPDATED_OLD), which only its own response carries.
-func (w *writeRequest) wantsOld() bool {
-	return w.ret == types.ReturnValueAllOld || w.ret == types.ReturnValueUpdatedOld
+func (returnsFeature) explain(*writeRequest, map[string]types.AttributeValue) error { return nil }
+
+// settle returns, for UPDATED_NEW and UPDATED_OLD, the top-level attributes the
+// update wrote (set, removed, added to or deleted from; a change at a document
+// path returns its whole attribute) of the item after it or before it: the same
+// whether attrs is the answer or the item read back after a lost answer.
+func (returnsFeature) settle(w *writeRequest, attrs map[string]types.AttributeValue, _ bool) (map[string]types.AttributeValue, error) {
+	if attrs == nil {
+		return nil, nil
+	}
+	names := w.b.Names()
+	out := map[string]types.AttributeValue{}
+	for _, attr := range updatedAttrs(w.update, names) {
+		if av, ok := attrs[attr]; ok {
+			out[attr] = av
+		}
+	}
+	return out, nil
+}
+
+// updatedAttrs returns the top-level attributes an update expression writes: the
+// first name of each clause, its placeholder resolved by names.
+func updatedAttrs(update string, names map[string]string) []string {
+	var out []string
+	depth := 0
+	start := false // at the start of a clause
+	for i := 0; i < len(update); i++ {
+		c := update[i]
+		switch {
+		case c == '(':
+			depth++
+		case c == ')':
+			depth--
+		case depth > 0:
+		case c == ',':
+			start = true
+		case c >= 'A' && c <= 'Z' && (i == 0 || update[i-1] == ' '):
+			// A keyword (SET, REMOVE, ADD, DELETE) starts a clause.
+			for i < len(update) && update[i] != ' ' {
+				i++
+			}
+			start = true
+		case c == '#' && start:
+			j := i + 1
+			for j < len(update) && (update[j] == '_' || update[j] >= '0' && update[j] <= '9' || update[j] >= 'a' && update[j] <= 'z' || update[j] >= 'A' && update[j] <= 'Z') {
+				j++
+			}
+			if name, ok := names[update[i:j]]; ok {
+				out = append(out, name)
+			}
+			start = false
+			i = j - 1
+		}
+	}
+	return out
 }
 
 // fillOld decodes the item a write replaced into the caller's Old.
@@ -114,12 +192,16 @@ const (
 	// ReturnAllOld returns the whole item as it was before the update; the zero T
 	// when an [Upsert] created it.
 	ReturnAllOld
-	// ReturnUpdatedNew returns only the attributes the update wrote, as stored
-	// after it, in an otherwise zero T (the library's own, such as the version and
-	// timestamps, included).
+	// ReturnUpdatedNew returns only the attributes the update wrote (set,
+	// removed, added to or deleted from), whole, as stored after it, in an
+	// otherwise zero T (the library's own, such as the version and timestamps,
+	// included). A change at a document path returns its whole attribute. The
+	// library asks DynamoDB for the whole item (ALL_NEW) and takes these
+	// attributes from it, so that the value is the same when the answer is lost
+	// and the item read back.
 	ReturnUpdatedNew
-	// ReturnUpdatedOld returns only the attributes the update wrote, as they were
-	// before it, in an otherwise zero T.
+	// ReturnUpdatedOld returns only the attributes the update wrote, whole, as
+	// they were before it, in an otherwise zero T (asked as ALL_OLD).
 	ReturnUpdatedOld
 	// ReturnNothing returns the zero T: the smallest response.
 	ReturnNothing

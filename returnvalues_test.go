@@ -271,3 +271,82 @@ func errorsAsTx(err error, ce **ConflictError) bool {
 	}
 	return errors.As(err, ce)
 }
+
+// TestReturnValuesSameAfterLostAnswer (issue 30, scenario 9): what a write
+// returns does not depend on whether its answer came or was lost and the item
+// read back. For every Returning mode of a versioned Update (with createdAt and
+// a counter) and for a versioned Put, the same write is made twice, once
+// answered and once with its answer lost (internal/fault): the values returned
+// are the same, but for the item before the write (ReturnAllOld,
+// ReturnUpdatedOld, ReturnOld), which exists only in the lost answer and makes
+// the call ErrAmbiguous. Each write is applied once.
+func TestReturnValuesSameAfterLostAnswer(t *testing.T) {
+	clk := newTestClock()
+	tbl, inj := faultTable(t, WithClock(clk.Now))
+	items := MustRegister[rvVItem](tbl)
+	ctx := context.Background()
+	write := func(id string, lose bool, call func(v rvVItem) (rvVItem, error)) (rvVItem, error) {
+		t.Helper()
+		v, err := items.Create(ctx, rvVItem{ID: id, Name: "one"})
+		require.NoError(t, err)
+		if lose {
+			remove := inj.Add(fault.Rule{Ops: []string{"UpdateItem"}, Fault: fault.LoseResponse(), Times: 1})
+			defer remove()
+		}
+		return call(v)
+	}
+	modes := []struct {
+		name string
+		mode ReturnValue
+		old  bool
+	}{
+		{"ReturnAllNew", ReturnAllNew, false},
+		{"ReturnAllOld", ReturnAllOld, true},
+		{"ReturnUpdatedNew", ReturnUpdatedNew, false},
+		{"ReturnUpdatedOld", ReturnUpdatedOld, true},
+		{"ReturnNothing", ReturnNothing, false},
+	}
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			update := func(v rvVItem) (rvVItem, error) {
+				return items.Update(ctx, v, Set("name", "two"), Returning(m.mode))
+			}
+			answered, err := write(m.name+"-answered", false, update)
+			require.NoError(t, err)
+			lost, err := write(m.name+"-lost", true, update)
+			if m.old {
+				require.ErrorIs(t, err, ErrAmbiguous, "the item before is only in the lost answer")
+			} else {
+				require.NoError(t, err)
+				if answered.ID != "" {
+					answered.ID, lost.ID = "", ""
+				}
+				assert.Equal(t, answered, lost, "the same value, answered or read back")
+			}
+			for _, id := range []string{m.name + "-answered", m.name + "-lost"} {
+				stored, err := items.Get(ctx, rvVItem{ID: id}, Consistent())
+				require.NoError(t, err)
+				assert.Equal(t, "two", stored.Name, id)
+				assert.Equal(t, int64(2), stored.Version, "%s: applied once", id)
+				assert.Equal(t, 1, stored.Edits, "%s: counted once", id)
+			}
+		})
+	}
+	if t.Failed() {
+		return
+	}
+	// Put settles the value it returns from the answer or the item read back.
+	put := func(v rvVItem) (rvVItem, error) {
+		v.Name = "two"
+		return items.Put(ctx, v)
+	}
+	answered, err := write("put-answered", false, put)
+	require.NoError(t, err)
+	lost, err := write("put-lost", true, put)
+	require.NoError(t, err)
+	answered.ID, lost.ID = "", ""
+	assert.Equal(t, answered, lost, "Put returns the same value, answered or read back")
+	var old Old[rvVItem]
+	_, err = write("put-old-lost", true, func(v rvVItem) (rvVItem, error) { return items.Put(ctx, v, ReturnOld(&old)) })
+	assert.ErrorIs(t, err, ErrAmbiguous, "ReturnOld: the item replaced is only in the lost answer")
+}

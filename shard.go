@@ -167,6 +167,35 @@ func (sp *shardPlan) hashShard(sv reflect.Value) int {
 	return int(x%uint64(sp.count)) + 1
 }
 
+// shardFeature is the write side of sharding, compiled at Register for a sharded
+// entity: a whole item gets its shard (a hash of its shardBy inputs, or drawn at
+// random), and writes that promise to fail when the item exists are refused on
+// an entity sharded at random, where a shard drawn at random can check only
+// itself.
+type shardFeature struct {
+	sp *shardPlan
+	noOwner
+}
+
+func (s *shardFeature) plan(p *writePlan) error {
+	if !p.whole() {
+		return nil // Update and Delete find the item's shard first (resolveShard)
+	}
+	info := p.info
+	if len(s.sp.by) == 0 && p.kind != kindBatchPut {
+		switch {
+		case p.kind == kindCreate:
+			return fmt.Errorf("singletable: %s is sharded at random, so two Creates of one item can land in two shards and both succeed: Create needs one place per item; shard by a hash of the item's id (singletable:\"shards=N,shardBy=id\") or use Put: %w", info.name, ErrInvalidInput)
+		case p.zeroVersion && (p.shardDrawn || s.sp.shardOf(p.sv) == 0):
+			return fmt.Errorf("singletable: %s is sharded at random and versioned: a Put at version 0 creates the item or fails if it exists, but a shard drawn at random can check only itself, so a copy in another shard would go unseen; set the shard, shard by a hash of the item's id (singletable:\"shards=N,shardBy=id\"), or pass Clobber(): %w", info.name, ErrInvalidInput)
+		case p.env.replay:
+			return fmt.Errorf("%s is sharded at random, so a TxPut planned again draws another shard: a transaction with a token must be the same when resent; shard by a hash (shardBy): %w", info.name, ErrInvalidInput)
+		}
+	}
+	_, err := info.fillShard(p.sv, true)
+	return err
+}
+
 // fillShard makes sure a value's shard is set: computed for a hashed entity, drawn
 // at random when assign is set, or reported as needing a lookup (random shards,
 // value with shard 0, no assign). A shard out of range or not matching the hash is
@@ -196,6 +225,16 @@ func (info *entityInfo) fillShard(sv reflect.Value, assign bool) (needLocate boo
 		return false, nil
 	}
 	return true, nil
+}
+
+// drawShard is fillShard for a whole item about to be written by an action
+// planned later (TxPut), drawing a random shard now so that the action keeps it
+// however often it is planned; drawn reports that the library drew it.
+func (info *entityInfo) drawShard(sv reflect.Value) (drawn bool, err error) {
+	sp := info.shard
+	drawn = sp != nil && len(sp.by) == 0 && sp.shardOf(sv) == 0
+	_, err = info.fillShard(sv, true)
+	return drawn, err
 }
 
 func (sp *shardPlan) byNames() string {

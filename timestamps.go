@@ -8,7 +8,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/singletable/singletable/internal/codec"
-	"github.com/singletable/singletable/internal/expr"
 )
 
 // Timestamps. A field tagged `singletable:"createdAt"` holds when the item was
@@ -105,9 +104,6 @@ func compileStamp(info *entityInfo, index []int, sf reflect.StructField, role st
 	return nil
 }
 
-// now reads the table's clock.
-func (t *Table) now() time.Time { return t.opts.Clock() }
-
 // isZero reports whether the field holds no time: a zero time.Time, a nil
 // pointer, 0.
 func (s *stampField) isZero(sv reflect.Value) bool {
@@ -174,23 +170,109 @@ func roundTrip(info *entityInfo, f *codec.Field, sv reflect.Value) error {
 	return f.Decode(av, fv)
 }
 
-// stampWhole stamps a whole value about to be written: createdAt when it is zero,
-// updatedAt always.
-func (h *writeHooks) stampWhole(info *entityInfo, sv reflect.Value, now time.Time) error {
-	if h == nil {
+// stampsFeature is the plan of createdAt and updatedAt, compiled at Register.
+type stampsFeature struct {
+	createdAt, updatedAt *stampField
+	noPart
+}
+
+func (s *stampsFeature) owns(own func(*codec.Field, string)) {
+	if s.createdAt != nil {
+		own(s.createdAt.f, "createdAt")
+	}
+	if s.updatedAt != nil {
+		own(s.updatedAt.f, "updatedAt")
+	}
+}
+
+// plan stamps a whole value (createdAt when it is zero, updatedAt always), and
+// has a Put keep the stored createdAt (if_not_exists). An Update stores the
+// clock's time in updatedAt (the index keys it feeds are recomputed) and
+// createdAt where the item has none. Nothing else is stamped.
+func (s *stampsFeature) plan(p *writePlan) error {
+	if !p.whole() && p.kind != kindUpdate {
 		return nil
 	}
-	if c := h.createdAt; c != nil && c.isZero(sv) {
-		if err := c.set(info, sv, now); err != nil {
+	info := p.info
+	if p.env.replay && !p.env.atGiven {
+		return fmt.Errorf("%s has timestamps: a transaction with a token needs TxOptions.At (kept with the token), so that a resend stamps the same time: %w", info.name, ErrInvalidInput)
+	}
+	now := p.env.now(info.table)
+	if p.kind == kindUpdate {
+		return s.planUpdate(p, now)
+	}
+	if c := s.createdAt; c != nil && c.isZero(p.sv) {
+		if err := c.set(info, p.sv, now); err != nil {
 			return err
 		}
 	}
-	if u := h.updatedAt; u != nil {
-		if err := u.set(info, sv, now); err != nil {
+	if u := s.updatedAt; u != nil {
+		if err := u.set(info, p.sv, now); err != nil {
 			return err
+		}
+	}
+	if c := s.createdAt; c != nil && p.kind == kindPut {
+		// A Put keeps the stored createdAt, and returns it.
+		p.keeps, p.learns = true, true
+		if av, ok := c.stamped(p.sv); ok {
+			fv, _ := c.f.ValueOf(p.sv)
+			p.setIfAbsent(c.f.Name, av, c.f, fv)
+		} else {
+			p.leave(c.f.Name)
+		}
+		p.stake(s)
+	}
+	return nil
+}
+
+// planUpdate stores the clock's time in updatedAt, and createdAt where the item
+// has none: the key value's own createdAt when it holds one, else the clock's.
+func (s *stampsFeature) planUpdate(p *writePlan, now time.Time) error {
+	info := p.info
+	if u := s.updatedAt; u != nil {
+		tv := reflect.New(info.goType).Elem()
+		if err := u.set(info, tv, now); err != nil {
+			return err
+		}
+		if av, ok := u.stamped(tv); ok {
+			fv, _ := u.f.ValueOf(tv)
+			p.setField(u.f, av, fv)
+		}
+	}
+	if c := s.createdAt; c != nil {
+		src := p.sv
+		if c.isZero(p.sv) {
+			src = reflect.New(info.goType).Elem()
+			if err := c.set(info, src, now); err != nil {
+				return err
+			}
+		}
+		if av, ok := c.stamped(src); ok {
+			fv, _ := c.f.ValueOf(src)
+			p.setIfAbsent(c.f.Name, av, c.f, fv)
 		}
 	}
 	return nil
+}
+
+// settle sets in the value a Put wrote the createdAt stored: the value's own, or
+// the one the item held already.
+func (s *stampsFeature) settle(w *writeRequest, attrs map[string]types.AttributeValue, _ bool) (map[string]types.AttributeValue, error) {
+	c := s.createdAt
+	if c == nil || !w.whole.IsValid() || w.kind != kindPut || w.update == "" {
+		return attrs, nil
+	}
+	if av, ok := attrs[c.f.Name]; ok {
+		fv, err := c.f.Settable(w.whole)
+		if err != nil {
+			return attrs, err
+		}
+		fv.Set(reflect.Zero(fv.Type()))
+		if err := c.f.Decode(av, fv); err != nil {
+			return attrs, err
+		}
+	}
+	return attrs, nil
 }
 
 // stamped returns the field's encoded value in sv.
@@ -201,184 +283,4 @@ func (s *stampField) stamped(sv reflect.Value) (types.AttributeValue, bool) {
 	}
 	av, keep, err := s.f.Encode(fv)
 	return av, err == nil && keep
-}
-
-// library reports whether attr is a field the library writes itself on every
-// write (createdAt, updatedAt, the counter), which Update may not change.
-func (h *writeHooks) library(f *codec.Field) string {
-	switch {
-	case h == nil:
-		return ""
-	case h.createdAt != nil && h.createdAt.f == f:
-		return "createdAt"
-	case h.updatedAt != nil && h.updatedAt.f == f:
-		return "updatedAt"
-	case h.counter == f:
-		return "counter"
-	}
-	return ""
-}
-
-// touchUpdated is the Update phase that stores the clock's time in updatedAt and
-// lets the index keys it feeds be recomputed (it runs before indexKeys).
-func (p *updatePlan) touchUpdated() error {
-	h := p.info.hooks
-	if h == nil || h.updatedAt == nil {
-		return nil
-	}
-	u := h.updatedAt
-	now := p.w.env.now(p.info.table)
-	tv := reflect.New(p.info.goType).Elem()
-	if err := u.set(p.info, tv, now); err != nil {
-		return err
-	}
-	av, ok := u.stamped(tv)
-	if !ok {
-		return nil
-	}
-	fv, _ := u.f.ValueOf(tv)
-	p.sets = append(p.sets, p.w.b.Name(u.f.Name)+" = "+p.w.b.Value(av))
-	p.newValues[u.f.Name] = &fv
-	return nil
-}
-
-// keepCreated is the Update phase that stores createdAt on an item that has none
-// (if_not_exists: an upsert creating the item, or an item written before the
-// field existed) and moves the counter. It runs after upsert, which may store
-// createdAt as an input of a key.
-func (p *updatePlan) keepCreated() error {
-	h := p.info.hooks
-	if h == nil {
-		return nil
-	}
-	if c := h.createdAt; c != nil && !p.stored[c.f.Name] {
-		// The value's own createdAt when it holds one, else the clock's.
-		src := p.sv
-		if c.isZero(p.sv) {
-			src = reflect.New(p.info.goType).Elem()
-			if err := c.set(p.info, src, p.w.env.now(p.info.table)); err != nil {
-				return err
-			}
-		}
-		if av, ok := c.stamped(src); ok {
-			name := p.w.b.Name(c.f.Name)
-			p.sets = append(p.sets, name+" = if_not_exists("+name+", "+p.w.b.Value(av)+")")
-			if err := p.createdKeys(c, src, av); err != nil {
-				return err
-			}
-		}
-	}
-	if h.counter != nil {
-		p.sets = append(p.sets, counterIncrement(&p.w.b, h.counter))
-		p.conds = append(p.conds, h.counterGuard(&p.w.b))
-		p.nonIdempotent = true
-	}
-	return nil
-}
-
-// createdKeys writes, beside a createdAt the update stores with if_not_exists
-// (an upsert creating the item, or an item written before the field existed),
-// the keys of every index it feeds whose other inputs are the primary key's
-// (stored by every write) and that no change of this update recomputes: each
-// key with if_not_exists, rendered from av, the createdAt stored when there is
-// none. Without them an upserted item would hold every input of those keys but
-// not the keys: it would be missing from the index for good. The update is
-// conditioned on the result agreeing with the stored createdAt: no createdAt
-// and no keys (both written), createdAt equal to av, or both stored already;
-// an item whose keys are missing beside a createdAt that is not av fails with
-// a *KeyError naming the field (pass the stored createdAt in the key value).
-func (p *updatePlan) createdKeys(c *stampField, src reflect.Value, av types.AttributeValue) error {
-	info, w := p.info, p.w
-	for _, ix := range info.table.opts.Indexes {
-		pair, ok := info.indexes[ix.Name]
-		if !ok {
-			continue
-		}
-		feeds, eligible := false, true
-		for _, kt := range pair {
-			if kt == nil {
-				continue
-			}
-			for _, f := range kt.fields {
-				if f == c.f {
-					feeds = true
-					continue
-				}
-				if _, touched := p.newValues[f.Name]; touched || !info.baseInputs[f.Name] {
-					eligible = false
-				}
-			}
-		}
-		if !feeds || !eligible {
-			continue
-		}
-		vals, complete, err := info.renderIndex(pair, func(kt *keyTemplate) (string, bool, error) {
-			return kt.renderWith(info, func(i int) keyValue {
-				if f := kt.fields[i]; f != c.f {
-					return keyValueOfField(f, p.sv)
-				}
-				return keyValueOfField(c.f, src)
-			}, true)
-		})
-		if err != nil {
-			return err
-		}
-		if !complete {
-			continue
-		}
-		var keys, exist, absent []string
-		for j, kt := range pair {
-			if kt == nil {
-				continue
-			}
-			name := w.b.Name(kt.attr)
-			p.sets = append(p.sets, name+" = if_not_exists("+name+", "+w.b.Value(info.table.keyAV(kt.attr, vals[j]))+")")
-			keys = append(keys, kt.attr)
-			exist = append(exist, "attribute_exists("+name+")")
-			absent = append(absent, "attribute_not_exists("+name+")")
-		}
-		cn := w.b.Name(c.f.Name)
-		p.conds = append(p.conds, "("+expr.And(append([]string{"attribute_not_exists(" + cn + ")"}, absent...)...)+") OR "+
-			cn+" = "+w.b.Value(av)+" OR ("+expr.And(append([]string{"attribute_exists(" + cn + ")"}, exist...)...)+")")
-		w.inputs = append(w.inputs, storedInput{field: c.f, index: ix.Name, av: av, orAbsent: true, keys: keys})
-	}
-	return nil
-}
-
-// onlyStamped reports whether the only input of an index's keys that an Update
-// touched is updatedAt, which every Update stamps.
-func (p *updatePlan) onlyStamped(pair [2]*keyTemplate) bool {
-	h := p.info.hooks
-	if h == nil || h.updatedAt == nil {
-		return false
-	}
-	for _, kt := range pair {
-		if kt == nil {
-			continue
-		}
-		for _, f := range kt.fields {
-			if _, touched := p.newValues[f.Name]; touched && f != h.updatedAt.f {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-// leaveIndex handles an index that updatedAt feeds when the key value lacks
-// another of its inputs (missing, in order): rather than ask for it, the update
-// keeps the item out of the index on the condition that the first missing input
-// is not stored either (so the item is in no index to move). When it is stored,
-// the condition fails with a [*KeyError] that asks for it.
-func (p *updatePlan) leaveIndex(index string, pair [2]*keyTemplate, missing []*codec.Field) error {
-	w := p.w
-	f := missing[0]
-	w.inputs = append(w.inputs, storedInput{field: f, index: index})
-	p.conds = append(p.conds, "attribute_not_exists("+w.b.Name(f.Name)+")")
-	for _, kt := range pair {
-		if kt != nil {
-			p.removes = append(p.removes, w.b.Name(kt.attr))
-		}
-	}
-	return nil
 }

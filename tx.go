@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
 )
 
 // TxItem is one action of a write transaction, made by an entity's TxPut, TxCreate,
@@ -38,17 +39,18 @@ func (e *Entity[T]) TxPut(v T, opts ...WriteOption) TxItem { return e.txPut(v, k
 func (e *Entity[T]) TxCreate(v T, opts ...WriteOption) TxItem { return e.txPut(v, kindCreate, opts) }
 
 func (e *Entity[T]) txPut(v T, kind writeKind, opts []WriteOption) TxItem {
+	if e == nil {
+		return TxItem{kind: kind, err: errNilEntity[T]("Tx" + kind.String())}
+	}
 	o := collectWriteOptions(opts)
-	if err := o.refuseReturns("Tx" + kind.String()); err != nil {
-		return e.txItem(kind, nil, err)
-	}
 	sv := reflect.ValueOf(&v).Elem()
-	if err := e.info.refuseRandomCreate(kind, sv, o); err != nil {
+	// A random shard is drawn once, here: the action keeps it however often it
+	// is planned (the planner's checks know it was drawn, not chosen).
+	drawn, err := e.info.drawShard(sv)
+	if err != nil {
 		return e.txItem(kind, nil, err)
 	}
-	if _, err := e.info.fillShard(sv, true); err != nil {
-		return e.txItem(kind, nil, err)
-	}
+	o.shardDrawn = drawn
 	return e.txItem(kind, func(env *planEnv) (*writeRequest, error) {
 		v := v // a copy per plan: the whole-item phases change it
 		o := o
@@ -63,6 +65,9 @@ func (e *Entity[T]) txPut(v T, kind writeKind, opts []WriteOption) TxItem {
 
 // TxUpdate is [Entity.Update] as a transaction action.
 func (e *Entity[T]) TxUpdate(key T, opts ...UpdateOption) TxItem {
+	if e == nil {
+		return TxItem{kind: kindUpdate, err: errNilEntity[T]("TxUpdate")}
+	}
 	sv := reflect.ValueOf(&key).Elem()
 	if _, err := e.info.fillShard(sv, false); err != nil {
 		return e.txItem(kindUpdate, nil, err)
@@ -73,9 +78,6 @@ func (e *Entity[T]) TxUpdate(key T, opts ...UpdateOption) TxItem {
 		if err != nil {
 			return nil, err
 		}
-		if w.ret != "" {
-			return nil, fmt.Errorf("Returning does not apply to TxUpdate: transactions return no items: %w", ErrInvalidInput)
-		}
 		w.returnNew = false // transactions return nothing
 		return w, nil
 	}, nil)
@@ -83,10 +85,10 @@ func (e *Entity[T]) TxUpdate(key T, opts ...UpdateOption) TxItem {
 
 // TxDelete is [Entity.Delete] as a transaction action.
 func (e *Entity[T]) TxDelete(key T, opts ...WriteOption) TxItem {
-	o := collectWriteOptions(opts)
-	if err := o.refuseReturns("TxDelete"); err != nil {
-		return e.txItem(kindDelete, nil, err)
+	if e == nil {
+		return TxItem{kind: kindDelete, err: errNilEntity[T]("TxDelete")}
 	}
+	o := collectWriteOptions(opts)
 	sv := reflect.ValueOf(&key).Elem()
 	if _, err := e.info.fillShard(sv, false); err != nil {
 		return e.txItem(kindDelete, nil, err)
@@ -99,8 +101,15 @@ func (e *Entity[T]) TxDelete(key T, opts ...WriteOption) TxItem {
 }
 
 // TxCheck makes the transaction depend on a condition on the item at key's primary
-// key, without writing it (ConditionCheck).
+// key, without writing it (ConditionCheck). A zero cond is refused
+// ([ErrInvalidInput]).
 func (e *Entity[T]) TxCheck(key T, cond expression.ConditionBuilder) TxItem {
+	if e == nil {
+		return TxItem{kind: kindCheck, err: errNilEntity[T]("TxCheck")}
+	}
+	if err := checkCondition("TxCheck", cond); err != nil { // options.go
+		return e.txItem(kindCheck, nil, err)
+	}
 	sv := reflect.ValueOf(&key).Elem()
 	if _, err := e.info.fillShard(sv, false); err != nil {
 		return e.txItem(kindCheck, nil, err)
@@ -242,6 +251,9 @@ const maxTokenLen = 36
 // [TxOptions]). With a token, a response lost or a conflict is retried with that
 // same token by the table's Backoff, which DynamoDB applies at most once.
 func (t *Table) TransactWith(ctx context.Context, o TxOptions, items ...TxItem) error {
+	if t == nil {
+		return fmt.Errorf("singletable: Transact: the table is nil (was the error of NewTable ignored?): %w", ErrInvalidInput)
+	}
 	ws, err := t.planTx(o, items)
 	if err != nil {
 		return err
@@ -271,17 +283,11 @@ func (t *Table) TransactWith(ctx context.Context, o TxOptions, items ...TxItem) 
 		case errors.As(err, &ipm):
 			return fmt.Errorf("singletable: Transact: token %q was used in the last ten minutes for a different transaction (other actions, values, or times: a resend must be planned from the same values and TxOptions.At); nothing was applied: %w: %w", o.Token, ErrTokenMismatch, err)
 		case errors.As(err, &tce):
-			if onlyConflicts(tce) && attempt < b.MaxAttempts {
-				if werr := b.Wait(ctx, attempt); werr != nil {
-					return fmt.Errorf("singletable: Transact: %w (last: %w)", werr, err)
-				}
+			again, err := t.cancelled(ctx, o, items, ws, actions, tce, err, attempt)
+			if again {
 				continue
 			}
-			seen := txReads{}
-			if t.txLanded(ctx, ws, tce, seen) {
-				return nil
-			}
-			return t.txError(ctx, items, ws, tce, err, seen)
+			return err
 		case ambiguous(err):
 			if o.Token != "" && ctx.Err() == nil && attempt < b.MaxAttempts {
 				// The same token: DynamoDB applies the transaction at most once.
@@ -295,8 +301,35 @@ func (t *Table) TransactWith(ctx context.Context, o TxOptions, items ...TxItem) 
 			}
 			return fmt.Errorf("singletable: Transact: %w: %w", ErrAmbiguous, err)
 		}
-		return fmt.Errorf("singletable: Transact: %w", err)
+		return fmt.Errorf("singletable: Transact: %w", txHint(ws, err))
 	}
+}
+
+// cancelled decides what becomes of a cancelled transaction (tce, the
+// attempt's error err): sent again (after a wait, when only conflicts cancelled
+// it; at once, when an Append or Prepend met a list stored as NULL and the
+// actions now fit the items), a success (an earlier attempt, whose answer was
+// lost, landed), or the error naming each failed action.
+func (t *Table) cancelled(ctx context.Context, o TxOptions, items []TxItem, ws []*writeRequest, actions []types.TransactWriteItem, tce *types.TransactionCanceledException, err error, attempt int) (again bool, _ error) {
+	b := t.opts.Backoff.withDefaults()
+	if onlyConflicts(tce) && attempt < b.MaxAttempts {
+		if werr := b.Wait(ctx, attempt); werr != nil {
+			return false, fmt.Errorf("singletable: Transact: %w (last: %w)", werr, err)
+		}
+		return true, nil
+	}
+	if o.Token == "" && attempt < b.MaxAttempts && t.txAdapt(ctx, ws, tce) {
+		// Nothing was applied, and the actions now fit the items as they stood.
+		for i, w := range ws {
+			actions[i] = w.transactItem(t.name)
+		}
+		return true, nil
+	}
+	seen := txReads{}
+	if t.txLanded(ctx, ws, tce, seen) {
+		return false, nil
+	}
+	return false, t.txError(ctx, items, ws, tce, err, seen)
 }
 
 // planTx checks a transaction's actions and options and plans every action,
@@ -314,6 +347,9 @@ func (t *Table) planTx(o TxOptions, items []TxItem) ([]*writeRequest, error) {
 	}
 	ws := make([]*writeRequest, len(items))
 	for i, it := range items {
+		if it.info == nil && it.err != nil {
+			return nil, fmt.Errorf("singletable: Transact: action %d (%s): %w", i, it.kind, it.err)
+		}
 		if it.kind == 0 || it.info == nil {
 			return nil, fmt.Errorf("singletable: Transact: action %d is a zero TxItem; make actions with an entity's TxPut, TxCreate, TxUpdate, TxDelete or TxCheck: %w", i, ErrInvalidInput)
 		}
@@ -323,11 +359,11 @@ func (t *Table) planTx(o TxOptions, items []TxItem) ([]*writeRequest, error) {
 		if it.err != nil {
 			return nil, fail(it.err)
 		}
-		env := &planEnv{at: at}
+		env := &planEnv{at: at, atGiven: !o.At.IsZero(), tx: true}
 		if o.Token != "" {
-			if err := it.deterministic(o); err != nil {
-				return nil, fail(err)
-			}
+			// Planned again after a restart, the action must be the same: the
+			// plans refuse what they cannot plan the same way twice.
+			env.replay = true
 			env.rand = newDerivedStream(o.Token, "singletable/tx/"+strconv.Itoa(i))
 		}
 		w, err := it.plan(env)
@@ -337,19 +373,6 @@ func (t *Table) planTx(o TxOptions, items []TxItem) ([]*writeRequest, error) {
 		ws[i] = w
 	}
 	return ws, nil
-}
-
-// deterministic refuses an action that a transaction with a token cannot plan the
-// same way twice.
-func (it TxItem) deterministic(o TxOptions) error {
-	info := it.info
-	if sh := info.shard; sh != nil && len(sh.by) == 0 && it.kind == kindPut {
-		return fmt.Errorf("%s is sharded at random, so a TxPut planned again draws another shard: a transaction with a token must be the same when resent; shard by a hash (shardBy): %w", info.name, ErrInvalidInput)
-	}
-	if h := info.hooks; o.At.IsZero() && h != nil && (h.createdAt != nil || h.updatedAt != nil) && it.kind != kindDelete && it.kind != kindCheck {
-		return fmt.Errorf("%s has timestamps: a transaction with a token needs TxOptions.At (kept with the token), so that a resend stamps the same time: %w", info.name, ErrInvalidInput)
-	}
-	return nil
 }
 
 // onlyConflicts reports whether every failed action failed for TransactionConflict.
@@ -376,22 +399,58 @@ func onlyConflicts(tce *types.TransactionCanceledException) bool {
 func (t *Table) txLanded(ctx context.Context, ws []*writeRequest, tce *types.TransactionCanceledException, seen txReads) bool {
 	if tce != nil {
 		for i, r := range tce.CancellationReasons {
-			if i < len(ws) && ws[i].receipt != nil && r.Item != nil {
-				return ws[i].receipt.found(r.Item)
+			if i < len(ws) && ws[i].receipted && r.Item != nil {
+				return ws[i].holdsReceipt(r.Item)
 			}
 		}
 	}
 	for _, w := range ws {
-		if w == nil || w.receipt == nil {
+		if w == nil || !w.receipted {
 			continue
 		}
 		cur, err := t.readBack(ctx, w.key)
 		if err == nil && seen != nil {
 			seen[w] = cur
 		}
-		return err == nil && w.receipt.found(cur)
+		return err == nil && w.holdsReceipt(cur)
 	}
 	return false
+}
+
+// txAdapt fits the actions of a cancelled transaction whose Appends or Prepends
+// met a list stored as NULL to the items as they stood (update_ops.go: adapt),
+// reporting whether any changed. A failed condition cancels the transaction
+// before anything is applied.
+func (t *Table) txAdapt(ctx context.Context, ws []*writeRequest, tce *types.TransactionCanceledException) bool {
+	changed := false
+	for i, r := range tce.CancellationReasons {
+		if i >= len(ws) || len(ws[i].lists) == 0 || aws.ToString(r.Code) != "ConditionalCheckFailed" {
+			continue
+		}
+		cur, known := t.failedTxItem(ctx, ws[i], r.Item, nil)
+		if known && ws[i].adapt(cur) {
+			changed = true
+		}
+	}
+	return changed
+}
+
+// txHint names, in DynamoDB's refusal of a transaction (a ValidationException),
+// the actions and their changes, as a single write's error does.
+func txHint(ws []*writeRequest, err error) error {
+	var api smithy.APIError
+	if !errors.As(err, &api) || api.ErrorCode() != "ValidationException" {
+		return err
+	}
+	var acts []string
+	for i, w := range ws {
+		a := "action " + strconv.Itoa(i) + " (" + w.kind.String() + " " + w.info.name + formatKey(w.keyStr)
+		if len(w.changed) > 0 {
+			a += ": " + strings.Join(w.changed, ", ")
+		}
+		acts = append(acts, a+")")
+	}
+	return fmt.Errorf("DynamoDB refused the transaction of %s; nothing was applied: %w", strings.Join(acts, "; "), err)
 }
 
 // txReads are the items a cancelled transaction's actions read back, by action.
@@ -413,9 +472,10 @@ func (t *Table) txError(ctx context.Context, items []TxItem, ws []*writeRequest,
 		reason.Key = w.keyStrings(t)
 		if code == "ConditionalCheckFailed" {
 			if cur, known := t.failedTxItem(ctx, w, r.Item, seen); known {
-				reason.Conflict = t.conflictOf(w, cur)
+				var berr error
+				reason.Conflict, berr = w.explainParts(cur) // pipeline.go
 				reason.TypeMismatch = cur != nil && !it.info.isType(cur)
-				if berr := boundErr(w, cur); berr != nil && reason.Conflict == nil && !reason.TypeMismatch {
+				if berr != nil && reason.Conflict == nil && !reason.TypeMismatch {
 					reason.Message, reason.invalid = strings.TrimSuffix(berr.Error(), ": "+ErrInvalidInput.Error()), true
 				}
 			}

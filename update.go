@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -100,8 +101,9 @@ func Upsert() UpdateOption {
 // and returns the whole item as stored afterwards (ReturnValues ALL_NEW; see
 // [Returning] for the item before, or only what changed). Cost: 1 WCU per 1 KB of
 // the item. It stamps updatedAt, keeps createdAt and moves the counter of an
-// entity with such fields, and checks each value it Sets with the field's
-// [FieldValidator].
+// entity with such fields, and checks the value each Set, SetIfNotExists or
+// Remove (its zero value) gives a whole field with the field's [FieldValidator]
+// (see the notes on validation for what is not checked, and why).
 //
 // Index keys whose inputs a change touches are recomputed in the same request. Their
 // other inputs are taken from key, so set them there (the error says which are
@@ -120,8 +122,11 @@ func Upsert() UpdateOption {
 // [ErrTypeMismatch] (see [Upsert]). A failed [If] condition matches [ErrCondition].
 // key is not modified.
 func (e *Entity[T]) Update(ctx context.Context, key T, opts ...UpdateOption) (T, error) {
-	ctx = e.observe(ctx)
 	var zero T
+	if e == nil {
+		return zero, errNilEntity[T]("Update")
+	}
+	ctx = e.observe(ctx)
 	sv := reflect.ValueOf(&key).Elem()
 	if err := e.resolveShard(ctx, sv, true); errors.Is(err, ErrNotFound) {
 		return zero, e.itemErr("Update", nil, e.info.errNoRandomCreate("Update", err))
@@ -143,35 +148,35 @@ func (e *Entity[T]) Update(ctx context.Context, key T, opts ...UpdateOption) (T,
 	return v, nil
 }
 
-// updatePlan is an Update being planned, phase by phase (see planUpdate).
+// updatePlan is an Update being planned, phase by phase (see planUpdate), on
+// top of the writePlan the feature plans contribute to.
 type updatePlan struct {
-	info *entityInfo
-	sv   reflect.Value // the key value
-	o    updateOptions
-	w    *writeRequest
+	writePlan
+	o updateOptions
 
 	sets, removes, adds []string
 	deletes             []string        // DELETE clauses (update_ops.go)
-	conds               []string        // conditions on the existing item, besides its type
 	stored              map[string]bool // attributes an upsert sets to the key value's inputs
 	// newValues holds the Go value each Set gives a field, for index key rendering;
 	// a nil entry means the field was emptied or removed.
 	newValues map[string]*reflect.Value
 	added     map[string]bool
-	sent      int // bytes of the values set or added
-	// nonIdempotent is set by changes that a second attempt would apply again
-	// (a counter, list appends): the update then carries a receipt, as with Add.
-	nonIdempotent bool
-	paths         []docPath // the paths changed, to refuse overlaps (update_ops.go)
+	// library holds the fields the plans set (updatedAt): an index key they alone
+	// touch needs no other input (leaveIndex).
+	library map[string]bool
+	sent    int       // bytes of the values set or added
+	paths   []docPath // the paths changed, to refuse overlaps (update_ops.go)
+	lists   []*listOp // the Appends and Prepends, which depend on the stored list's type (update_ops.go)
 }
 
 // planUpdate validates the changes and builds the update and condition
-// expressions, in phases: changes (validated and encoded; list, set and nested
-// operations in update_ops.go), updatedAt stamped, index keys recomputed, version,
-// upsert, createdAt kept and the count moved, receipt, guard. env is nil but for
-// a transaction with a caller's token (planenv.go).
+// expressions, in phases: the changes (encoded; list, set and nested operations
+// in update_ops.go), the feature plans (the version, updatedAt, createdAt, the
+// count, validation, return values, the receipt), the index keys recomputed, the
+// upsert's key inputs, what is stored only where the item holds none, the guard.
+// env is nil but for a transaction with a caller's token (planenv.go).
 func (info *entityInfo) planUpdate(sv reflect.Value, opts []UpdateOption, env *planEnv) (*writeRequest, error) {
-	p := &updatePlan{info: info, sv: sv, newValues: map[string]*reflect.Value{}, added: map[string]bool{}, stored: map[string]bool{}}
+	p := &updatePlan{newValues: map[string]*reflect.Value{}, added: map[string]bool{}, stored: map[string]bool{}}
 	for _, opt := range opts {
 		if opt == nil {
 			return nil, fmt.Errorf("a nil option: %w", ErrInvalidInput)
@@ -180,33 +185,60 @@ func (info *entityInfo) planUpdate(sv reflect.Value, opts []UpdateOption, env *p
 			return nil, err
 		}
 	}
-	if len(p.o.changes) == 0 && !p.o.upsert && (info.hooks == nil || info.hooks.counter == nil) {
-		return nil, fmt.Errorf("no changes: %w", ErrInvalidInput)
-	}
 	k, ks, err := info.primaryKey(sv)
 	if err != nil {
 		return nil, err
 	}
-	if env == nil {
-		env = &planEnv{} // one clock reading for the whole write
+	p.start(info, kindUpdate, sv, env, nil)
+	p.clobber, p.upsert, p.cond, p.ret = p.o.clobber, p.o.upsert, p.o.cond.IsSet(), p.o.ret
+	w := &p.w
+	w.key, w.keyStr, w.returnNew, w.upsert = k, ks, true, p.o.upsert
+	if err := p.changes(); err != nil {
+		return nil, err
 	}
-	p.w = &writeRequest{kind: kindUpdate, info: info, key: k, keyStr: ks, returnNew: true, upsert: p.o.upsert, ret: p.o.ret, env: env}
-	for _, phase := range []func() error{p.changes, p.touchUpdated, p.indexKeys, p.version, p.upsert, p.keepCreated, p.receipt} {
+	if err := p.run(); err != nil { // planner.go: the feature plans
+		return nil, err
+	}
+	if len(p.o.changes) == 0 && !p.o.upsert && !p.counts {
+		return nil, fmt.Errorf("no changes: %w", ErrInvalidInput)
+	}
+	p.libraryValues()
+	for _, phase := range []func() error{p.indexKeys, p.upsertInputs, p.ifAbsent} {
 		if err := phase(); err != nil {
 			return nil, err
 		}
 	}
-	if p.w.wantsOld() {
-		p.w.resendable = false // the item before is only in the response (returnvalues.go)
-	}
-	p.w.update = strings.TrimSpace(joinUpdate(p.sets, p.removes, p.adds) + deleteClause(p.deletes))
-	p.w.paths = p.paths
-	return p.w, p.guard()
+	w.update = strings.TrimSpace(joinUpdate(p.sets, p.removes, p.adds) + deleteClause(p.deletes))
+	w.paths, w.lists = p.paths, p.lists
+	w.resendable = p.resendable()
+	return w, p.condition(p.o.cond)
 }
 
-// changes validates and encodes each change.
+// libraryValues sets what the plans store as given and the numbers they move,
+// and the type; a field they set (updatedAt) counts as changed for the index
+// keys it feeds.
+func (p *updatePlan) libraryValues() {
+	w := &p.w
+	p.sets = append(p.sets, w.b.Name(p.info.table.opts.TypeAttribute)+" = "+w.b.S(p.info.discriminator))
+	for i := range p.attrs {
+		if a := &p.attrs[i]; a.f != nil {
+			p.newValues[a.name] = &a.fv
+			if p.library == nil {
+				p.library = map[string]bool{}
+			}
+			p.library[a.name] = true
+		}
+	}
+	for _, n := range p.incs {
+		w.changed = append(w.changed, "the count of "+strconv.Quote(n.name))
+	}
+	p.sets = p.setClauses(p.sets)
+}
+
+// changes validates and encodes each change, and records the values given whole
+// fields for their checks (validation).
 func (p *updatePlan) changes() error {
-	info, w := p.info, p.w
+	info, w := p.info, &p.w
 	for _, c := range p.o.changes {
 		f, ok := info.plan.Field(c.attr)
 		if !ok || c.op > opAdd {
@@ -218,19 +250,19 @@ func (p *updatePlan) changes() error {
 		if _, dup := p.newValues[c.attr]; dup || p.added[c.attr] || p.pathTouched(c.attr) {
 			return fmt.Errorf("%s: changed twice in one update: %w", info.attrName(f), ErrInvalidInput)
 		}
-		if role := info.hooks.library(f); role != "" {
-			return fmt.Errorf("%s: the %s field is set by the library on every write: %w", info.attrName(f), role, ErrInvalidInput)
+		if err := info.refuseOwned(f, ""); err != nil {
+			return err
 		}
 		if info.baseInputs[c.attr] {
 			return fmt.Errorf("%s: feeds the primary key, which cannot change: %w", info.attrName(f), ErrInvalidInput)
 		}
-		if info.version == f {
-			return fmt.Errorf("%s: the version changes by itself: %w", info.attrName(f), ErrInvalidInput)
-		}
+		w.changed = append(w.changed, opNames[c.op]+" "+info.attrName(f))
 		name := w.b.Name(c.attr)
 		if c.op == opRemove {
 			p.removes = append(p.removes, name)
 			p.newValues[c.attr] = nil
+			// Checked as a Set of the field's zero value is.
+			p.checks = append(p.checks, fieldValue{f: f, fv: reflect.Zero(f.Type)})
 			continue
 		}
 		fv, av, keep, err := p.encode(f, c.value)
@@ -238,9 +270,7 @@ func (p *updatePlan) changes() error {
 			return err
 		}
 		if c.op == opSet {
-			if err := info.hooks.checkField(info, f.Name, fv); err != nil { // validator.go
-				return err
-			}
+			p.checks = append(p.checks, fieldValue{f: f, fv: fv})
 		}
 		switch {
 		case c.op == opAdd:
@@ -251,6 +281,7 @@ func (p *updatePlan) changes() error {
 			}
 			p.adds = append(p.adds, name+" "+w.b.Value(av))
 			p.added[c.attr] = true
+			p.repeats = true // a second attempt would add again
 		case !keep:
 			p.removes = append(p.removes, name)
 			p.newValues[c.attr] = nil
@@ -264,6 +295,22 @@ func (p *updatePlan) changes() error {
 		}
 	}
 	return nil
+}
+
+// refuseOwned refuses a change to a field a feature owns (the version, createdAt,
+// updatedAt, the counter); label names the change ("" for the field alone).
+func (info *entityInfo) refuseOwned(f *codec.Field, label string) error {
+	role := info.owned[f]
+	if role == "" {
+		return nil
+	}
+	if label == "" {
+		label = info.attrName(f)
+	}
+	if role == "version" {
+		return fmt.Errorf("%s: the version changes by itself: %w", label, ErrInvalidInput)
+	}
+	return fmt.Errorf("%s: the %s field is set by the library on every write: %w", label, role, ErrInvalidInput)
 }
 
 // encode converts and encodes a value given to Set or Add, checking it as a whole
@@ -307,7 +354,7 @@ func (p *updatePlan) indexKeys() error {
 // input removes them; otherwise the untouched inputs come from the key value, on
 // the condition that they are stored as given (and, for an upsert, are stored).
 func (p *updatePlan) indexKey(index string, pair [2]*keyTemplate) error {
-	info, w := p.info, p.w
+	info, w := p.info, &p.w
 	touched, emptied := false, false
 	for _, kt := range pair {
 		if kt == nil {
@@ -357,7 +404,7 @@ func (p *updatePlan) indexKey(index string, pair [2]*keyTemplate) error {
 		return err
 	}
 	if !complete {
-		if p.onlyStamped(pair) { // timestamps.go: an updatedAt needs no other input of a sparse index
+		if p.onlyLibrary(pair) { // an updatedAt needs no other input of a sparse index
 			return p.leaveIndex(index, pair, missing)
 		}
 		return fmt.Errorf("recomputing %s's keys needs %s; set them in the key value: %w", index, strings.Join(needed, ", "), ErrInvalidKey)
@@ -375,7 +422,7 @@ func (p *updatePlan) indexKey(index string, pair [2]*keyTemplate) error {
 		}
 		w.inputs = append(w.inputs, storedInput{field: f, index: index, av: av})
 		name, value := w.b.Name(f.Name), w.b.Value(av)
-		p.conds = append(p.conds, name+" = "+value)
+		p.guard(name + " = " + value)
 		if p.o.upsert && !p.stored[f.Name] {
 			p.stored[f.Name] = true
 			p.sets = append(p.sets, name+" = "+value) // every input of a key is stored
@@ -394,27 +441,12 @@ func sortedFields(set map[*codec.Field]bool) []*codec.Field {
 	return out
 }
 
-// version plans the version part: the condition, and the next version stored.
-func (p *updatePlan) version() error {
-	vp, err := p.info.planVersion(p.sv, p.o.clobber)
-	if err != nil {
-		return err
-	}
-	p.w.version = vp
-	p.sets = append(p.sets, p.w.b.Name(p.info.table.opts.TypeAttribute)+" = "+p.w.b.S(p.info.discriminator))
-	p.sets = append(p.sets, vp.sets(&p.w.b)...)
-	if g := vp.guard(&p.w.b); g != "" {
-		p.conds = append(p.conds, g)
-	}
-	return nil
-}
-
-// upsert makes a created item hold the inputs of its own key and an incarnation.
-func (p *updatePlan) upsert() error {
+// upsertInputs makes an item an upsert creates hold the inputs of its own key.
+func (p *updatePlan) upsertInputs() error {
 	if !p.o.upsert {
 		return nil
 	}
-	info, w := p.info, p.w
+	info, w := p.info, &p.w
 	for _, kt := range info.baseTemplates() {
 		for _, f := range kt.fields {
 			fv, _ := f.ValueOf(p.sv)
@@ -428,58 +460,137 @@ func (p *updatePlan) upsert() error {
 			}
 		}
 	}
-	inc, err := w.keepIncarnation(info.table)
-	if err != nil {
-		return err
-	}
-	if inc != "" {
-		p.sets = append(p.sets, inc)
+	return nil
+}
+
+// ifAbsent stores what the plans store only where the item holds none (the
+// incarnation of an item an upsert creates; createdAt, but where the upsert
+// stores it as an input of a key) and, beside a field so stored, the keys of the
+// indexes it feeds (absentKeys).
+func (p *updatePlan) ifAbsent() error {
+	w := &p.w
+	for _, a := range p.absent {
+		if a.f != nil && p.stored[a.name] {
+			continue
+		}
+		name := w.b.Name(a.name)
+		p.sets = append(p.sets, name+" = if_not_exists("+name+", "+w.b.Value(a.av)+")")
+		if a.f != nil {
+			if err := p.absentKeys(a); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
 
-// receipt gives the update a receipt where a lost response needs one to be judged:
-// every versioned update, and an unversioned one with Add, a list operation or a
-// counter (which are not idempotent) or a caller's condition (If).
-// Other unversioned updates are sent again after such failures, as the SDK would.
-func (p *updatePlan) receipt() error {
-	t, w := p.info.table, p.w
-	var slot string
-	switch {
-	case w.version != nil:
-		slot = w.version.receiptSlot(t)
-	case len(p.adds) > 0 || p.nonIdempotent || p.o.cond.IsSet():
-		// Not idempotent, or (a caller's condition) depends on the item: sent
-		// again after a lost response it could land twice, or on an item
-		// created or deleted since.
-		slot = t.writeReceiptAttr()
-	default:
-		w.resendable = true
-		return nil
+// absentKeys writes, beside a field the update stores with if_not_exists (a
+// createdAt: an upsert creating the item, or an item written before the field
+// existed), the keys of every index it feeds whose other inputs are the primary
+// key's (stored by every write) and that no change of this update recomputes:
+// each key with if_not_exists, rendered from a.fv, the value stored when there is
+// none. Without them an upserted item would hold every input of those keys but
+// not the keys: it would be missing from the index for good. The update is
+// conditioned on the result agreeing with the stored field: neither the field nor
+// the keys stored (both written), the field equal to a.av, or both stored
+// already; an item whose keys are missing beside another value fails with a
+// *KeyError naming the field (pass the stored value in the key value).
+func (p *updatePlan) absentKeys(a attrSet) error {
+	info, w := p.info, &p.w
+	for _, ix := range info.table.opts.Indexes {
+		pair, ok := info.indexes[ix.Name]
+		if !ok {
+			continue
+		}
+		feeds, eligible := false, true
+		for _, kt := range pair {
+			if kt == nil {
+				continue
+			}
+			for _, f := range kt.fields {
+				if f == a.f {
+					feeds = true
+					continue
+				}
+				if _, touched := p.newValues[f.Name]; touched || !info.baseInputs[f.Name] {
+					eligible = false
+				}
+			}
+		}
+		if !feeds || !eligible {
+			continue
+		}
+		vals, complete, err := info.renderIndex(pair, func(kt *keyTemplate) (string, bool, error) {
+			return kt.renderWith(info, func(i int) keyValue {
+				if f := kt.fields[i]; f != a.f {
+					return keyValueOfField(f, p.sv)
+				}
+				if a.f.OmitEmpty && a.f.IsZero(a.fv) {
+					return keyValue{}
+				}
+				return keyValueOfReflect(a.fv)
+			}, true)
+		})
+		if err != nil {
+			return err
+		}
+		if !complete {
+			continue
+		}
+		var keys, exist, absent []string
+		for j, kt := range pair {
+			if kt == nil {
+				continue
+			}
+			name := w.b.Name(kt.attr)
+			p.sets = append(p.sets, name+" = if_not_exists("+name+", "+w.b.Value(info.table.keyAV(kt.attr, vals[j]))+")")
+			keys = append(keys, kt.attr)
+			exist = append(exist, "attribute_exists("+name+")")
+			absent = append(absent, "attribute_not_exists("+name+")")
+		}
+		cn := w.b.Name(a.name)
+		p.guard("(" + expr.And(append([]string{"attribute_not_exists(" + cn + ")"}, absent...)...) + ") OR " +
+			cn + " = " + w.b.Value(a.av) + " OR (" + expr.And(append([]string{"attribute_exists(" + cn + ")"}, exist...)...) + ")")
+		w.inputs = append(w.inputs, storedInput{field: a.f, index: ix.Name, av: a.av, orAbsent: true, keys: keys})
 	}
-	var err error
-	if w.receipt, err = t.newReceiptPlan(w.env, slot); err != nil {
-		return err
-	}
-	p.sets = append(p.sets, w.b.Name(slot)+" = "+w.b.Value(w.receipt.av()))
 	return nil
 }
 
-// guard builds the condition: the item exists and is of this type (or, for an
-// upsert that may create it, is missing), its version is the one held, its
-// untouched index key inputs are the ones given; and the caller's condition.
-func (p *updatePlan) guard() error {
-	info, w := p.info, p.w
-	exists := w.b.Name(info.table.opts.TypeAttribute) + " = " + w.b.S(info.discriminator)
-	existing := expr.And(append([]string{exists}, p.conds...)...)
-	vp := w.version
-	var guard string
-	if p.o.upsert && (vp == nil || vp.clobber || vp.expected == 0) {
-		guard = info.absentOr(&w.b, existing)
-	} else {
-		guard = "attribute_exists(" + w.b.Name(info.table.opts.PartitionKey) + ") AND " + existing
+// onlyLibrary reports whether the only inputs of an index's keys that an Update
+// touched are fields the plans set (updatedAt, which every Update stamps).
+func (p *updatePlan) onlyLibrary(pair [2]*keyTemplate) bool {
+	if len(p.library) == 0 {
+		return false
 	}
-	return w.setCondition(guard, p.o.cond)
+	for _, kt := range pair {
+		if kt == nil {
+			continue
+		}
+		for _, f := range kt.fields {
+			if _, touched := p.newValues[f.Name]; touched && !p.library[f.Name] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// leaveIndex handles an index that updatedAt feeds when the key value lacks
+// another of its inputs (missing, in order): rather than ask for it, the update
+// keeps the item out of the index on the condition that the first missing input
+// is not stored either (so the item is in no index to move). When it is stored,
+// the condition fails with a [*KeyError] that asks for it.
+func (p *updatePlan) leaveIndex(index string, pair [2]*keyTemplate, missing []*codec.Field) error {
+	w := &p.w
+	f := missing[0]
+	w.inputs = append(w.inputs, storedInput{field: f, index: index})
+	p.guard("attribute_not_exists(" + w.b.Name(f.Name) + ")")
+	for _, kt := range pair {
+		if kt != nil {
+			p.removes = append(p.removes, w.b.Name(kt.attr))
+		}
+	}
+	return nil
 }
 
 // convertValue turns a value given to Set or Add into a reflect.Value of type t,

@@ -26,6 +26,17 @@ import (
 // (a second attempt would append again, or change another element), so such an
 // update carries a receipt, as one with [Add] does, and is never sent twice after
 // a lost response.
+//
+// Append and Prepend work on a list that is missing, stored as a list, or stored
+// as NULL (a nil slice without omitempty, as the library itself stores one). No
+// one update expression covers all three (if_not_exists does not see through a
+// NULL), so each is planned both ways (listOp): for a list or none,
+// list_append(if_not_exists(path, []), elems) on the condition that the path does
+// not hold NULL; for a NULL, list_append([], elems) on the condition that it does.
+// The update is sent in the first form; when its condition fails and the item as
+// it stood holds NULL there, it is sent again at once in the other form (and back,
+// should the item change again), carrying the same receipt: it is still applied
+// once at most, and judged as any update after a lost answer.
 
 const (
 	opAppend changeOp = opAdd + 1 + iota
@@ -84,8 +95,13 @@ func (p *updatePlan) pathChange(c change) error {
 		return err
 	}
 	p.paths = append(p.paths, dp)
+	label := opNames[c.op] + " " + info.attrName(rp.top)
+	if len(dp.steps) > 1 {
+		label += " at " + strconv.Quote(dp.text)
+	}
+	p.w.changed = append(p.w.changed, label)
 	if dp.hasIndex() {
-		p.nonIdempotent = true // SET l[9] past the end appends; REMOVE l[1] twice removes two
+		p.repeats = true // SET l[9] past the end appends; REMOVE l[1] twice removes two
 	}
 	name := dp.expr(&p.w.b)
 	switch c.op {
@@ -110,10 +126,8 @@ func (p *updatePlan) pathAllowed(c change, rp *resolvedPath) error {
 	switch {
 	case info.baseInputs[top.Name]:
 		return fmt.Errorf("%s: feeds the primary key, which cannot change: %w", label, ErrInvalidInput)
-	case info.version == top:
-		return fmt.Errorf("%s: the version changes by itself: %w", label, ErrInvalidInput)
-	case info.hooks.library(top) != "":
-		return fmt.Errorf("%s: the %s field is set by the library on every write: %w", label, info.hooks.library(top), ErrInvalidInput)
+	case info.owned[top] != "":
+		return info.refuseOwned(top, label)
 	case c.op == opSetIfNotExists && len(rp.steps) == 1:
 		if attrs, _ := info.keyInputOf(top); len(attrs) > 0 {
 			return fmt.Errorf("%s: an input of %s: if_not_exists may or may not store the value, so the key could not be recomputed; use Set: %w", label, attrs[0], ErrInvalidInput)
@@ -150,9 +164,7 @@ func (p *updatePlan) setPath(c change, rp *resolvedPath, name string) error {
 		return fmt.Errorf("%s %s at %q: %w: %w", opNames[c.op], info.attrName(rp.top), rp.text, ErrInvalidInput, err)
 	}
 	if len(rp.steps) == 1 {
-		if err := info.hooks.checkField(info, rp.top.Name, fv); err != nil { // validator.go
-			return err
-		}
+		p.checks = append(p.checks, fieldValue{f: rp.top, fv: fv}) // the field's checks (validation)
 	}
 	av, keep, err := rp.encode(fv)
 	if err != nil {
@@ -209,15 +221,55 @@ func (p *updatePlan) appendPath(c change, rp *resolvedPath, name string) error {
 	if err := p.count(rp, av); err != nil {
 		return err
 	}
-	v, empty := p.w.b.Value(av), p.w.b.Value(&types.AttributeValueMemberL{Value: []types.AttributeValue{}})
+	b := &p.w.b
+	v, empty, null := b.Value(av), b.Value(&types.AttributeValueMemberL{Value: []types.AttributeValue{}}), b.S("NULL")
 	existing := "if_not_exists(" + name + ", " + empty + ")"
+	op := &listOp{path: rp.docPath}
 	if c.op == opAppend {
-		p.sets = append(p.sets, name+" = list_append("+existing+", "+v+")")
+		op.set = [2]string{name + " = list_append(" + existing + ", " + v + ")", name + " = list_append(" + empty + ", " + v + ")"}
 	} else {
-		p.sets = append(p.sets, name+" = list_append("+v+", "+existing+")")
+		op.set = [2]string{name + " = list_append(" + v + ", " + existing + ")", name + " = list_append(" + v + ", " + empty + ")"}
 	}
-	p.nonIdempotent = true
+	op.cond = [2]string{"NOT attribute_type(" + name + ", " + null + ")", "attribute_type(" + name + ", " + null + ")"}
+	p.sets = append(p.sets, op.set[0])
+	p.guard(op.cond[0])
+	p.lists = append(p.lists, op)
+	p.repeats = true
 	return nil
+}
+
+// listOp is an Append or Prepend planned both ways (see the notes above): set and
+// cond hold the SET clause and the condition for a list or none ([0]) and for a
+// NULL ([1]); null says which the update holds now.
+type listOp struct {
+	path docPath
+	set  [2]string
+	cond [2]string
+	null bool
+}
+
+// adapt switches the Appends and Prepends of an update whose condition failed to
+// the form the item as it stood (cur) calls for: NULL where a list is stored as
+// NULL. It reports whether it changed anything, and so whether to send again.
+func (w *writeRequest) adapt(cur map[string]types.AttributeValue) bool {
+	if len(w.lists) == 0 || cur == nil || !w.info.isType(cur) {
+		return false
+	}
+	changed := false
+	for _, l := range w.lists {
+		_, null := l.path.lookup(cur).(*types.AttributeValueMemberNULL)
+		if null == l.null {
+			continue
+		}
+		from, to := 0, 1
+		if l.null {
+			from, to = 1, 0
+		}
+		w.update = strings.Replace(w.update, l.set[from], l.set[to], 1)
+		w.cond = strings.Replace(w.cond, l.cond[from], l.cond[to], 1)
+		l.null, changed = null, true
+	}
+	return changed
 }
 
 // deleteElems plans DeleteFromSet.
@@ -285,22 +337,33 @@ func deleteClause(dels []string) string {
 	return " DELETE " + strings.Join(dels, ", ")
 }
 
-// pathHint explains DynamoDB's refusal of an update whose nested path has no
-// parent in the stored item (a map or list that is missing or NULL), which only
-// the server can see.
-func (w *writeRequest) pathHint(err error) error {
+// hint names, in DynamoDB's refusal of an update (a ValidationException), the
+// changes it was refused for, which only the server could check against the
+// stored item: an operand of another type than the change needs (Add to a string,
+// Append to a map), or a nested path whose parent the item does not hold.
+func (w *writeRequest) hint(err error) error {
 	var api smithy.APIError
-	if !errors.As(err, &api) || api.ErrorCode() != "ValidationException" || !strings.Contains(api.ErrorMessage(), "document path") {
+	if !errors.As(err, &api) || api.ErrorCode() != "ValidationException" || w.update == "" {
 		return err
 	}
-	var nested []string
-	for _, p := range w.paths {
-		if len(p.steps) > 1 {
-			nested = append(nested, strconv.Quote(p.text))
+	if strings.Contains(api.ErrorMessage(), "document path") {
+		var nested []string
+		for _, p := range w.paths {
+			if len(p.steps) > 1 {
+				nested = append(nested, strconv.Quote(p.text))
+			}
+		}
+		if len(nested) > 0 {
+			return fmt.Errorf("a path of %s goes into a map or list the stored item does not hold (missing or NULL): Set the whole attribute first; nothing was written: %w", strings.Join(nested, ", "), err)
 		}
 	}
-	if len(nested) == 0 {
-		return err
+	changed := w.changed
+	if len(changed) == 0 {
+		changed = []string{"the library's own attributes"}
 	}
-	return fmt.Errorf("a path of %s goes into a map or list the stored item does not hold (missing or NULL): Set the whole attribute first; nothing was written: %w", strings.Join(nested, ", "), err)
+	what := "DynamoDB refused the update"
+	if strings.Contains(api.ErrorMessage(), "incorrect data type") {
+		what = "a value stored in the item is not of the type a change needs (Add a number or a set, Append and Prepend a list, DeleteFromSet a set)"
+	}
+	return fmt.Errorf("%s (changes: %s); nothing was written: %w", what, strings.Join(changed, ", "), err)
 }

@@ -2,9 +2,12 @@ package singletable
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -240,6 +243,108 @@ func TestUpdateAppendLostResponseNeverTwice(t *testing.T) {
 	assert.Len(t, got.Tags, 40, "every append applied exactly once")
 	assert.Positive(t, inj.Stats().LostWrites)
 	t.Logf("FIGURES appends=40 lost=%d", inj.Stats().LostWrites)
+}
+
+// nlTask is the README's Task in small: nil slices without omitempty, which the
+// library stores as NULL.
+type nlTask struct {
+	_       struct{} `Type:"NlTask" PK:"NL#{id}" SK:"NL"`
+	ID      string   `dynamodbav:"id"`
+	Tags    []string `dynamodbav:"tags"`
+	Notes   []string `dynamodbav:"notes"`
+	Count   int      `dynamodbav:"count"`
+	Version int64    `dynamodbav:"version" singletable:"version"`
+}
+
+// nlPlain is unversioned.
+type nlPlain struct {
+	_    struct{} `Type:"NlPlain" PK:"NLP#{id}" SK:"NLP"`
+	ID   string   `dynamodbav:"id"`
+	Tags []string `dynamodbav:"tags"`
+}
+
+// TestAppendPrependOnNullList (issue 30, scenario 8): Append and Prepend create
+// the list over one the library stored as NULL (a nil slice without
+// omitempty), as over a missing one, and extend a list: in Update, with several
+// lists in one update, in TxUpdate, on unversioned entities, and exactly once
+// when the answer of the attempt that lands is lost.
+func TestAppendPrependOnNullList(t *testing.T) {
+	tbl, inj := faultTable(t)
+	tasks := MustRegister[nlTask](tbl)
+	plain := MustRegister[nlPlain](tbl)
+	ctx := context.Background()
+
+	v, err := tasks.Put(ctx, nlTask{ID: "a"})
+	require.NoError(t, err)
+	require.IsType(t, &types.AttributeValueMemberNULL{}, rawItem(t, tbl, "NL#a", "NL")["tags"], "the library stores a nil slice as NULL")
+	got, err := tasks.Update(ctx, v, Append("tags", "x", "y"))
+	require.NoError(t, err, "Append over a NULL list")
+	assert.Equal(t, []string{"x", "y"}, got.Tags)
+	got, err = tasks.Update(ctx, got, Append("tags", "z"), Prepend("notes", "n"))
+	require.NoError(t, err, "a list and a NULL in one update")
+	assert.Equal(t, []string{"x", "y", "z"}, got.Tags)
+	assert.Equal(t, []string{"n"}, got.Notes)
+	got, err = tasks.Update(ctx, got, Remove("notes"))
+	require.NoError(t, err)
+	got, err = tasks.Update(ctx, got, Prepend("notes", "m"), Prepend("tags", "w"))
+	require.NoError(t, err, "a missing list and a list")
+	assert.Equal(t, []string{"m"}, got.Notes)
+	assert.Equal(t, []string{"w", "x", "y", "z"}, got.Tags)
+
+	// In a transaction.
+	v, err = tasks.Put(ctx, nlTask{ID: "b"})
+	require.NoError(t, err)
+	require.NoError(t, tbl.Transact(ctx, tasks.TxUpdate(v, Append("tags", "t"))), "TxUpdate over a NULL list")
+	got, err = tasks.Get(ctx, nlTask{ID: "b"}, Consistent())
+	require.NoError(t, err)
+	assert.Equal(t, []string{"t"}, got.Tags)
+	assert.Equal(t, int64(2), got.Version)
+
+	// Unversioned.
+	pv, err := plain.Put(ctx, nlPlain{ID: "p"})
+	require.NoError(t, err)
+	pg, err := plain.Update(ctx, pv, Prepend("tags", "p1"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"p1"}, pg.Tags)
+
+	// The attempt that lands (the form for a NULL) loses its answer: judged by
+	// its receipt, applied once.
+	v, err = tasks.Put(ctx, nlTask{ID: "c"})
+	require.NoError(t, err)
+	remove := inj.Add(fault.Rule{Ops: []string{"UpdateItem"}, Fault: fault.LoseResponse(), Times: 1,
+		Match: func(_ string, body []byte) bool { return strings.Contains(string(body), "list_append(:") }})
+	got, err = tasks.Update(ctx, v, Append("tags", "once"))
+	remove()
+	require.NoError(t, err)
+	assert.Equal(t, []string{"once"}, got.Tags)
+	got, err = tasks.Get(ctx, nlTask{ID: "c"}, Consistent())
+	require.NoError(t, err)
+	assert.Equal(t, []string{"once"}, got.Tags, "applied exactly once")
+	assert.Equal(t, int64(2), got.Version)
+}
+
+// TestUpdateRefusedByDynamoDBNamesTheField (issue 30, scenario 8): when
+// DynamoDB refuses an update for what only it can see (a stored value of
+// another type than the change needs), the error names the call, the entity
+// and the changes, and still unwraps to DynamoDB's ValidationException.
+func TestUpdateRefusedByDynamoDBNamesTheField(t *testing.T) {
+	tbl, _ := faultTable(t)
+	tasks := MustRegister[nlTask](tbl)
+	ctx := context.Background()
+	putRaw(t, tbl, map[string]types.AttributeValue{"PK": sAV("NL#raw"), "SK": sAV("NL"), "Type": sAV("NlTask"), "id": sAV("raw"),
+		"count": sAV("many"), "tags": &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"k": sAV("v")}}})
+	for name, opt := range map[string]UpdateOption{"Add": Add("count", 1), "Append": Append("tags", "x")} {
+		_, err := tasks.Update(ctx, nlTask{ID: "raw"}, opt)
+		require.Error(t, err, name)
+		for _, want := range []string{"Update", "nlTask", name} {
+			assert.Contains(t, err.Error(), want, name)
+		}
+		field := map[string]string{"Add": "count (nlTask.Count)", "Append": "tags (nlTask.Tags)"}[name]
+		assert.Contains(t, err.Error(), field, "%s: the field", name)
+		var api smithy.APIError
+		require.True(t, errors.As(err, &api), name)
+		assert.Equal(t, "ValidationException", api.ErrorCode())
+	}
 }
 
 // TestDocPathParse covers the path grammar.

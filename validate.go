@@ -169,57 +169,14 @@ func checkAV(av types.AttributeValue) (int, *avProblem) {
 // numberProblem says why DynamoDB would refuse s as a number, or returns "". It
 // accepts decimal text with an optional sign, fraction and exponent, at most 38
 // significant digits, and a magnitude from 1E-130 to under 1E+126 (or zero).
-// One function: a scanner of DynamoDB's number grammar, read left to right.
 func numberProblem(s string) string {
 	switch s {
 	case "NaN", "+Inf", "-Inf", "Inf", "Infinity", "-Infinity", "+Infinity":
 		return s + " is not a number DynamoDB can store"
 	}
-	const bad = "not a decimal number"
-	i := 0
-	if i < len(s) && (s[i] == '-' || s[i] == '+') {
-		i++
-	}
-	digit := func(c byte) bool { return '0' <= c && c <= '9' }
-	intStart := i
-	for i < len(s) && digit(s[i]) {
-		i++
-	}
-	intDigits, fracDigits := s[intStart:i], ""
-	if i < len(s) && s[i] == '.' {
-		i++
-		start := i
-		for i < len(s) && digit(s[i]) {
-			i++
-		}
-		fracDigits = s[start:i]
-	}
-	if len(intDigits)+len(fracDigits) == 0 {
-		return bad
-	}
-	exp := 0
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		neg := false
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			neg = s[i] == '-'
-			i++
-		}
-		start := i
-		for ; i < len(s) && digit(s[i]); i++ {
-			if exp < 1_000_000 {
-				exp = exp*10 + int(s[i]-'0')
-			}
-		}
-		if i == start {
-			return bad
-		}
-		if neg {
-			exp = -exp
-		}
-	}
-	if i != len(s) {
-		return bad
+	intDigits, fracDigits, exp, ok := scanNumber(s)
+	if !ok {
+		return "not a decimal number"
 	}
 	at := func(j int) byte {
 		if j < len(intDigits) {
@@ -253,9 +210,54 @@ func numberProblem(s string) string {
 	return ""
 }
 
+// scanNumber reads DynamoDB's number grammar left to right: an optional sign,
+// the digits before and after a decimal point (one of them not empty), and an
+// optional exponent (its magnitude capped at about a million). ok is false for
+// anything else.
+func scanNumber(s string) (intDigits, fracDigits string, exp int, ok bool) {
+	i := 0
+	if i < len(s) && (s[i] == '-' || s[i] == '+') {
+		i++
+	}
+	digits := func() string {
+		start := i
+		for i < len(s) && '0' <= s[i] && s[i] <= '9' {
+			i++
+		}
+		return s[start:i]
+	}
+	intDigits = digits()
+	if i < len(s) && s[i] == '.' {
+		i++
+		fracDigits = digits()
+	}
+	if len(intDigits)+len(fracDigits) == 0 {
+		return "", "", 0, false
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		neg := i < len(s) && s[i] == '-'
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		e := digits()
+		if e == "" {
+			return "", "", 0, false
+		}
+		for _, c := range []byte(e) {
+			if exp < 1_000_000 {
+				exp = exp*10 + int(c-'0')
+			}
+		}
+		if neg {
+			exp = -exp
+		}
+	}
+	return intDigits, fracDigits, exp, i == len(s)
+}
+
 // avEqual reports whether two attribute values are the same value (nil: absent).
 // Numbers compare by their text, as DynamoDB stores them normalised.
-// One function: a table of cases, one per attribute value type.
 func avEqual(a, b types.AttributeValue) bool {
 	switch x := a.(type) {
 	case nil:
@@ -275,6 +277,13 @@ func avEqual(a, b types.AttributeValue) bool {
 	case *types.AttributeValueMemberNULL:
 		_, ok := b.(*types.AttributeValueMemberNULL)
 		return ok
+	}
+	return avEqualDoc(a, b)
+}
+
+// avEqualDoc is avEqual for sets, lists and maps.
+func avEqualDoc(a, b types.AttributeValue) bool {
+	switch x := a.(type) {
 	case *types.AttributeValueMemberSS:
 		y, ok := b.(*types.AttributeValueMemberSS)
 		return ok && sameSet(x.Value, y.Value, func(a, b string) bool { return a == b })

@@ -3,20 +3,29 @@ package singletable
 import (
 	"reflect"
 	"strings"
+
+	"github.com/singletable/singletable/internal/codec"
 )
 
 // Validation. An entity type with a method Validate() error (on T or *T), and
 // every function registered with [Validator], checks the whole value before each
 // write that sends the whole item: Put, Create, BatchPut, TxPut, TxCreate and
 // Mutate's result, after defaults and timestamps are applied. A function
-// registered with [FieldValidator] checks one field: in whole items as above, and
-// in [Entity.Update] and [Entity.TxUpdate] the value each [Set] or [SetIfNotExists]
-// gives it (Update has no whole item to give Validate; Add, list and set
-// operations and nested paths change parts of values the library has not read, and
-// are not checked). A check that fails stops the write before anything is sent
-// (for BatchPut and Transact, before any item or action is sent) with a
-// [*ValidationError] naming the entity (and the field), wrapping the check's error.
-// Validate is called on a copy, so it cannot change what is written.
+// registered with [FieldValidator] checks one field: in whole items as above,
+// and in [Entity.Update] and [Entity.TxUpdate] every value a change gives the
+// whole field: the value of [Set] and [SetIfNotExists], and, for [Remove], the
+// field's zero value (a removed field reads as its zero value, so Remove("title")
+// is checked as Set("title", "") is). Update checks no other change, because the
+// value stored after it depends on the stored one, which Update does not read:
+// [Add], [Append], [Prepend] and [DeleteFromSet] combine with it on the server,
+// and changes at a document path ("address.city") change part of it. Nor does
+// Update run Validate or a Validator: it has no whole item to give them. Where
+// such a change must be checked, use [Entity.Mutate], which reads the item and
+// checks the whole result, or guard the Update with [If]. A check that fails
+// stops the write before anything is sent (for BatchPut and Transact, before
+// any item or action is sent) with a [*ValidationError] naming the entity (and
+// the field), wrapping the check's error. Validate is called on a copy, so it
+// cannot change what is written.
 
 // ValidationError reports a value that its entity's validation refused. Nothing
 // was sent. It matches [ErrValidation] and [ErrInvalidInput], and unwraps to the
@@ -97,7 +106,8 @@ type fieldValidatorOption[T, F any] struct {
 
 // FieldValidator registers a check of one field of T, named by its stored
 // attribute, whose Go type must be F: it checks the field in every whole item
-// written, and the value each Update Sets it to (see the notes on validation).
+// written, and the value each Update gives the whole field: the value Set or
+// SetIfNotExists, the zero value on Remove (see the notes on validation).
 func FieldValidator[T, F any](attr string, fn func(F) error) RegisterOption {
 	return fieldValidatorOption[T, F]{attr, fn}
 }
@@ -124,41 +134,53 @@ func (o fieldValidatorOption[T, F]) apply(_ *Table, info *entityInfo) error {
 	return nil
 }
 
-// validateWhole runs every check of a whole value.
-func (h *writeHooks) validateWhole(info *entityInfo, sv reflect.Value) error {
-	if h == nil {
-		return nil
-	}
-	for _, f := range info.plan.Fields() {
-		checks := h.fieldChecks[f.Name]
-		if len(checks) == 0 {
-			continue
+// validationFeature is the plan of an entity's checks, compiled at Register.
+type validationFeature struct {
+	// whole checks a whole value: T's Validate method first, then each Validator.
+	whole []func(reflect.Value) error
+	// fields checks one field's value, by attribute (FieldValidator).
+	fields map[string][]func(reflect.Value) error
+	noOwner
+}
+
+// plan checks a whole value with every check, or the values an Update gives
+// whole fields with their fields' checks.
+func (v *validationFeature) plan(p *writePlan) error {
+	info := p.info
+	switch {
+	case p.whole():
+		for _, f := range info.plan.Fields() {
+			if len(v.fields[f.Name]) == 0 {
+				continue
+			}
+			fv, ok := f.ValueOf(p.sv)
+			if !ok {
+				fv = reflect.Zero(f.Type)
+			}
+			if err := v.checkField(info, f, fv); err != nil {
+				return err
+			}
 		}
-		fv, ok := f.ValueOf(sv)
-		if !ok {
-			fv = reflect.Zero(f.Type)
+		for _, check := range v.whole {
+			if err := check(p.sv); err != nil {
+				return &ValidationError{Entity: info.name, Err: err}
+			}
 		}
-		if err := h.checkField(info, f.Name, fv); err != nil {
-			return err
-		}
-	}
-	for _, check := range h.validate {
-		if err := check(sv); err != nil {
-			return &ValidationError{Entity: info.name, Err: err}
+	case p.kind == kindUpdate:
+		for _, c := range p.checks {
+			if err := v.checkField(info, c.f, c.fv); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
 
-// checkField runs the checks of the field stored under attr on fv.
-func (h *writeHooks) checkField(info *entityInfo, attr string, fv reflect.Value) error {
-	if h == nil {
-		return nil
-	}
-	for _, check := range h.fieldChecks[attr] {
+// checkField runs the checks of field f on fv.
+func (v *validationFeature) checkField(info *entityInfo, f *codec.Field, fv reflect.Value) error {
+	for _, check := range v.fields[f.Name] {
 		if err := check(fv); err != nil {
-			f, _ := info.plan.Field(attr)
-			return &ValidationError{Entity: info.name, Field: f.GoName, Attribute: attr, Err: err}
+			return &ValidationError{Entity: info.name, Field: f.GoName, Attribute: f.Name, Err: err}
 		}
 	}
 	return nil

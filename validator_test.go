@@ -227,3 +227,65 @@ type vTask struct {
 	_  struct{} `PK:"VT#{id}" SK:"VT"`
 	ID string   `dynamodbav:"id"`
 }
+
+// rmTask has a title that its FieldValidator (registered by the test) and its
+// Validate method both need.
+type rmTask struct {
+	_       struct{} `Type:"RmTask" PK:"RM#{id}" SK:"RM"`
+	ID      string   `dynamodbav:"id"`
+	Title   string   `dynamodbav:"title"`
+	Note    string   `dynamodbav:"note"`
+	Version int64    `dynamodbav:"version" singletable:"version"`
+}
+
+func (v rmTask) Validate() error {
+	if v.Title == "" {
+		return errNoTitle
+	}
+	return nil
+}
+
+func checkTitle(s string) error {
+	if s == "" {
+		return errNoTitle
+	}
+	return nil
+}
+
+// TestRemoveOfValidatedFieldIsChecked (issue 30, scenario 5): Remove of a field
+// with a FieldValidator is checked as a Set of its zero value is, in Update and
+// TxUpdate, and refused before anything is sent; the item keeps a value that
+// passes its checks, so a later Mutate (which validates the whole item) works.
+func TestRemoveOfValidatedFieldIsChecked(t *testing.T) {
+	tbl, inj := faultTable(t)
+	tasks := MustRegister[rmTask](tbl, FieldValidator[rmTask, string]("title", checkTitle))
+	ctx := context.Background()
+	v, err := tasks.Put(ctx, rmTask{ID: "a", Title: "t", Note: "n"})
+	require.NoError(t, err)
+
+	before := requests(inj)
+	_, err = tasks.Update(ctx, v, Set("title", ""))
+	require.ErrorIs(t, err, ErrValidation, "Set of the zero value")
+	_, err = tasks.Update(ctx, v, Remove("title"))
+	require.ErrorIs(t, err, ErrValidation, "Remove is checked as a Set of the zero value is")
+	var ve *ValidationError
+	require.ErrorAs(t, err, &ve)
+	assert.Equal(t, "Title", ve.Field)
+	assert.ErrorIs(t, err, errNoTitle)
+	_, err = tasks.Update(ctx, v, Set("note", "m"), Remove("title"))
+	require.ErrorIs(t, err, ErrValidation, "whatever else the update changes")
+	err = tbl.Transact(ctx, tasks.TxUpdate(v, Remove("title")))
+	require.ErrorIs(t, err, ErrValidation, "TxUpdate too")
+	assert.Equal(t, before, requests(inj), "nothing was sent")
+
+	got, err := tasks.Get(ctx, rmTask{ID: "a"}, Consistent())
+	require.NoError(t, err)
+	assert.Equal(t, "t", got.Title, "the title is still stored")
+	// A field without checks may be removed; the item stays valid for Mutate.
+	got, err = tasks.Update(ctx, got, Remove("note"))
+	require.NoError(t, err)
+	assert.Equal(t, "", got.Note)
+	got, err = tasks.Mutate(ctx, rmTask{ID: "a"}, func(x *rmTask) error { x.Note = "back"; return nil })
+	require.NoError(t, err)
+	assert.Equal(t, "t", got.Title)
+}

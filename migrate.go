@@ -88,11 +88,6 @@ type Migration[T any] struct {
 	QueueSize int
 }
 
-// RegisterOption configures [Register].
-type RegisterOption interface {
-	apply(t *Table, info *entityInfo) error
-}
-
 type migrationOption[T any] struct{ m Migration[T] }
 
 // Migrations registers an entity's schema history; see [Migration].

@@ -17,11 +17,6 @@ import (
 	"github.com/singletable/singletable/internal/expr"
 )
 
-// SweepOption configures [Entity.Sweep].
-type SweepOption interface {
-	applySweep(*sweepOptions) error
-}
-
 type sweepFunc func(*sweepOptions) error
 
 func (f sweepFunc) applySweep(o *sweepOptions) error { return f(o) }

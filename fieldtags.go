@@ -151,4 +151,13 @@ func (h *writeHooks) describe(e *design.Entity) {
 	for _, d := range h.defaults {
 		e.Defaults = append(e.Defaults, d.f.Name)
 	}
+	if d := h.derivedTTL; d != nil {
+		e.TTLFrom, e.TTLAfter = d.from, d.after
+	}
+	for _, g := range h.generated {
+		if e.Generated == nil {
+			e.Generated = map[string]string{}
+		}
+		e.Generated[g.f.Name] = g.kind.String()
+	}
 }

@@ -42,7 +42,7 @@ type dtClock struct {
 	t  time.Time
 }
 
-func (c *dtClock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *dtClock) now() time.Time  { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
 func (c *dtClock) set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
 
 var dtStart = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)

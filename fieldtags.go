@@ -19,6 +19,8 @@ import (
 //	counter              incremented by every write to an existing item (counter.go)
 //	ttl                  the item's expiry in Unix seconds, DynamoDB's TTL attribute (ttl.go)
 //	default=TEXT         the value a zero field takes before a whole item is written (defaults.go)
+//	generate=ulid        a new id in a zero string field before keys are rendered; or uuidv7 (generate.go)
+//	ttl,from=A,after=D   the ttl derived from the time field A plus the duration D (ttlderived.go)
 //
 // One role per field. default= takes the rest of the tag, commas included, so it
 // comes alone.
@@ -33,6 +35,8 @@ type writeHooks struct {
 	counter              *codec.Field
 	ttl                  *codec.Field
 	defaults             []fieldDefault
+	generated            []*genField // generate.go
+	derivedTTL           *derivedTTL // ttlderived.go
 	// validate checks a whole value; nil when T has no Validate method and no
 	// Validator was registered.
 	validate []func(reflect.Value) error
@@ -64,8 +68,17 @@ func compileFieldTag(info *entityInfo, index []int, sf reflect.StructField, tag 
 	if text, ok := strings.CutPrefix(tag, "default="); ok {
 		return compileDefault(info, index, sf, text)
 	}
+	if text, ok := strings.CutPrefix(tag, "generate="); ok {
+		if strings.Contains(text, ",") {
+			return fail("generate= comes alone: a generated field takes no other role or option")
+		}
+		return compileGenerate(info, index, sf, text) // generate.go
+	}
 	opts := strings.Split(tag, ",")
 	role, mods := opts[0], opts[1:]
+	if role == "ttl" && len(mods) > 0 {
+		return compileTTLTag(info, index, sf, mods) // ttlderived.go
+	}
 	for _, m := range mods {
 		switch {
 		case strings.HasPrefix(m, "default="):
@@ -88,7 +101,7 @@ func compileFieldTag(info *entityInfo, index []int, sf reflect.StructField, tag 
 	case "ttl":
 		return compileTTL(info, index, sf)
 	}
-	return fail("unknown singletable tag option " + strconv.Quote(role) + " (want version, shard, createdAt, updatedAt, counter, ttl or default=...)")
+	return fail("unknown singletable tag option " + strconv.Quote(role) + " (want version, shard, createdAt, updatedAt, counter, ttl, default=... or generate=...)")
 }
 
 // roleTaken refuses a field that has a role already (as version or shard).
@@ -146,5 +159,14 @@ func (h *writeHooks) describe(e *design.Entity) {
 	}
 	for _, d := range h.defaults {
 		e.Defaults = append(e.Defaults, d.f.Name)
+	}
+	if d := h.derivedTTL; d != nil {
+		e.TTLFrom, e.TTLAfter = d.from, d.after
+	}
+	for _, g := range h.generated {
+		if e.Generated == nil {
+			e.Generated = map[string]string{}
+		}
+		e.Generated[g.f.Name] = g.kind.String()
 	}
 }

@@ -330,6 +330,9 @@ func walkFieldOptions(info *entityInfo, rt reflect.Type, at []int, depth int) er
 func compileFeatures(info *entityInfo) {
 	var fs []featurePlan
 	if h := info.hooks; h != nil {
+		if len(h.generated) > 0 {
+			fs = append(fs, &generateFeature{fields: h.generated}) // generate.go
+		}
 		if len(h.defaults) > 0 {
 			fs = append(fs, &defaultsFeature{defaults: h.defaults})
 		}
@@ -338,6 +341,9 @@ func compileFeatures(info *entityInfo) {
 		}
 		if h.counter != nil {
 			fs = append(fs, &counterFeature{f: h.counter})
+		}
+		if h.derivedTTL != nil {
+			fs = append(fs, newDerivedTTLFeature(info)) // ttlderived.go
 		}
 		if len(h.validate) > 0 || len(h.fieldChecks) > 0 {
 			fs = append(fs, &validationFeature{whole: h.validate, fields: h.fieldChecks})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"maps"
 	"math/rand/v2"
@@ -122,6 +123,11 @@ type TableOptions struct {
 	// [Table.EnableTTL] turn on; default: the attribute of the registered
 	// entities' `singletable:"ttl"` fields.
 	TTLAttribute string
+	// IDSource is the randomness of generated ids (`singletable:"generate=..."`,
+	// generate.go; [WithIDSource]); default crypto/rand.Reader. It is read from
+	// concurrent writes, so it must be safe for concurrent use. Tests make it
+	// deterministic.
+	IDSource io.Reader
 }
 
 type tableOptionFunc func(*TableOptions) error

@@ -31,6 +31,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
@@ -139,6 +140,14 @@ type Entity struct {
 	// none. Defaults names the attributes that have a `default=`.
 	CreatedAt, UpdatedAt, Counter, TTL string
 	Defaults                           []string
+	// TTLFrom and TTLAfter say how the library derives the TTL: from the time
+	// attribute TTLFrom plus TTLAfter (`singletable:"ttl,from=...,after=..."`);
+	// "" and 0 when the TTL is the caller's.
+	TTLFrom  string
+	TTLAfter time.Duration
+	// Generated maps each attribute whose id the library generates
+	// (`singletable:"generate=..."`) to its kind: "ulid" or "uuidv7".
+	Generated map[string]string
 }
 
 // Key is an entity's key templates on the base table or on one index.
@@ -213,6 +222,7 @@ func New(t Table, entities []Entity) *Design {
 		e.Fields = slices.Clone(e.Fields)
 		e.ShardBy = slices.Clone(e.ShardBy)
 		e.Defaults = slices.Clone(e.Defaults)
+		e.Generated = maps.Clone(e.Generated)
 		es[i] = e
 	}
 	slices.SortStableFunc(es, func(a, b Entity) int {

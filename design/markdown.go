@@ -2,6 +2,8 @@ package design
 
 import (
 	"cmp"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -266,14 +268,28 @@ func mermaidText(s string) string {
 func fieldRoles(b *strings.Builder, d *Design) {
 	has := false
 	for _, e := range d.Entities {
-		has = has || e.CreatedAt != "" || e.UpdatedAt != "" || e.Counter != "" || e.TTL != "" || len(e.Defaults) > 0
+		has = has || e.CreatedAt != "" || e.UpdatedAt != "" || e.Counter != "" || e.TTL != "" || len(e.Defaults) > 0 || len(e.Generated) > 0
 	}
 	if !has && d.TTLAttribute == "" {
 		return
 	}
 	b.WriteString("\nFields the library keeps:\n\n| entity | createdAt | updatedAt | counter | ttl | defaults |\n|---|---|---|---|---|---|\n")
 	for _, e := range d.Entities {
-		row(b, e.Name, orDash(code(e.CreatedAt)), orDash(code(e.UpdatedAt)), orDash(code(e.Counter)), orDash(code(e.TTL)), orDash(codes(e.Defaults, ", ")))
+		ttl := code(e.TTL)
+		if e.TTLFrom != "" {
+			ttl += " = " + code(e.TTLFrom) + " + " + e.TTLAfter.String()
+		}
+		row(b, e.Name, orDash(code(e.CreatedAt)), orDash(code(e.UpdatedAt)), orDash(code(e.Counter)), orDash(ttl), orDash(codes(e.Defaults, ", ")))
+	}
+	for _, e := range d.Entities {
+		if len(e.Generated) == 0 {
+			continue
+		}
+		var ids []string
+		for _, attr := range slices.Sorted(maps.Keys(e.Generated)) {
+			ids = append(ids, code(attr)+" ("+e.Generated[attr]+")")
+		}
+		b.WriteString("\n" + e.Name + ": the library generates " + strings.Join(ids, ", ") + " when zero; such ids sort by time as text.\n")
 	}
 	if d.TTLAttribute != "" {
 		b.WriteString("\nItems expire by DynamoDB's TTL on " + code(d.TTLAttribute) + " (Unix seconds), once TTL is on for the table (`CreateTable` or `EnableTTL`).\n")

@@ -1,0 +1,288 @@
+package singletable
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"reflect"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/google/uuid"
+	"github.com/oklog/ulid/v2"
+
+	"github.com/singletable/singletable/internal/codec"
+)
+
+// Generated ids. A string field tagged `singletable:"generate=ulid"` or
+// `singletable:"generate=uuidv7"` is given a new id when it is zero in a whole
+// item about to be written (Put, Create, BatchPut, TxPut, TxCreate), before
+// defaults, timestamps, validation and the rendering of keys, so a key rendered
+// from it renders the id. A value the caller gives is kept, never replaced.
+//
+//   - ulid: 26 characters of Crockford base 32 (github.com/oklog/ulid/v2), the
+//     first 10 the time in milliseconds.
+//   - uuidv7: the 36-character text of an RFC 9562 version 7 UUID (formatted by
+//     github.com/google/uuid), the first 12 hex digits the time in milliseconds.
+//
+// The time is the table's clock ([WithClock]), read once per write (an id made
+// with createdAt holds createdAt's millisecond); the randomness is the table's
+// [WithIDSource] (crypto/rand by default). Ids of one entity made in one process
+// increase strictly, also within a millisecond (ulid: monotonic entropy; uuidv7:
+// a 12-bit counter in rand_a), so both sort as text by time: a sort key
+// "ORDER#{id}" lists items in the order they were made, to the millisecond across
+// processes (clock skew between writers reorders; use {createdAt:time}#{id} where
+// exact order matters).
+//
+// The id is made once per call, on the library's copy of the value, before
+// anything is sent: a write resent after a lost answer carries the same id, and
+// the call returns it. A transaction with a token ([TxOptions]) draws its ids from
+// the token's stream at TxOptions.At (required), so planning it again gives the
+// same ids.
+//
+// A Put of an existing item whose generated field is zero and not an input of the
+// primary key keeps the stored id (if_not_exists) and returns it; an Update with
+// [Upsert] stores one with if_not_exists. An Update never makes an id of a key
+// input: the key must be known to address the item. Migration write-back makes
+// none.
+//
+// Register refuses a field that is not a string, has another role or a default,
+// and a uuidv7 field in a key of a table whose delimiter is '-'.
+
+// WithIDSource sets the randomness of generated ids; see [TableOptions.IDSource].
+// r must be safe for concurrent use.
+func WithIDSource(r io.Reader) TableOption {
+	return tableOptionFunc(func(o *TableOptions) error {
+		if r == nil {
+			return fmt.Errorf("WithIDSource(nil): %w", ErrInvalidInput)
+		}
+		o.IDSource = r
+		return nil
+	})
+}
+
+// idKind is the kind of a generated id.
+type idKind uint8
+
+const (
+	idULID idKind = iota + 1
+	idUUIDv7
+)
+
+func (k idKind) String() string {
+	if k == idUUIDv7 {
+		return "uuidv7"
+	}
+	return "ulid"
+}
+
+// genField is one field whose id is generated, with the state that keeps the
+// ids of one entity increasing.
+type genField struct {
+	f    *codec.Field
+	kind idKind
+	key  bool // an input of the primary key
+
+	mu sync.Mutex // protects mono, lastMs and seq
+	// mono is the ulid entropy, monotonic within a millisecond.
+	mono *ulid.MonotonicEntropy
+	// lastMs and seq are the uuidv7 time and counter last used.
+	lastMs uint64
+	seq    uint16
+}
+
+// compileGenerate makes the struct field at index a generated id of kind text.
+func compileGenerate(info *entityInfo, index []int, sf reflect.StructField, text string) error {
+	f, err := storedField(info, index, sf, "generated")
+	if err != nil {
+		return err
+	}
+	fail := func(reason string) error {
+		return &EntityError{Entity: info.name, Field: f.GoName, Reason: "generate=" + text + " (attribute " + f.Name + "): " + reason}
+	}
+	var kind idKind
+	switch text {
+	case "ulid":
+		kind = idULID
+	case "uuidv7":
+		kind = idUUIDv7
+	default:
+		return fail("unknown id kind (want ulid or uuidv7)")
+	}
+	if f.Type.Kind() != reflect.String {
+		return fail("a generated id is text: the field must be a string, not " + f.Type.String())
+	}
+	if f.AsString {
+		return fail("the string option is for numbers")
+	}
+	if r := info.roleTaken(f); r != "" {
+		return fail("the field is the " + r + " field already")
+	}
+	h := info.hooksOf()
+	for _, g := range h.generated {
+		if g.f == f {
+			return fail("generated twice")
+		}
+	}
+	attrs, base := info.keyInputOf(f)
+	if len(attrs) > 0 && kind == idUUIDv7 && info.table.opts.Delimiter == '-' {
+		return fail("a UUID's text holds '-', the table's key delimiter, and the field feeds " + strings.Join(attrs, ", ") + ": use generate=ulid or another delimiter")
+	}
+	src := info.table.opts.IDSource
+	if src == nil {
+		src = rand.Reader
+	}
+	h.generated = append(h.generated, &genField{f: f, kind: kind, key: base, mono: ulid.Monotonic(src, 0)})
+	return nil
+}
+
+// newID makes an id at now: from the plan's stream when the plan must come out
+// the same when made again (env.rand), else from the field's monotonic state.
+func (g *genField) newID(info *entityInfo, env *planEnv, now time.Time) (string, error) {
+	ms := uint64(now.UnixMilli())
+	if now.UnixMilli() < 0 {
+		return "", fmt.Errorf("singletable: %s: the clock's time %s is before 1970: %w", info.attrName(g.f), now, ErrInvalidInput)
+	}
+	replay := env != nil && env.rand != nil
+	src := info.table.opts.IDSource
+	if src == nil {
+		src = rand.Reader
+	}
+	if replay {
+		src = env.rand
+	}
+	switch g.kind {
+	case idUUIDv7:
+		var b [16]byte
+		if _, err := io.ReadFull(src, b[8:]); err != nil {
+			return "", fmt.Errorf("singletable: %s: id source: %w", info.attrName(g.f), err)
+		}
+		seq := uint16(0)
+		if !replay {
+			g.mu.Lock()
+			if ms <= g.lastMs {
+				// The same millisecond (or the clock moved back): the next count.
+				ms = g.lastMs
+				g.seq++
+				if g.seq > 0xfff {
+					ms++
+					g.seq = 0
+				}
+			} else {
+				g.seq = 0
+			}
+			g.lastMs, seq = ms, g.seq
+			g.mu.Unlock()
+		} else {
+			seq = binary.BigEndian.Uint16(b[8:10]) & 0xfff
+		}
+		binary.BigEndian.PutUint64(b[0:8], ms<<16)
+		b[6] = 0x70 | byte(seq>>8)&0x0f
+		b[7] = byte(seq)
+		b[8] = 0x80 | b[8]&0x3f
+		return uuid.UUID(b).String(), nil
+	default:
+		var id ulid.ULID
+		var err error
+		if replay {
+			id, err = ulid.New(ms, src)
+		} else {
+			g.mu.Lock()
+			id, err = ulid.New(ms, g.mono)
+			g.mu.Unlock()
+		}
+		if err != nil {
+			return "", fmt.Errorf("singletable: %s: ulid: %w", info.attrName(g.f), err)
+		}
+		return id.String(), nil
+	}
+}
+
+// generateFeature is the plan of an entity's generated ids, compiled at Register.
+type generateFeature struct {
+	fields []*genField
+	noOwner
+}
+
+// plan fills each zero generated field of a whole value with a new id; a Put
+// keeps the id stored in place of one made for a non-key field, an Update with
+// Upsert stores one where the item holds none.
+func (g *generateFeature) plan(p *writePlan) error {
+	upsert := p.kind == kindUpdate && p.upsert
+	if !p.whole() && !upsert {
+		return nil
+	}
+	info := p.info
+	for _, gf := range g.fields {
+		if upsert && (gf.key || p.sets(gf.f.Name) || p.setsField(gf.f)) {
+			continue
+		}
+		fv, ok := gf.f.ValueOf(p.sv)
+		given := ok && !fv.IsZero()
+		if given && !upsert {
+			continue
+		}
+		var id string
+		if given {
+			id = fv.String() // an upsert's key value names the id
+		} else {
+			if p.env.replay && !p.env.atGiven {
+				return fmt.Errorf("%s has generated ids: a transaction with a token needs TxOptions.At (kept with the token), so that a resend makes the same ids: %w", info.name, ErrInvalidInput)
+			}
+			var err error
+			if id, err = gf.newID(info, p.env, p.env.now(info.table)); err != nil {
+				return err
+			}
+		}
+		av := &types.AttributeValueMemberS{Value: id}
+		if upsert {
+			p.setIfAbsent(gf.f.Name, av, gf.f, reflect.ValueOf(id).Convert(gf.f.Type))
+			continue
+		}
+		sf, err := gf.f.Settable(p.sv)
+		if err != nil {
+			return err
+		}
+		sf.SetString(id)
+		if p.kind == kindPut && !gf.key {
+			// A Put keeps the id stored, and returns it.
+			p.keeps, p.learns = true, true
+			p.setIfAbsent(gf.f.Name, av, gf.f, sf)
+			p.stake(&genPart{f: gf.f})
+		}
+	}
+	return nil
+}
+
+// setsField reports whether an Update's changes give the field a value.
+func (p *writePlan) setsField(f *codec.Field) bool {
+	for _, c := range p.checks {
+		if c.f == f {
+			return true
+		}
+	}
+	return false
+}
+
+// genPart sets in the value a Put wrote the id stored: the one made, or the one
+// the item held already.
+type genPart struct {
+	f *codec.Field
+	noPart
+}
+
+func (g *genPart) settle(w *writeRequest, attrs map[string]types.AttributeValue, _ bool) (map[string]types.AttributeValue, error) {
+	s, ok := attrs[g.f.Name].(*types.AttributeValueMemberS)
+	if !ok || !w.whole.IsValid() {
+		return attrs, nil
+	}
+	fv, err := g.f.Settable(w.whole)
+	if err != nil {
+		return attrs, err
+	}
+	fv.SetString(s.Value)
+	return attrs, nil
+}

@@ -1,0 +1,321 @@
+package singletable
+
+import (
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/singletable/singletable/internal/codec"
+)
+
+// Derived TTL. `singletable:"ttl,from=createdAt,after=720h"` on the ttl field (or
+// the [DeriveTTL] option) makes the item's expiry a function of another field:
+// ttl = from + after, in Unix seconds (rounded down). from names a stored
+// attribute: a time.Time field (stored any way) or an integer field of Unix
+// seconds (milliseconds for a createdAt or updatedAt tagged unixms); after is a
+// time.ParseDuration text or a count of days ("30d"), more than zero.
+//
+// The library owns the field, as it owns updatedAt: every whole-item write (Put,
+// Create, BatchPut, TxPut, TxCreate, Mutate's write) computes it after the
+// timestamps are stamped and replaces what the value held (a value read earlier
+// may carry a ttl derived from a base no longer stored); a zero base leaves the
+// ttl out (the item does not expire). An Update that Sets the base stores the new
+// ttl in the same request; one that stamps the base (from=updatedAt) too, so the
+// expiry slides with every write; from=createdAt: a Put or an Upsert stores the
+// ttl with if_not_exists beside createdAt, so an existing item keeps both. An
+// Update may not Set or Remove the ttl field, nor Remove the base (the ttl would
+// outlive it: Put the item instead). Delete and TxCheck store nothing; migration
+// write-back writes only what the migration changed. Reads judge expiry with
+// [SkipExpired] from the ttl stored, as for any ttl field. Cost: none beyond the
+// attribute.
+
+// derivedTTL is an entity's derived ttl.
+type derivedTTL struct {
+	ttl   *codec.Field
+	from  string // the base's stored attribute name
+	after time.Duration
+	// given by the tag (else by DeriveTTL), for messages.
+	tag bool
+}
+
+// DeriveTTL derives the entity's ttl field from the time field stored as from
+// plus after, as the tag `singletable:"ttl,from=...,after=..."` does (see the
+// notes on derived TTL). The entity needs a ttl field, without from= in its tag.
+func DeriveTTL(from string, after time.Duration) RegisterOption {
+	return deriveTTLOption{from: from, after: after}
+}
+
+type deriveTTLOption struct {
+	from  string
+	after time.Duration
+}
+
+func (o deriveTTLOption) apply(_ *Table, info *entityInfo) error {
+	h := info.hooks
+	if h == nil || h.ttl == nil {
+		return &EntityError{Entity: info.name, Reason: "DeriveTTL(" + strconv.Quote(o.from) + ", " + o.after.String() + "): the entity has no field tagged singletable:\"ttl\""}
+	}
+	if h.derivedTTL != nil {
+		return &EntityError{Entity: info.name, Field: h.ttl.GoName, Reason: "DeriveTTL given, and the ttl field's tag derives it already (from=" + h.derivedTTL.from + "): give one"}
+	}
+	d := &derivedTTL{ttl: h.ttl, from: o.from, after: o.after}
+	if err := d.check(info); err != nil {
+		return err
+	}
+	h.derivedTTL = d
+	return nil
+}
+
+// compileTTLTag compiles a ttl tag with options (from=, after=).
+func compileTTLTag(info *entityInfo, index []int, sf reflect.StructField, mods []string) error {
+	fail := func(reason string) error { return &EntityError{Entity: info.name, Field: sf.Name, Reason: reason} }
+	d := &derivedTTL{tag: true}
+	var afterText string
+	for _, m := range mods {
+		k, v, _ := strings.Cut(m, "=")
+		switch k {
+		case "from":
+			d.from = v
+		case "after":
+			afterText = v
+		default:
+			return fail("unknown ttl option " + strconv.Quote(m) + " (want from=ATTR,after=DURATION)")
+		}
+	}
+	if d.from == "" || afterText == "" {
+		return fail("a derived ttl needs both from=ATTR and after=DURATION")
+	}
+	after, err := parseAfter(afterText)
+	if err != nil {
+		return fail("ttl after=" + afterText + ": " + err.Error())
+	}
+	d.after = after
+	if err := compileTTL(info, index, sf); err != nil {
+		return err
+	}
+	d.ttl = info.hooks.ttl
+	if err := d.check(info); err != nil {
+		return err
+	}
+	info.hooks.derivedTTL = d
+	return nil
+}
+
+// parseAfter parses a duration: time.ParseDuration's text, or whole days ("30d").
+func parseAfter(text string) (time.Duration, error) {
+	if days, ok := strings.CutSuffix(text, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil || n <= 0 || n > 365*1000 {
+			return 0, fmt.Errorf("want a count of days from 1, or a Go duration such as 720h")
+		}
+		return time.Duration(n) * 24 * time.Hour, nil
+	}
+	return time.ParseDuration(text)
+}
+
+// check refuses a base that is no time, a duration that is not positive.
+func (d *derivedTTL) check(info *entityInfo) error {
+	fail := func(reason string) error {
+		return &EntityError{Entity: info.name, Field: d.ttl.GoName, Reason: "ttl derived from " + strconv.Quote(d.from) + ": " + reason}
+	}
+	if d.after <= 0 {
+		return fail("after must be more than zero, not " + d.after.String())
+	}
+	f, ok := info.plan.Field(d.from)
+	if !ok {
+		return fail("no stored attribute " + strconv.Quote(d.from) + info.suggestAttr(d.from))
+	}
+	if f == d.ttl {
+		return fail("the ttl cannot be derived from itself")
+	}
+	base := derefType(f.Type)
+	if base != timeType && (!isIntegerKind(base.Kind()) || f.AsString) {
+		return fail("the base must be a time.Time or an integer of Unix seconds, not " + f.Type.String())
+	}
+	return nil
+}
+
+// derivedTTLFeature is the plan of a derived ttl, compiled at Register.
+type derivedTTLFeature struct {
+	d    *derivedTTL
+	from *codec.Field
+	ms   bool // the base is an integer of Unix milliseconds (createdAt,unixms)
+	// created: the base is createdAt, which a Put keeps as stored.
+	created bool
+}
+
+func newDerivedTTLFeature(info *entityInfo) *derivedTTLFeature {
+	d := info.hooks.derivedTTL
+	f, _ := info.plan.Field(d.from)
+	df := &derivedTTLFeature{d: d, from: f}
+	for _, st := range []*stampField{info.hooks.createdAt, info.hooks.updatedAt} {
+		if st != nil && st.f == f {
+			df.ms = st.ms
+			df.created = st.role == "createdAt"
+		}
+	}
+	return df
+}
+
+func (d *derivedTTLFeature) owns(own func(*codec.Field, string)) { own(d.d.ttl, "ttl (derived)") }
+
+// expiry returns the ttl derived from the base's value fv (false: no base).
+func (d *derivedTTLFeature) expiry(fv reflect.Value) (int64, bool) {
+	if fv.Kind() == reflect.Pointer {
+		if fv.IsNil() {
+			return 0, false
+		}
+		fv = fv.Elem()
+	}
+	if fv.IsZero() {
+		return 0, false
+	}
+	var t time.Time
+	switch {
+	case fv.Type() == timeType:
+		t = fv.Interface().(time.Time)
+	case fv.CanInt() && d.ms:
+		t = time.UnixMilli(fv.Int())
+	case fv.CanInt():
+		t = time.Unix(fv.Int(), 0)
+	case d.ms:
+		t = time.UnixMilli(int64(fv.Uint()))
+	default:
+		t = time.Unix(int64(fv.Uint()), 0)
+	}
+	return t.Add(d.d.after).Unix(), true
+}
+
+// setTTL stores sec (ok false: none) in the ttl field of sv.
+func (d *derivedTTLFeature) setTTL(info *entityInfo, sv reflect.Value, sec int64, ok bool) error {
+	fv, err := d.d.ttl.Settable(sv)
+	if err != nil {
+		return err
+	}
+	fv.Set(reflect.Zero(fv.Type()))
+	if !ok {
+		return nil
+	}
+	if fv.Kind() == reflect.Pointer {
+		fv.Set(reflect.New(fv.Type().Elem()))
+		fv = fv.Elem()
+	}
+	switch {
+	case fv.Type() == timeType:
+		fv.Set(reflect.ValueOf(time.Unix(sec, 0)))
+	case fv.CanInt():
+		if fv.OverflowInt(sec) {
+			return fmt.Errorf("singletable: %s: %d does not fit %s: %w", info.attrName(d.d.ttl), sec, fv.Type(), ErrInvalidInput)
+		}
+		fv.SetInt(sec)
+	default:
+		if sec < 0 || fv.OverflowUint(uint64(sec)) {
+			return fmt.Errorf("singletable: %s: %d does not fit %s: %w", info.attrName(d.d.ttl), sec, fv.Type(), ErrInvalidInput)
+		}
+		fv.SetUint(uint64(sec))
+	}
+	return roundTrip(info, d.d.ttl, sv)
+}
+
+// plan derives the ttl of a whole value from its base, and has an Update that
+// changes or stamps the base store the ttl derived from the new one.
+func (d *derivedTTLFeature) plan(p *writePlan) error {
+	info := p.info
+	ttl := d.d.ttl
+	if p.whole() {
+		fv, _ := d.from.ValueOf(p.sv)
+		sec, ok := d.expiry(fv)
+		if err := d.setTTL(info, p.sv, sec, ok); err != nil {
+			return err
+		}
+		if p.kind == kindPut && d.created && ok {
+			// A Put keeps the stored createdAt, and the ttl stored with it.
+			p.keeps, p.learns = true, true
+			tv, _ := ttl.ValueOf(p.sv)
+			av, keep, err := ttl.Encode(tv)
+			if err != nil {
+				return err
+			}
+			if keep {
+				p.setIfAbsent(ttl.Name, av, nil, reflect.Value{})
+				p.stake(&derivedTTLPart{f: ttl})
+			}
+		}
+		return nil
+	}
+	if p.kind != kindUpdate {
+		return nil
+	}
+	for _, c := range p.checks {
+		if c.f != d.from {
+			continue
+		}
+		sec, ok := d.expiry(c.fv)
+		if !ok {
+			return fmt.Errorf("%s: the ttl %s is derived from it: removing it would leave the ttl; Put the item instead: %w", info.attrName(d.from), ttl.Name, ErrInvalidInput)
+		}
+		return d.store(p, sec, false)
+	}
+	stamped := func(list []attrSet) (attrSet, bool) {
+		for _, a := range list {
+			if a.name == d.from.Name && a.fv.IsValid() {
+				return a, true
+			}
+		}
+		return attrSet{}, false
+	}
+	if a, ok := stamped(p.attrs); ok { // updatedAt
+		if sec, ok := d.expiry(a.fv); ok {
+			return d.store(p, sec, false)
+		}
+	}
+	if a, ok := stamped(p.absent); ok { // createdAt, stored where the item has none
+		if sec, ok := d.expiry(a.fv); ok {
+			return d.store(p, sec, true)
+		}
+	}
+	return nil
+}
+
+// store has an Update store the ttl sec (ifAbsent: where the item has none).
+func (d *derivedTTLFeature) store(p *writePlan, sec int64, ifAbsent bool) error {
+	tv := reflect.New(p.info.goType).Elem()
+	if err := d.setTTL(p.info, tv, sec, true); err != nil {
+		return err
+	}
+	fv, _ := d.d.ttl.ValueOf(tv)
+	av, keep, err := d.d.ttl.Encode(fv)
+	if err != nil || !keep {
+		return err
+	}
+	if ifAbsent {
+		p.setIfAbsent(d.d.ttl.Name, av, nil, reflect.Value{})
+	} else {
+		p.set(d.d.ttl.Name, av)
+	}
+	return nil
+}
+
+// derivedTTLPart sets in the value a Put wrote the ttl stored: derived from the
+// value's createdAt, or kept with the stored one.
+type derivedTTLPart struct {
+	f *codec.Field
+	noPart
+}
+
+func (d *derivedTTLPart) settle(w *writeRequest, attrs map[string]types.AttributeValue, _ bool) (map[string]types.AttributeValue, error) {
+	av, ok := attrs[d.f.Name]
+	if !ok || !w.whole.IsValid() {
+		return attrs, nil
+	}
+	fv, err := d.f.Settable(w.whole)
+	if err != nil {
+		return attrs, err
+	}
+	fv.Set(reflect.Zero(fv.Type()))
+	return attrs, d.f.Decode(av, fv)
+}

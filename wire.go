@@ -46,12 +46,15 @@ func WithWireDecoding(on bool) TableOption {
 	return tableOptionFunc(func(o *TableOptions) error { o.WireDecoding = &on; return nil })
 }
 
-// wireOn reports whether reads take the wire path.
+// wireOn reports whether reads take the wire path: as the option says (NewTable
+// refuses it on where the client is not known to allow it), else by default
+// where the client is known to apply middleware and return outputs unchanged
+// (client.go).
 func (t *Table) wireOn() bool {
 	if w := t.opts.WireDecoding; w != nil {
 		return *w
 	}
-	return defaultWireDecoding
+	return defaultWireDecoding && t.traits.wire()
 }
 
 // wireTarget is an entity as the wire path decodes it, made on first use (after

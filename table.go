@@ -89,8 +89,9 @@ type TableOptions struct {
 	// by whichever write creates the item; default "_inc". See [ErrAmbiguous].
 	IncarnationAttribute string
 	// WireDecoding, when false, makes reads decode items the SDK's way (its
-	// attribute values, then the codec); nil or true: items are decoded straight
-	// from the response's JSON where they can be. See [WithWireDecoding].
+	// attribute values, then the codec); true: items are decoded straight from
+	// the response's JSON where they can be; nil: so where the client allows it
+	// (see [ClientTraits]). See [WithWireDecoding].
 	WireDecoding *bool
 	// Clock gives the time of createdAt and updatedAt fields and of TTL checks
 	// (timestamps.go, ttl.go); default time.Now. It is called from concurrent

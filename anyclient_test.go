@@ -305,7 +305,7 @@ func TestDAXLikeClientEveryItemOperation(t *testing.T) {
 				assert.Zero(t, op.Attempts, "attempts are unknown without SDK middleware")
 				assert.Equal(t, 1, sdkObs.ops[i].Attempts, "and counted through *dynamodb.Client")
 				assert.Equal(t, sdkObs.ops[i].Err == nil, op.Err == nil, op.Name)
-				if op.Name != "Scan" { // the table holds more items by the second run
+				if op.Name != "Scan" && op.Name != "Query" { // scans and the shards' partitions hold the other run's items too
 					assert.Equal(t, sdkObs.ops[i].Capacity, op.Capacity, op.Name)
 				}
 				seen[op.Name] = true

@@ -7,6 +7,7 @@ import (
 	"reflect"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	sdkretry "github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -54,7 +55,10 @@ func (t *Table) keyID(key map[string]types.AttributeValue) itemKey {
 // DynamoDB leaves unprocessed are asked for again with [Backoff] until all are
 // answered, the context ends, or Backoff.MaxAttempts rounds in a row make no
 // progress; then the error matches [ErrUnprocessed] and Unprocessed holds exactly
-// the keys never answered. An item at a key that is not provably of this entity
+// the keys never answered. A call that fails otherwise (the client refuses it, a
+// validation error, a missing table) ends the loop with that error, which does
+// not match ErrUnprocessed; the keys it left unanswered are in none of Items,
+// Missing and Unprocessed, and the error says how many. An item at a key that is not provably of this entity
 // type (its type attribute names another, or is missing or not a string) is
 // neither decoded nor dropped: it is in none of Items, Missing and Unprocessed,
 // and the error, matching [ErrTypeMismatch], names each such key (its index and
@@ -104,6 +108,7 @@ func (e *Entity[T]) batchGet(ctx context.Context, keys []T, p *readPlan, consist
 		return m
 	}
 	var loopErr error
+	refused := false // the loop ended on an error that is not "unprocessed" (unprocessedCause)
 	retry := batchRetry{b: t.opts.Backoff.withDefaults()}
 	for len(queue) > 0 {
 		n := min(len(queue), maxBatchGet)
@@ -121,7 +126,7 @@ func (e *Entity[T]) batchGet(ctx context.Context, keys []T, p *readPlan, consist
 			RequestItems: map[string]types.KeysAndAttributes{t.name: ka},
 		}, found, useWire)
 		if err != nil {
-			loopErr = err
+			loopErr, refused = err, !unprocessedCause(err)
 			break
 		}
 		var again []itemKey
@@ -137,6 +142,7 @@ func (e *Entity[T]) batchGet(ctx context.Context, keys []T, p *readPlan, consist
 	}
 	left := unanswered()
 	var readErr error
+	notRead := 0
 	for i, id := range ids {
 		v, verdict, ok, err := found.read(ctx, p, id) // through the read path's phases (wire.go, readpath.go)
 		switch {
@@ -144,11 +150,16 @@ func (e *Entity[T]) batchGet(ctx context.Context, keys []T, p *readPlan, consist
 			readErr = errors.Join(readErr, fmt.Errorf("key %d %s: %w", i, formatKey(t.keyStrings(avs[id])), err))
 		case ok && verdict == itemRead:
 			res.Items = append(res.Items, v)
+		case !ok && left[id] && refused:
+			notRead++
 		case !ok && left[id]:
 			res.Unprocessed = append(res.Unprocessed, keys[i])
 		default: // no item, or one SkipExpired leaves out: as good as missing
 			res.Missing = append(res.Missing, keys[i])
 		}
+	}
+	if refused {
+		return res, fmt.Errorf("singletable: BatchGet %s: %d keys not read: %w", e.info.name, notRead, errors.Join(loopErr, readErr))
 	}
 	if loopErr != nil {
 		return res, fmt.Errorf("singletable: BatchGet %s: %d keys unprocessed: %w: %w", e.info.name, len(res.Unprocessed), ErrUnprocessed, loopErr)
@@ -167,7 +178,9 @@ func (e *Entity[T]) batchGet(ctx context.Context, keys []T, p *readPlan, consist
 // backwards. Use Put, Mutate or a transaction where versions must be checked. Items DynamoDB leaves unprocessed are sent again with [Backoff]
 // until all are written, the context ends, or Backoff.MaxAttempts rounds in a row
 // make no progress; it then returns exactly the items not written, with an error
-// matching [ErrUnprocessed]. Two items with the same key are refused before
+// matching [ErrUnprocessed]. A call that fails otherwise (the client refuses it, a
+// validation error, a missing table) returns the items not written with that
+// error, which does not match ErrUnprocessed. Two items with the same key are refused before
 // anything is sent. items is not modified.
 func (e *Entity[T]) BatchPut(ctx context.Context, items []T) ([]T, error) {
 	if e == nil {
@@ -249,6 +262,7 @@ func (t *Table) batchWrite(ctx context.Context, what string, reqs []types.WriteR
 		queue[i] = i
 	}
 	retry := batchRetry{b: t.opts.Backoff.withDefaults()}
+	var lastConflict error // the last ReplicatedWriteConflictException, sent again like unprocessed items
 	for len(queue) > 0 {
 		n := min(len(queue), maxBatchWrite)
 		chunk := make([]types.WriteRequest, n)
@@ -258,6 +272,13 @@ func (t *Table) batchWrite(ctx context.Context, what string, reqs []types.WriteR
 		out, err := t.client.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{
 			RequestItems: map[string][]types.WriteRequest{t.name: chunk},
 		})
+		if err != nil && replicatedConflict(err) { // pipeline.go: refused, applied nothing; sent again
+			lastConflict, err = err, nil
+			out = &dynamodb.BatchWriteItemOutput{UnprocessedItems: map[string][]types.WriteRequest{t.name: chunk}}
+		}
+		if err != nil && !unprocessedCause(err) {
+			return queue, fmt.Errorf("singletable: %s: %d items not written: %w", what, len(queue), err)
+		}
 		if err != nil {
 			return queue, fmt.Errorf("singletable: %s: %d items unprocessed: %w: %w", what, len(queue), ErrUnprocessed, err)
 		}
@@ -271,10 +292,26 @@ func (t *Table) batchWrite(ctx context.Context, what string, reqs []types.WriteR
 		}
 		queue = append(again, queue[n:]...)
 		if err := retry.after(ctx, n, len(again)); err != nil {
+			if lastConflict != nil {
+				err = errors.Join(err, lastConflict)
+			}
 			return queue, fmt.Errorf("singletable: %s: %d items unprocessed: %w: %w", what, len(queue), ErrUnprocessed, err)
 		}
 	}
 	return nil, nil
+}
+
+// unprocessedCause reports whether err, the error of one call of a batch, leaves
+// what the call did not answer unprocessed in [ErrUnprocessed]'s sense: the
+// context ended, or DynamoDB throttled or failed in a way the SDK retries (a
+// 5xx, a lost connection) past the SDK's retries, so that asking again later may
+// succeed. A client's refusal (DAX's of SDK middleware), a validation error or a
+// missing table is not: the batch returns it with its own kind.
+func unprocessedCause(err error) bool {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	return sdkretry.IsErrorRetryables(sdkretry.DefaultRetryables).IsErrorRetryable(err) == aws.TrueTernary
 }
 
 // batchRetry paces the rounds of a batch call that DynamoDB answers in part.

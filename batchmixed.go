@@ -30,7 +30,10 @@ import (
 // unprocessed are asked for again with [Backoff] until all are answered, the
 // context ends, or Backoff.MaxAttempts rounds in a row make no progress; then
 // the error matches [ErrUnprocessed] and the refs never answered are returned
-// (their Value says ErrUnprocessed too). A nil ref, a key that cannot be
+// (their Value says ErrUnprocessed too). A call that fails otherwise (the
+// client refuses it, a validation error, a missing table) returns the refs it
+// left unread with that error, in their Values too, not matching ErrUnprocessed.
+// A nil ref, a key that cannot be
 // rendered, and one item asked for twice are refused before anything is sent,
 // naming them. [Consistent] makes every read strongly consistent. Cost: as many
 // GetItems (0.5 RCU per 4 KB, 1 consistent), in fewer round trips. Older items
@@ -60,6 +63,7 @@ func (t *Table) BatchGet(ctx context.Context, refs []ItemRef, opts ...GetOption)
 	}
 	retry := batchRetry{b: t.opts.Backoff.withDefaults()}
 	var loopErr error
+	refused := false // the loop ended on an error that is not "unprocessed"
 	for len(queue) > 0 {
 		n := min(len(queue), maxBatchGet)
 		keys := make([]map[string]types.AttributeValue, n)
@@ -71,7 +75,7 @@ func (t *Table) BatchGet(ctx context.Context, refs []ItemRef, opts ...GetOption)
 		}}
 		out, err := t.batchGetMixed(ctx, in, refs, byID, peek)
 		if err != nil {
-			loopErr = err
+			loopErr, refused = err, !unprocessedCause(err) // batch.go
 			break
 		}
 		var again []int
@@ -101,6 +105,15 @@ func (t *Table) BatchGet(ctx context.Context, refs []ItemRef, opts ...GetOption)
 		if loopErr = retry.after(ctx, n, len(again)); loopErr != nil {
 			break
 		}
+	}
+	if refused {
+		left := make([]ItemRef, 0, len(queue))
+		for _, j := range queue {
+			c := refs[j].refCore()
+			c.state, c.rerr = refFailed, loopErr
+			left = append(left, refs[j])
+		}
+		return left, fmt.Errorf("singletable: BatchGet: %d keys not read (%s): %w", len(left), refsText(left), loopErr)
 	}
 	if loopErr != nil {
 		left := make([]ItemRef, 0, len(queue))

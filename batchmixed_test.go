@@ -19,13 +19,13 @@ import (
 // mixedAudit counts, per item key, how often the library sent it in a batch
 // request and how often DynamoDB (the fault injector) left it unprocessed.
 type mixedAudit struct {
-	Client
+	ItemClient
 	mu                sync.Mutex // protects the maps
 	sent, unprocessed map[string]int
 }
 
-func newMixedAudit(c Client) *mixedAudit {
-	return &mixedAudit{Client: c, sent: map[string]int{}, unprocessed: map[string]int{}}
+func newMixedAudit(c ItemClient) *mixedAudit {
+	return &mixedAudit{ItemClient: c, sent: map[string]int{}, unprocessed: map[string]int{}}
 }
 
 func (a *mixedAudit) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, o ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
@@ -42,7 +42,7 @@ func (a *mixedAudit) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWrite
 		}
 	}
 	a.mu.Unlock()
-	out, err := a.Client.BatchWriteItem(ctx, in, o...)
+	out, err := a.ItemClient.BatchWriteItem(ctx, in, o...)
 	if err != nil {
 		return out, err
 	}
@@ -64,7 +64,7 @@ func (a *mixedAudit) BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItem
 		}
 	}
 	a.mu.Unlock()
-	out, err := a.Client.BatchGetItem(ctx, in, o...)
+	out, err := a.ItemClient.BatchGetItem(ctx, in, o...)
 	if err != nil {
 		return out, err
 	}

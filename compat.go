@@ -48,46 +48,46 @@ func hintOldLocal(err error) error {
 // compatClient is the table's client with hintOldLocal applied to the errors of
 // every call that carries attribute values. NewTable wraps the caller's client in
 // it, below any observer, so that observers see the hinted error too.
-type compatClient struct{ Client }
+type compatClient struct{ ItemClient }
 
 func hinted[O any](out *O, err error) (*O, error) { return out, hintOldLocal(err) }
 
 func (c compatClient) GetItem(ctx context.Context, in *dynamodb.GetItemInput, f ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
-	return hinted(c.Client.GetItem(ctx, in, f...))
+	return hinted(c.ItemClient.GetItem(ctx, in, f...))
 }
 
 func (c compatClient) PutItem(ctx context.Context, in *dynamodb.PutItemInput, f ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
-	return hinted(c.Client.PutItem(ctx, in, f...))
+	return hinted(c.ItemClient.PutItem(ctx, in, f...))
 }
 
 func (c compatClient) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, f ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
-	return hinted(c.Client.UpdateItem(ctx, in, f...))
+	return hinted(c.ItemClient.UpdateItem(ctx, in, f...))
 }
 
 func (c compatClient) DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, f ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
-	return hinted(c.Client.DeleteItem(ctx, in, f...))
+	return hinted(c.ItemClient.DeleteItem(ctx, in, f...))
 }
 
 func (c compatClient) Query(ctx context.Context, in *dynamodb.QueryInput, f ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
-	return hinted(c.Client.Query(ctx, in, f...))
+	return hinted(c.ItemClient.Query(ctx, in, f...))
 }
 
 func (c compatClient) Scan(ctx context.Context, in *dynamodb.ScanInput, f ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error) {
-	return hinted(c.Client.Scan(ctx, in, f...))
+	return hinted(c.ItemClient.Scan(ctx, in, f...))
 }
 
 func (c compatClient) BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, f ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error) {
-	return hinted(c.Client.BatchGetItem(ctx, in, f...))
+	return hinted(c.ItemClient.BatchGetItem(ctx, in, f...))
 }
 
 func (c compatClient) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, f ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
-	return hinted(c.Client.BatchWriteItem(ctx, in, f...))
+	return hinted(c.ItemClient.BatchWriteItem(ctx, in, f...))
 }
 
 func (c compatClient) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, f ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
-	return hinted(c.Client.TransactWriteItems(ctx, in, f...))
+	return hinted(c.ItemClient.TransactWriteItems(ctx, in, f...))
 }
 
 func (c compatClient) TransactGetItems(ctx context.Context, in *dynamodb.TransactGetItemsInput, f ...func(*dynamodb.Options)) (*dynamodb.TransactGetItemsOutput, error) {
-	return hinted(c.Client.TransactGetItems(ctx, in, f...))
+	return hinted(c.ItemClient.TransactGetItems(ctx, in, f...))
 }

@@ -16,14 +16,14 @@ import (
 // countAudit records, for the Query and Scan calls that ask for COUNT, how many
 // items their responses held (none, if nothing is decoded).
 type countAudit struct {
-	Client
+	ItemClient
 	mu           sync.Mutex // protects the fields below
 	counts       int        // COUNT calls
 	itemsInCount int        // items in their responses
 }
 
 func (a *countAudit) Query(ctx context.Context, in *dynamodb.QueryInput, o ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
-	out, err := a.Client.Query(ctx, in, o...)
+	out, err := a.ItemClient.Query(ctx, in, o...)
 	if err == nil && in.Select == types.SelectCount {
 		a.mu.Lock()
 		a.counts++
@@ -34,7 +34,7 @@ func (a *countAudit) Query(ctx context.Context, in *dynamodb.QueryInput, o ...fu
 }
 
 func (a *countAudit) Scan(ctx context.Context, in *dynamodb.ScanInput, o ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error) {
-	out, err := a.Client.Scan(ctx, in, o...)
+	out, err := a.ItemClient.Scan(ctx, in, o...)
 	if err == nil && in.Select == types.SelectCount {
 		a.mu.Lock()
 		a.counts++
@@ -49,7 +49,7 @@ func (a *countAudit) Scan(ctx context.Context, in *dynamodb.ScanInput, o ...func
 // entity's count skips the other types; filters and trees are counted as read.
 func TestCount2000ItemPartition(t *testing.T) {
 	tbl, _ := newTestTable(t)
-	audit := &countAudit{Client: tbl.client}
+	audit := &countAudit{ItemClient: tbl.client}
 	tbl.client = audit
 	customers, orders, lines := registerAll(t, tbl)
 	ctx := context.Background()

@@ -167,8 +167,9 @@
 // [WithObserver] ([TableOptions.Observer]) is called after every DynamoDB call the
 // table makes, table management included, with its API, entity, latency, SDK
 // attempts, consumed capacity and error; [WithLogger] logs the same through
-// log/slog. Both ride on one SDK middleware that each call adds through its
-// optFns, so a [Client] wrapper must pass optFns on.
+// log/slog. Both observe at the client boundary, so they work with any
+// [ItemClient] (DAX's, a wrapper); SDK attempts are counted where the client
+// accepts SDK middleware (see [ItemClient] and [ClientTraits]).
 //
 // # Options
 //

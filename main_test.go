@@ -37,6 +37,10 @@ func newCountingClient(c Client) *countingClient {
 	return cc
 }
 
+// ClientTraits declares the wrapped client's traits: countingClient passes
+// optFns and outputs through unchanged.
+func (c *countingClient) ClientTraits() ClientTraits { return traitsOf(c.Client) }
+
 func (c *countingClient) count(op string) int64 { return c.calls[op].Load() }
 
 func (c *countingClient) GetItem(ctx context.Context, in *dynamodb.GetItemInput, o ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {

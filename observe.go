@@ -9,15 +9,17 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/middleware"
 )
 
-// Observation is one SDK middleware. When the table has an observer or a logger,
-// every call it makes carries one more optFn, which adds the middleware to that
-// call's stack (at the front of the Initialize step, so it sees the whole call,
-// retries included): whatever the call, table management and calls added later
-// included, it is reported once, after it ends.
+// Observation happens at the client boundary. When the table has an observer or
+// a logger, NewTable wraps its client in observedClient: every call the table
+// makes, table management included, is timed there and reported once, after it
+// ends, with its output's consumed capacity (the input asks for it, on a copy).
+// That works whatever the client (DAX's, a wrapper). Only the count of SDK
+// attempts needs the SDK: to a client known to accept middleware (client.go) the
+// call carries one more optFn, whose middleware (at the front of the Initialize
+// step, so it sees the retries) counts them.
 
 // Operation describes one DynamoDB call the library made, for
 // [TableOptions.Observer] and [TableOptions.Logger].
@@ -43,38 +45,50 @@ func (e *Entity[T]) observe(ctx context.Context) context.Context {
 
 func (t *Table) observing() bool { return t.opts.Observer != nil || t.opts.Logger != nil }
 
-// observeCall is the optFn that adds the observer to one call.
-func (t *Table) observeCall(o *dynamodb.Options) {
-	o.APIOptions = append(o.APIOptions, observer{t}.add)
+// attempts is the middleware that counts one call's SDK attempts.
+type attempts struct{ n int }
+
+func (a *attempts) option(o *dynamodb.Options) {
+	o.APIOptions = append(o.APIOptions, a.add)
 }
 
-// observer is the middleware that reports each call.
-type observer struct{ t *Table }
-
-func (ob observer) add(stack *middleware.Stack) error {
-	return stack.Initialize.Add(ob, middleware.Before)
+func (a *attempts) add(stack *middleware.Stack) error {
+	return stack.Initialize.Add(a, middleware.Before)
 }
 
 // ID names the middleware in the stack.
-func (observer) ID() string { return "singletable.Observer" }
+func (*attempts) ID() string { return "singletable.Attempts" }
 
-// HandleInitialize asks for the consumed capacity (on a copy of the input), runs
-// the call and reports it.
-func (ob observer) HandleInitialize(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
-	start := time.Now()
-	in.Parameters = askCapacity(in.Parameters)
+// HandleInitialize runs the call and counts its attempts.
+func (a *attempts) HandleInitialize(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
 	out, md, err := next.HandleInitialize(ctx, in)
-	op := Operation{Name: middleware.GetOperationName(ctx), Table: ob.t.name, Latency: time.Since(start), Capacity: consumed(out.Result)}
-	op.Entity, _ = ctx.Value(entityKey{}).(string)
 	if res, ok := retry.GetAttemptResults(md); ok {
-		op.Attempts = len(res.Results)
+		a.n = len(res.Results)
 	}
-	if err != nil {
-		// As the caller will see it: the SDK wraps the stack's error so.
-		op.Err = &smithy.OperationError{ServiceID: middleware.GetServiceID(ctx), OperationName: op.Name, Err: err}
-	}
-	ob.t.report(ctx, op)
 	return out, md, err
+}
+
+// observed makes one call of the table's and reports it: the input asks for
+// the consumed capacity (a copy; the caller's is not modified), and the call
+// counts its attempts when the client accepts middleware.
+func observed[I, O any](ctx context.Context, t *Table, name string, do func(context.Context, *I, ...func(*dynamodb.Options)) (*O, error), in *I, f []func(*dynamodb.Options)) (*O, error) {
+	if p, ok := askCapacity(in).(*I); ok {
+		in = p
+	}
+	var a *attempts
+	if t.traits.APIOptions {
+		a = &attempts{}
+		f = append(f[:len(f):len(f)], a.option)
+	}
+	start := time.Now()
+	out, err := do(ctx, in, f...)
+	op := Operation{Name: name, Table: t.name, Latency: time.Since(start), Capacity: consumed(out), Err: err}
+	op.Entity, _ = ctx.Value(entityKey{}).(string)
+	if a != nil {
+		op.Attempts = a.n
+	}
+	t.report(ctx, op)
+	return out, err
 }
 
 // report hands op to the observer and the logger.
@@ -155,70 +169,79 @@ func units(cc *types.ConsumedCapacity) float64 {
 	return *cc.CapacityUnits
 }
 
-// withOptFns is a Client that adds the table's optFns to every call before the
-// caller's. Each method is the one generic line withOpts. It does not embed the
-// client, so that a method added to Client without one here does not compile,
-// rather than go unobserved.
-type withOptFns struct {
-	c      Client
-	optFns []func(*dynamodb.Options)
+// observedClient is the table's client with every call observed. Each method is
+// the one generic line observed. It does not embed the client, so that a method
+// added to ItemClient without one here does not compile, rather than go
+// unobserved.
+type observedClient struct {
+	c ItemClient
+	t *Table
 }
 
-var _ Client = withOptFns{}
+var _ ItemClient = observedClient{}
 
-// withOpts calls do with the table's optFns, then the call's own.
-func withOpts[I, O any](ctx context.Context, do func(context.Context, *I, ...func(*dynamodb.Options)) (*O, error), in *I, table, own []func(*dynamodb.Options)) (*O, error) {
-	return do(ctx, in, append(table[:len(table):len(table)], own...)...)
+func (c observedClient) GetItem(ctx context.Context, in *dynamodb.GetItemInput, f ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
+	return observed(ctx, c.t, "GetItem", c.c.GetItem, in, f)
 }
 
-func (c withOptFns) GetItem(ctx context.Context, in *dynamodb.GetItemInput, f ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
-	return withOpts(ctx, c.c.GetItem, in, c.optFns, f)
+func (c observedClient) PutItem(ctx context.Context, in *dynamodb.PutItemInput, f ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	return observed(ctx, c.t, "PutItem", c.c.PutItem, in, f)
 }
 
-func (c withOptFns) PutItem(ctx context.Context, in *dynamodb.PutItemInput, f ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
-	return withOpts(ctx, c.c.PutItem, in, c.optFns, f)
+func (c observedClient) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, f ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	return observed(ctx, c.t, "UpdateItem", c.c.UpdateItem, in, f)
 }
 
-func (c withOptFns) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, f ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
-	return withOpts(ctx, c.c.UpdateItem, in, c.optFns, f)
+func (c observedClient) DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, f ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
+	return observed(ctx, c.t, "DeleteItem", c.c.DeleteItem, in, f)
 }
 
-func (c withOptFns) DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, f ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
-	return withOpts(ctx, c.c.DeleteItem, in, c.optFns, f)
+func (c observedClient) Query(ctx context.Context, in *dynamodb.QueryInput, f ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
+	return observed(ctx, c.t, "Query", c.c.Query, in, f)
 }
 
-func (c withOptFns) Query(ctx context.Context, in *dynamodb.QueryInput, f ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
-	return withOpts(ctx, c.c.Query, in, c.optFns, f)
+func (c observedClient) Scan(ctx context.Context, in *dynamodb.ScanInput, f ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error) {
+	return observed(ctx, c.t, "Scan", c.c.Scan, in, f)
 }
 
-func (c withOptFns) Scan(ctx context.Context, in *dynamodb.ScanInput, f ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error) {
-	return withOpts(ctx, c.c.Scan, in, c.optFns, f)
+func (c observedClient) BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, f ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error) {
+	return observed(ctx, c.t, "BatchGetItem", c.c.BatchGetItem, in, f)
 }
 
-func (c withOptFns) BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, f ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error) {
-	return withOpts(ctx, c.c.BatchGetItem, in, c.optFns, f)
+func (c observedClient) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, f ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
+	return observed(ctx, c.t, "BatchWriteItem", c.c.BatchWriteItem, in, f)
 }
 
-func (c withOptFns) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, f ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
-	return withOpts(ctx, c.c.BatchWriteItem, in, c.optFns, f)
+func (c observedClient) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, f ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
+	return observed(ctx, c.t, "TransactWriteItems", c.c.TransactWriteItems, in, f)
 }
 
-func (c withOptFns) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, f ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
-	return withOpts(ctx, c.c.TransactWriteItems, in, c.optFns, f)
+func (c observedClient) TransactGetItems(ctx context.Context, in *dynamodb.TransactGetItemsInput, f ...func(*dynamodb.Options)) (*dynamodb.TransactGetItemsOutput, error) {
+	return observed(ctx, c.t, "TransactGetItems", c.c.TransactGetItems, in, f)
 }
 
-func (c withOptFns) TransactGetItems(ctx context.Context, in *dynamodb.TransactGetItemsInput, f ...func(*dynamodb.Options)) (*dynamodb.TransactGetItemsOutput, error) {
-	return withOpts(ctx, c.c.TransactGetItems, in, c.optFns, f)
+// observedTables is observedClient for table management.
+type observedTables struct {
+	c TableClient
+	t *Table
 }
 
-func (c withOptFns) CreateTable(ctx context.Context, in *dynamodb.CreateTableInput, f ...func(*dynamodb.Options)) (*dynamodb.CreateTableOutput, error) {
-	return withOpts(ctx, c.c.CreateTable, in, c.optFns, f)
+// observeTable returns c observed when the table reports calls.
+func (t *Table) observeTable(c TableClient) TableClient {
+	if !t.observing() {
+		return c
+	}
+	return observedTables{c: c, t: t}
 }
 
-func (c withOptFns) DeleteTable(ctx context.Context, in *dynamodb.DeleteTableInput, f ...func(*dynamodb.Options)) (*dynamodb.DeleteTableOutput, error) {
-	return withOpts(ctx, c.c.DeleteTable, in, c.optFns, f)
+func (c observedTables) CreateTable(ctx context.Context, in *dynamodb.CreateTableInput, f ...func(*dynamodb.Options)) (*dynamodb.CreateTableOutput, error) {
+	return observed(ctx, c.t, "CreateTable", c.c.CreateTable, in, f)
 }
 
-func (c withOptFns) DescribeTable(ctx context.Context, in *dynamodb.DescribeTableInput, f ...func(*dynamodb.Options)) (*dynamodb.DescribeTableOutput, error) {
-	return withOpts(ctx, c.c.DescribeTable, in, c.optFns, f)
+func (c observedTables) DeleteTable(ctx context.Context, in *dynamodb.DeleteTableInput, f ...func(*dynamodb.Options)) (*dynamodb.DeleteTableOutput, error) {
+	return observed(ctx, c.t, "DeleteTable", c.c.DeleteTable, in, f)
+}
+
+func (c observedTables) DescribeTable(ctx context.Context, in *dynamodb.DescribeTableInput, f ...func(*dynamodb.Options)) (*dynamodb.DescribeTableOutput, error) {
+	return observed(ctx, c.t, "DescribeTable", c.c.DescribeTable, in, f)
 }

@@ -13,6 +13,7 @@ import (
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/singletable/singletable/internal/attrvalue"
+	"github.com/singletable/singletable/internal/condwrite"
 )
 
 // The write pipeline. Every single-item write (Put, Create, Update, Delete, and
@@ -23,6 +24,11 @@ import (
 //   - Success: done.
 //   - A failure that applied nothing (a validation error, throttling, which the SDK
 //     retries itself): returned.
+//   - A ReplicatedWriteConflictException (a global table with multi-Region strong
+//     consistency: another Region was writing the item): the write applied
+//     nothing, so it is sent again, with [Backoff], its condition judged afresh;
+//     after Backoff.MaxAttempts it is returned as it is, never as a failed
+//     condition or a version conflict.
 //   - A failed condition on the first attempt: nothing was applied. The item as it
 //     stood (returned with the failure where DynamoDB supports
 //     ReturnValuesOnConditionCheckFailure, else read back) explains why: another
@@ -64,6 +70,15 @@ func (t *Table) execute(ctx context.Context, w *writeRequest) (map[string]types.
 		attrs, err := w.call(ctx, t, definiteRetries)
 		if err == nil {
 			return t.settled(w, attrs, false)
+		}
+		if replicatedConflict(err) && attempt < b.MaxAttempts {
+			// Refused, applied nothing: sent again after the backoff, its
+			// condition judged afresh. After the last attempt it is returned
+			// as it is, never as a failed condition or a version conflict.
+			if werr := b.Wait(ctx, attempt); werr != nil {
+				return nil, t.itemErr(w, fmt.Errorf("not applied: %w: %w", err, werr))
+			}
+			continue
 		}
 		ccf := isConditionFailed(err)
 		if !ccf && !ambiguous(err) {
@@ -325,6 +340,12 @@ type retryerV2 struct{ aws.Retryer }
 func (r retryerV2) GetAttemptToken(context.Context) (func(error) error, error) {
 	return r.GetInitialToken(), nil
 }
+
+// replicatedConflict reports whether err is a ReplicatedWriteConflictException:
+// a write to a global table with multi-Region strong consistency refused, having
+// applied nothing, because a request in another Region was modifying the item.
+// The SDK does not retry it.
+func replicatedConflict(err error) bool { return condwrite.ReplicatedConflict(err) }
 
 func isConditionFailed(err error) bool {
 	var ccf *types.ConditionalCheckFailedException

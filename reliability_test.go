@@ -636,7 +636,7 @@ func TestCancelReturnsWithin50ms(t *testing.T) {
 // BatchWriteItem and how often DynamoDB (here, the fault injector) handed it
 // back unprocessed: sent minus unprocessed is how many times it was written.
 type batchAudit struct {
-	Client
+	ItemClient
 	mu                sync.Mutex // protects the maps
 	sent, unprocessed map[string]int
 	requests          int
@@ -660,7 +660,7 @@ func (a *batchAudit) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWrite
 		}
 	}
 	a.mu.Unlock()
-	out, err := a.Client.BatchWriteItem(ctx, in, o...)
+	out, err := a.ItemClient.BatchWriteItem(ctx, in, o...)
 	if err != nil {
 		return out, err
 	}
@@ -683,7 +683,7 @@ func TestBatchUnprocessed10k(t *testing.T) {
 	// A last round of one or two items is all withheld 30% of the time, which
 	// DynamoDB answers with a throttle: give the SDK room to retry those.
 	tbl, inj, _ := relTable(t, func(so *retry.StandardOptions) { so.MaxAttempts = 10 }, WithBackoff(Backoff{Base: time.Millisecond, Cap: 4 * time.Millisecond, MaxAttempts: 50}))
-	audit := &batchAudit{Client: tbl.client, sent: map[string]int{}, unprocessed: map[string]int{}}
+	audit := &batchAudit{ItemClient: tbl.client, sent: map[string]int{}, unprocessed: map[string]int{}}
 	tbl.client = audit
 	items := MustRegister[relItem](tbl)
 	ctx := context.Background()

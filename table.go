@@ -21,28 +21,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-// Client is the part of the DynamoDB API the package calls, and nothing more.
-// *dynamodb.Client satisfies it; tests wrap it to count calls or inject faults. A
-// wrapper must pass each call's optFns on to the client it wraps: the table's
-// observer ([WithObserver], [WithLogger]) rides on them as SDK middleware.
-type Client interface {
-	GetItem(ctx context.Context, in *dynamodb.GetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
-	PutItem(ctx context.Context, in *dynamodb.PutItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
-	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
-	DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error)
-	Query(ctx context.Context, in *dynamodb.QueryInput, optFns ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
-	Scan(ctx context.Context, in *dynamodb.ScanInput, optFns ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error)
-	BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error)
-	BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error)
-	TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, optFns ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error)
-	TransactGetItems(ctx context.Context, in *dynamodb.TransactGetItemsInput, optFns ...func(*dynamodb.Options)) (*dynamodb.TransactGetItemsOutput, error)
-	CreateTable(ctx context.Context, in *dynamodb.CreateTableInput, optFns ...func(*dynamodb.Options)) (*dynamodb.CreateTableOutput, error)
-	DeleteTable(ctx context.Context, in *dynamodb.DeleteTableInput, optFns ...func(*dynamodb.Options)) (*dynamodb.DeleteTableOutput, error)
-	DescribeTable(ctx context.Context, in *dynamodb.DescribeTableInput, optFns ...func(*dynamodb.Options)) (*dynamodb.DescribeTableOutput, error)
-}
-
-var _ Client = (*dynamodb.Client)(nil)
-
 // Index describes a secondary index: its name and its key attribute names.
 // SortKey may be empty for a global index keyed by partition only.
 type Index struct {
@@ -112,13 +90,18 @@ type TableOptions struct {
 	// by whichever write creates the item; default "_inc". See [ErrAmbiguous].
 	IncarnationAttribute string
 	// WireDecoding, when false, makes reads decode items the SDK's way (its
-	// attribute values, then the codec); nil or true: items are decoded straight
-	// from the response's JSON where they can be. See [WithWireDecoding].
+	// attribute values, then the codec); true: items are decoded straight from
+	// the response's JSON where they can be; nil: so where the client allows it
+	// (see [ClientTraits]). See [WithWireDecoding].
 	WireDecoding *bool
 	// Clock gives the time of createdAt and updatedAt fields and of TTL checks
 	// (timestamps.go, ttl.go); default time.Now. It is called from concurrent
 	// writes, so it must be safe for concurrent use. Tests make it deterministic.
 	Clock func() time.Time
+	// ClientTraits, when set, declares what the table's client does with optFns
+	// and outputs, over what the client declares itself; see [ClientTraits] and
+	// [WithClientTraits].
+	ClientTraits *ClientTraits
 	// TTLAttribute names the table's TTL attribute (ttl.go), which CreateTable and
 	// [Table.EnableTTL] turn on; default: the attribute of the registered
 	// entities' `singletable:"ttl"` fields.
@@ -292,8 +275,9 @@ func WithTTLAttribute(name string) TableOption {
 // [NewTable], then [Register] each entity type. A Table is safe for concurrent use;
 // registration is expected at start-up but is safe at any time.
 type Table struct {
-	client Client // what the library calls: user, with the observer's optFns when observing
-	user   Client // the client given to NewTable
+	client ItemClient   // what the library calls: user, hinted (compat.go) and observed when observing
+	user   ItemClient   // the client given to NewTable
+	traits ClientTraits // what user is known to do with optFns and outputs (client.go)
 	name   string
 	nameP  *string // a copy of name for request inputs, which nothing modifies
 	opts   TableOptions
@@ -411,7 +395,10 @@ type keyRole struct {
 // NewTable describes a table. It calls nothing; use [Table.CreateTable] to create it.
 // Options apply in order; an option's error, or options that describe an invalid
 // table, fail it with [ErrInvalidInput].
-func NewTable(client Client, name string, opts ...TableOption) (*Table, error) {
+//
+// client may be any [ItemClient]: a *dynamodb.Client, DAX's client, a wrapper;
+// see ItemClient for which get the wire path and SDK middleware.
+func NewTable(client ItemClient, name string, opts ...TableOption) (*Table, error) {
 	if client == nil {
 		return nil, fmt.Errorf("singletable: NewTable %q: nil client: %w", name, ErrInvalidInput)
 	}
@@ -431,9 +418,14 @@ func NewTable(client Client, name string, opts ...TableOption) (*Table, error) {
 	if err := checkDelimiter(o.Delimiter); err != nil {
 		return nil, fmt.Errorf("singletable: NewTable %q: %w", name, err)
 	}
+	traits := clientTraits(&o, client) // client.go
+	if o.WireDecoding != nil && *o.WireDecoding && !traits.wire() {
+		return nil, fmt.Errorf("singletable: NewTable %q: WithWireDecoding(true): the client (%T) is not known to apply SDK middleware (APIOptions) and return the SDK's outputs unchanged, which the wire path needs; declare it with WithClientTraits or TraitsClient, or leave the option out: %w", name, client, ErrInvalidInput)
+	}
 	t := &Table{
-		client:   compatClient{Client: client}, // compat.go: errors of old DynamoDB Local releases name their cause
+		client:   compatClient{ItemClient: client}, // compat.go: errors of old DynamoDB Local releases name their cause
 		user:     client,
+		traits:   traits,
 		name:     name,
 		nameP:    aws.String(name),
 		opts:     o,
@@ -442,7 +434,7 @@ func NewTable(client Client, name string, opts ...TableOption) (*Table, error) {
 		byGoType: map[reflect.Type]*entityInfo{},
 	}
 	if t.observing() {
-		t.client = withOptFns{c: t.client, optFns: []func(*dynamodb.Options){t.observeCall}}
+		t.client = observedClient{c: t.client, t: t} // observe.go
 	}
 	if err := t.addKeys(); err != nil {
 		return nil, fmt.Errorf("singletable: NewTable %q: %w", name, err)
@@ -563,9 +555,11 @@ func checkTableName(name string) error {
 // Name returns the table name.
 func (t *Table) Name() string { return t.name }
 
-// Client returns the client given to [NewTable], as it was given: calls made
-// through it directly are not the table's, and are not observed.
-func (t *Table) Client() Client { return t.user }
+// Client returns the client given to [NewTable], as it was given when it is a
+// [Client]; a client without the table management methods comes back with
+// those it lacks failing with [ErrInvalidInput]. Calls made through it directly
+// are not the table's, and are not observed.
+func (t *Table) Client() Client { return asClient(t.user) }
 
 // Options returns a copy of the table's options, defaults filled in.
 func (t *Table) Options() TableOptions {
@@ -579,6 +573,10 @@ func (t *Table) Options() TableOptions {
 	if o.WireDecoding != nil {
 		on := *o.WireDecoding
 		o.WireDecoding = &on
+	}
+	if o.ClientTraits != nil {
+		tr := *o.ClientTraits
+		o.ClientTraits = &tr
 	}
 	return o
 }
@@ -607,10 +605,14 @@ func (t *Table) CreateTable(ctx context.Context, edits ...func(*dynamodb.CreateT
 	if err != nil {
 		return err
 	}
-	if _, err := t.client.CreateTable(ctx, in); err != nil {
+	tc, err := t.tableCalls("CreateTable", "CreateTable", "DescribeTable") // client.go
+	if err != nil {
+		return err
+	}
+	if _, err := tc.CreateTable(ctx, in); err != nil {
 		return fmt.Errorf("singletable: CreateTable %s: %w", t.name, err)
 	}
-	err = t.waitStatus(ctx, func(out *dynamodb.DescribeTableOutput, err error) (bool, error) {
+	err = t.waitStatus(ctx, tc, func(out *dynamodb.DescribeTableOutput, err error) (bool, error) {
 		if err != nil {
 			var nf *types.ResourceNotFoundException
 			if errors.As(err, &nf) {
@@ -629,7 +631,11 @@ func (t *Table) CreateTable(ctx context.Context, edits ...func(*dynamodb.CreateT
 // DeleteTable calls DeleteTable and waits until the table is gone. A table that does
 // not exist is not an error. Meant for tests.
 func (t *Table) DeleteTable(ctx context.Context) error {
-	_, err := t.client.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(t.name)})
+	tc, err := t.tableCalls("DeleteTable", "DeleteTable", "DescribeTable") // client.go
+	if err != nil {
+		return err
+	}
+	_, err = tc.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(t.name)})
 	var nf *types.ResourceNotFoundException
 	if errors.As(err, &nf) {
 		return nil
@@ -637,7 +643,7 @@ func (t *Table) DeleteTable(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("singletable: DeleteTable %s: %w", t.name, err)
 	}
-	return t.waitStatus(ctx, func(_ *dynamodb.DescribeTableOutput, err error) (bool, error) {
+	return t.waitStatus(ctx, tc, func(_ *dynamodb.DescribeTableOutput, err error) (bool, error) {
 		if errors.As(err, &nf) {
 			return true, nil
 		}
@@ -646,9 +652,9 @@ func (t *Table) DeleteTable(ctx context.Context) error {
 }
 
 // waitStatus polls DescribeTable until done says so, with a short fixed interval.
-func (t *Table) waitStatus(ctx context.Context, done func(*dynamodb.DescribeTableOutput, error) (bool, error)) error {
+func (t *Table) waitStatus(ctx context.Context, tc TableClient, done func(*dynamodb.DescribeTableOutput, error) (bool, error)) error {
 	for {
-		out, err := t.client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(t.name)})
+		out, err := tc.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(t.name)})
 		if ok, derr := done(out, err); derr != nil {
 			return fmt.Errorf("singletable: DescribeTable %s: %w", t.name, derr)
 		} else if ok {

@@ -102,11 +102,10 @@ func (t *Table) EnableTTL(ctx context.Context) error {
 	if !ok {
 		return fmt.Errorf("singletable: EnableTTL %s: the table's client (%T) has no UpdateTimeToLive and DescribeTimeToLive (TTLClient): %w", t.name, t.user, ErrInvalidInput)
 	}
-	var optFns []func(*dynamodb.Options)
 	if t.observing() {
-		optFns = append(optFns, t.observeCall)
+		c = observedTTL{c: c, t: t}
 	}
-	d, err := c.DescribeTimeToLive(ctx, &dynamodb.DescribeTimeToLiveInput{TableName: t.namePtr()}, optFns...)
+	d, err := c.DescribeTimeToLive(ctx, &dynamodb.DescribeTimeToLiveInput{TableName: t.namePtr()})
 	if err != nil {
 		return fmt.Errorf("singletable: EnableTTL %s: %w", t.name, err)
 	}
@@ -119,7 +118,7 @@ func (t *Table) EnableTTL(ctx context.Context) error {
 		}
 	}
 	_, err = c.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{TableName: t.namePtr(),
-		TimeToLiveSpecification: &types.TimeToLiveSpecification{AttributeName: aws.String(attr), Enabled: aws.Bool(true)}}, optFns...)
+		TimeToLiveSpecification: &types.TimeToLiveSpecification{AttributeName: aws.String(attr), Enabled: aws.Bool(true)}})
 	if err != nil {
 		return fmt.Errorf("singletable: EnableTTL %s: %w", t.name, err)
 	}
@@ -260,4 +259,18 @@ func (x *expiryRule) readsTTL(list []string) []string {
 		list = append(slices.Clone(list), x.attr)
 	}
 	return list
+}
+
+// observedTTL is observedClient (observe.go) for the TTL calls.
+type observedTTL struct {
+	c TTLClient
+	t *Table
+}
+
+func (c observedTTL) UpdateTimeToLive(ctx context.Context, in *dynamodb.UpdateTimeToLiveInput, f ...func(*dynamodb.Options)) (*dynamodb.UpdateTimeToLiveOutput, error) {
+	return observed(ctx, c.t, "UpdateTimeToLive", c.c.UpdateTimeToLive, in, f)
+}
+
+func (c observedTTL) DescribeTimeToLive(ctx context.Context, in *dynamodb.DescribeTimeToLiveInput, f ...func(*dynamodb.Options)) (*dynamodb.DescribeTimeToLiveOutput, error) {
+	return observed(ctx, c.t, "DescribeTimeToLive", c.c.DescribeTimeToLive, in, f)
 }

@@ -37,7 +37,7 @@ const (
 	refFound
 	refMissing // no item, or one the plan leaves out (rerr says why)
 	refUnprocessed
-	refFailed // read, but not decoded: rerr says why
+	refFailed // read but not decoded, or not read for a call's error: rerr says why
 )
 
 // refCore is the part of a Ref that does not depend on T.

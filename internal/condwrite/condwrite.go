@@ -80,6 +80,13 @@ func (w Write) Do(ctx context.Context) (attrs Item, refused bool, err error) {
 		if err == nil {
 			return attrs, false, nil
 		}
+		if ReplicatedConflict(err) && attempt < max(w.Attempts, 1) {
+			// Refused, applied nothing: sent again, its condition judged afresh.
+			if werr := w.Wait(ctx, attempt); werr != nil {
+				return nil, false, fmt.Errorf("not applied: %w: %w", err, werr)
+			}
+			continue
+		}
 		ccf := IsConditionFailed(err)
 		if !ccf && !Ambiguous(err) {
 			return nil, false, err
@@ -180,6 +187,16 @@ type definiteRetryer struct{ aws.RetryerV2 }
 
 func (r definiteRetryer) IsErrorRetryable(err error) bool {
 	return !Ambiguous(err) && r.RetryerV2.IsErrorRetryable(err)
+}
+
+// ReplicatedConflict reports whether err is a ReplicatedWriteConflictException:
+// a write to a global table with multi-Region strong consistency refused, having
+// applied nothing, because a request in another Region was modifying the item.
+// Do sends such a write again; after its last attempt it returns the error as it
+// is, not as refused.
+func ReplicatedConflict(err error) bool {
+	var rc *types.ReplicatedWriteConflictException
+	return errors.As(err, &rc)
 }
 
 // DefiniteRetries is a per-call option that keeps the SDK's retryer from

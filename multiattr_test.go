@@ -277,3 +277,24 @@ func TestMultiAttrRegisterRefused(t *testing.T) {
 	require.ErrorIs(t, err, ErrInvalidInput)
 	assert.Contains(t, err.Error(), "maPartial does not store status, created, orderId")
 }
+
+// maSharded is a sharded entity that stores a native index's attributes.
+type maSharded struct {
+	_      struct{} `Type:"MASharded" PK:"SH#{shard}#{id}" SK:"S" singletable:"shards=4"`
+	ID     string   `dynamodbav:"id"`
+	Shard  int      `dynamodbav:"shard" singletable:"shard"`
+	Tenant string   `dynamodbav:"tenant"`
+}
+
+// TestMultiAttrOtherReadsRefused: fan-out queries and index waits render a
+// partition, which a native index does not have: refused before sending, never
+// a query read once per shard.
+func TestMultiAttrOtherReadsRefused(t *testing.T) {
+	tbl := offlineTable(t, WithNativeIndex("ByTenant", NativeKey{Partition: []KeyAttribute{S("tenant")}}))
+	sharded := MustRegister[maSharded](tbl)
+	_, err := sharded.QueryShards(context.Background(), maSharded{Tenant: "t"}, On("ByTenant"))
+	require.ErrorIs(t, err, ErrInvalidInput)
+	assert.Contains(t, err.Error(), "native index ByTenant")
+	_, _, err = sharded.WaitIndexed(context.Background(), "ByTenant", maSharded{ID: "1", Tenant: "t"})
+	require.ErrorIs(t, err, ErrInvalidInput)
+}

@@ -77,8 +77,8 @@ func (f pageFunc) applyCollection(o *queryOptions) error { return f(o) }
 func (f pageFunc) applyScan(o *queryOptions) error       { return f(o) }
 func (f pageFunc) applyTableScan(o *queryOptions) error  { return f(o) }
 
-// Consistent (entity.go) is a [ReadOption], and so a QueryOption: it applies to
-// every kind of query.
+// applyShardQuery and applyCollection: [Consistent] (options.go) is a
+// [ReadOption], and so a QueryOption; it applies to every kind of query.
 func (c consistentOption) applyShardQuery(o *queryOptions) error { return c.applyQuery(o) }
 func (c consistentOption) applyCollection(o *queryOptions) error { return c.applyQuery(o) }
 
@@ -576,13 +576,6 @@ func (t *Table) keepTree(items []map[string]types.AttributeValue, pq *preparedQu
 		}
 	}
 	return kept
-}
-
-func derefType(t reflect.Type) reflect.Type {
-	if t.Kind() == reflect.Pointer {
-		return t.Elem()
-	}
-	return t
 }
 
 // asEntity accepts a T or *T as a sort key condition value.

@@ -304,3 +304,12 @@ func storedScalar(f *codec.Field) (types.ScalarAttributeType, string) {
 	}
 	return "", what
 }
+
+// keyAttrTexts describes native key attributes for a design: "tenant S".
+func keyAttrTexts(attrs []KeyAttribute) []string {
+	var out []string
+	for _, a := range attrs {
+		out = append(out, a.Name+" "+string(a.Type))
+	}
+	return out
+}

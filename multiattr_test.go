@@ -13,6 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/singletable/singletable/design"
 )
 
 // maOrder is in the native index ByTenantStatus: partition tenant, status;
@@ -297,4 +299,27 @@ func TestMultiAttrOtherReadsRefused(t *testing.T) {
 	assert.Contains(t, err.Error(), "native index ByTenant")
 	_, _, err = sharded.WaitIndexed(context.Background(), "ByTenant", maSharded{ID: "1", Tenant: "t"})
 	require.ErrorIs(t, err, ErrInvalidInput)
+}
+
+// TestMultiAttrDescribe: the design shows a native index as what it is: its
+// typed partition and sort attributes in order, marked native, in the index
+// table and the diagram, with no key template column.
+func TestMultiAttrDescribe(t *testing.T) {
+	tbl := offlineTable(t, byTenantStatus(ProjectInclude("total")))
+	MustRegister[maOrder](tbl)
+	d := tbl.Describe()
+	md := d.Markdown()
+	assert.Contains(t, md, "| ByTenantStatus (native) | tenant S, status S | created N, orderId S | global, INCLUDE `total`")
+	assert.Contains(t, d.Mermaid(), "ByTenantStatus (native)")
+	assert.Contains(t, d.Mermaid(), "HASH tenant S, status S")
+	assert.NotContains(t, md, "`` |", "no empty key template column")
+	var ix *design.Index
+	for i := range d.Table.Indexes {
+		if d.Table.Indexes[i].Name == "ByTenantStatus" {
+			ix = &d.Table.Indexes[i]
+		}
+	}
+	require.NotNil(t, ix)
+	assert.Equal(t, []string{"tenant S", "status S"}, ix.PartitionAttrs)
+	assert.Equal(t, []string{"created N", "orderId S"}, ix.SortAttrs)
 }

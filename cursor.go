@@ -67,7 +67,7 @@ func cursorKindName(kind byte) string {
 // cursorAttrs lists the attributes of a LastEvaluatedKey for queries on ix, in order.
 func (t *Table) cursorAttrs(ix Index) []string {
 	out := make([]string, 0, 4)
-	for _, a := range []string{ix.PartitionKey, ix.SortKey, t.opts.PartitionKey, t.opts.SortKey} {
+	for _, a := range append(ix.keyAttrNames(), t.opts.PartitionKey, t.opts.SortKey) { // multiattr.go
 		if a == "" {
 			continue
 		}
@@ -209,6 +209,9 @@ func (t *Table) decodeCursor(cursor string, pq *preparedQuery) (map[string]types
 	start, err := t.openKeys(cursorVersion, cursorIDOf(pq.identity), t.cursorAttrs(pq.index), cursor)
 	if err != nil {
 		return nil, err
+	}
+	if pq.native != nil { // multiattr_query.go: every equality of the query
+		return start, pq.native.checkStart(start)
 	}
 	if got, _ := keyText(start[pq.index.PartitionKey]); got != pq.partition {
 		return nil, fmt.Errorf("%w: it points into another partition", ErrInvalidCursor)

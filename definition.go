@@ -37,7 +37,7 @@ import (
 // nothing; every call returns a new input, which the caller may change.
 func (t *Table) CreateTableInput(edits ...func(*dynamodb.CreateTableInput)) (*dynamodb.CreateTableInput, error) {
 	attrs := make([]types.AttributeDefinition, 0, len(t.keys))
-	for _, name := range sortedKeys(t.keys) {
+	for _, name := range t.definedAttributes() { // multiattr.go: native index attributes too
 		attrs = append(attrs, types.AttributeDefinition{AttributeName: aws.String(name), AttributeType: t.keyType(name)})
 	}
 	in := &dynamodb.CreateTableInput{

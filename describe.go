@@ -51,7 +51,9 @@ func (t *Table) designTable() design.Table {
 			SortKey:          ix.SortKey,
 			Local:            ix.Local,
 			Projection:       ix.Projection,
-			NonKeyAttributes: t.included(ix), // indexes.go
+			NonKeyAttributes: t.included(ix),                  // indexes.go
+			PartitionAttrs:   keyAttrTexts(ix.PartitionAttrs), // multiattr.go
+			SortAttrs:        keyAttrTexts(ix.SortAttrs),
 		})
 	}
 	return d

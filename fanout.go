@@ -281,6 +281,9 @@ func (e *Entity[T]) prepareFanout(key T, opts []ShardQueryOption) (*fanoutQuery,
 	if o.partition != nil {
 		return nil, fail("Partition(%q) does not apply to QueryShards, which renders every shard's partition itself: %w", *o.partition, ErrInvalidInput)
 	}
+	if ix, ok := e.table.index(o.index); ok && ix.Native() { // multiattr.go: nothing rendered, no shards to read
+		return nil, fail("native index %s is keyed by the items' own attributes, not by a sharded partition; use Query: %w", o.index, ErrInvalidInput)
+	}
 	dayField, err := e.fanoutDayField(&o)
 	if err != nil {
 		return nil, fail("%w", err)

@@ -118,7 +118,7 @@ func (t *Table) checkProjections() error {
 		case types.ProjectionTypeInclude:
 			seen := map[string]bool{}
 			for _, a := range ix.NonKeyAttributes {
-				if _, isKey := t.keys[a]; isKey {
+				if _, isKey := t.keys[a]; isKey || ix.isNativeAttr(a) {
 					return fmt.Errorf("index %q: ProjectInclude(%q): a key attribute is always projected: %w", ix.Name, a, ErrInvalidInput)
 				}
 				if seen[a] {
@@ -176,7 +176,7 @@ func (t *Table) indexHolds(ix Index, attr string) bool {
 	if ix.Name == "" || ix.projectsAll() {
 		return true
 	}
-	if attr == t.opts.PartitionKey || attr == t.opts.SortKey || attr == ix.PartitionKey || attr == ix.SortKey {
+	if attr == t.opts.PartitionKey || attr == t.opts.SortKey || attr == ix.PartitionKey || attr == ix.SortKey || ix.isNativeAttr(attr) {
 		return true
 	}
 	return slices.Contains(t.included(ix), attr)
@@ -218,7 +218,7 @@ func (t *Table) globalIndexes() []types.GlobalSecondaryIndex {
 		if !ix.Local {
 			out = append(out, types.GlobalSecondaryIndex{
 				IndexName:  aws.String(ix.Name),
-				KeySchema:  keySchema(ix.PartitionKey, ix.SortKey),
+				KeySchema:  ix.keySchema(), // multiattr.go: several HASH and RANGE elements for a native index
 				Projection: t.projection(ix),
 			})
 		}

@@ -38,6 +38,9 @@ func (t *Table) keyType(attr string) types.ScalarAttributeType {
 	if typ, ok := t.opts.KeyTypes[attr]; ok {
 		return typ
 	}
+	if typ, ok := t.nativeType(attr); ok { // multiattr.go
+		return typ
+	}
 	return types.ScalarAttributeTypeS
 }
 

@@ -173,6 +173,9 @@ type preparedQuery struct {
 	// scan, when set, makes this a scan (scan.go): Scan is called with it instead
 	// of Query with in.
 	scan *dynamodb.ScanInput
+	// native, for a query of a native index (multiattr_query.go), holds its
+	// equalities, which a cursor must keep.
+	native *nativeQuery
 }
 
 // call names the read's DynamoDB call in messages.
@@ -248,6 +251,9 @@ func (t *Table) prepareQuery(info *entityInfo, sv reflect.Value, o *queryOptions
 	}
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("singletable: Query %s: "+format, append([]any{what}, args...)...)
+	}
+	if ix, ok := t.index(o.index); ok && ix.Native() {
+		return t.prepareNativeQuery(info, ix, sv, o, asEntity) // multiattr_query.go
 	}
 	ix, pkT, skT, err := t.queryTemplates(info, o.index)
 	if err != nil {

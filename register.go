@@ -40,7 +40,8 @@ type entityInfo struct {
 	// values, built once: every such write without a condition of its own sends
 	// them as they are.
 	putGuard, createGuard *expr.Fixed
-	wire                  wireTarget // the entity as reads decode it from JSON (wire.go)
+	wire                  wireTarget             // the entity as reads decode it from JSON (wire.go)
+	native                map[string]*nativeView // by native index name: the fields stored under its attributes (multiattr.go)
 }
 
 var timeType = reflect.TypeFor[time.Time]()
@@ -60,6 +61,9 @@ func compileEntity(t *Table, rt reflect.Type) (*entityInfo, error) {
 		return nil, err
 	}
 	if err := info.bindKeys(templates); err != nil {
+		return nil, err
+	}
+	if err := info.bindNative(); err != nil { // multiattr.go
 		return nil, err
 	}
 	info.ignored = info.plan.Ignore(t.libraryAttributes()...)

@@ -34,6 +34,10 @@ type Index struct {
 	// INCLUDE NonKeyAttributes (see [ProjectKeysOnly], [ProjectInclude]).
 	Projection       types.ProjectionType
 	NonKeyAttributes []string
+	// PartitionAttrs and SortAttrs are a native index's key ([WithNativeIndex],
+	// multiattr.go): the items' own attributes, in order. PartitionKey and
+	// SortKey are then "".
+	PartitionAttrs, SortAttrs []KeyAttribute
 }
 
 // TableOptions configures a [Table]. Zero fields take the defaults named below.
@@ -300,6 +304,9 @@ type Table struct {
 func (t *Table) libraryAttributes() []string {
 	attrs := t.fixedAttributes()
 	for _, ix := range t.opts.Indexes {
+		if ix.Native() { // its attributes are the entities' own (multiattr.go)
+			continue
+		}
 		attrs = append(attrs, ix.PartitionKey)
 		if ix.SortKey != "" {
 			attrs = append(attrs, ix.SortKey)
@@ -503,6 +510,9 @@ func (t *Table) addKeys() error {
 			return fmt.Errorf("index name %q is empty or repeated: %w", ix.Name, ErrInvalidInput)
 		}
 		seen[ix.Name] = true
+		if ix.Native() { // checked once every other key is recorded (multiattr.go)
+			continue
+		}
 		if ix.PartitionKey == o.PartitionKey && ix.SortKey == o.SortKey && !ix.Local {
 			return fmt.Errorf("index %q repeats the base table's keys: %w", ix.Name, ErrInvalidInput)
 		}
@@ -514,6 +524,9 @@ func (t *Table) addKeys() error {
 				return err
 			}
 		}
+	}
+	if err := t.checkNativeIndexes(); err != nil { // multiattr.go
+		return err
 	}
 	if err := t.checkProjections(); err != nil { // indexes.go
 		return err
@@ -567,6 +580,8 @@ func (t *Table) Options() TableOptions {
 	o.Indexes = append([]Index(nil), o.Indexes...)
 	for i := range o.Indexes {
 		o.Indexes[i].NonKeyAttributes = slices.Clone(o.Indexes[i].NonKeyAttributes)
+		o.Indexes[i].PartitionAttrs = slices.Clone(o.Indexes[i].PartitionAttrs)
+		o.Indexes[i].SortAttrs = slices.Clone(o.Indexes[i].SortAttrs)
 	}
 	o.KeyTypes = maps.Clone(o.KeyTypes)
 	o.CursorSecret = append([]byte(nil), o.CursorSecret...)

@@ -100,7 +100,15 @@ type Index struct {
 	// INCLUDE NonKeyAttributes.
 	Projection       types.ProjectionType
 	NonKeyAttributes []string
+	// PartitionAttrs and SortAttrs are a native index's key attributes, each
+	// with its type ("tenant S", "created N"), in order: DynamoDB's
+	// multi-attribute keys, read from the items' own attributes. PartitionKey and
+	// SortKey are then "".
+	PartitionAttrs, SortAttrs []string
 }
+
+// native reports whether the index is keyed by the items' own attributes.
+func (ix Index) native() bool { return len(ix.PartitionAttrs) > 0 }
 
 // projectsAll reports whether an index holds whole items.
 func (ix Index) projectsAll() bool {
@@ -215,6 +223,8 @@ func New(t Table, entities []Entity) *Design {
 	t.Indexes = slices.Clone(t.Indexes)
 	for i := range t.Indexes {
 		t.Indexes[i].NonKeyAttributes = slices.Clone(t.Indexes[i].NonKeyAttributes)
+		t.Indexes[i].PartitionAttrs = slices.Clone(t.Indexes[i].PartitionAttrs)
+		t.Indexes[i].SortAttrs = slices.Clone(t.Indexes[i].SortAttrs)
 	}
 	es := make([]Entity, len(entities))
 	for i, e := range entities {

@@ -69,6 +69,9 @@ func (d *Design) Markdown() string {
 			}
 		}
 		for _, ix := range d.Indexes {
+			if ix.native() { // no template: the entities' own attributes
+				continue
+			}
 			if !ix.Local {
 				attrs = append(attrs, ix.PartitionKey)
 			}
@@ -143,6 +146,10 @@ func (d *Design) Mermaid() string {
 		name := ix.Name
 		if ix.Local {
 			name += " (local)"
+		}
+		if ix.native() {
+			name += " (native)"
+			keys = nativeKeys(ix)
 		}
 		if ix.Projection != "" && ix.Projection != types.ProjectionTypeAll {
 			name += "\n" + string(ix.Projection)
@@ -345,6 +352,10 @@ func (d *Design) indexTable(b *strings.Builder, users map[string][]string) {
 		b.WriteString("| index | partition key | sort key | entities |\n|---|---|---|---|\n")
 		row(b, "table", keyLabel(d, d.PartitionKey), keyLabel(d, d.SortKey), orDash(strings.Join(users[""], ", ")))
 		for _, ix := range d.Indexes {
+			if ix.native() {
+				row(b, ix.Name+" (native)", strings.Join(ix.PartitionAttrs, ", "), orDash(strings.Join(ix.SortAttrs, ", ")), orDash(strings.Join(users[ix.Name], ", ")))
+				continue
+			}
 			row(b, ix.Name, keyLabel(d, ix.PartitionKey), keyLabel(d, ix.SortKey), orDash(strings.Join(users[ix.Name], ", ")))
 		}
 		return
@@ -352,6 +363,10 @@ func (d *Design) indexTable(b *strings.Builder, users map[string][]string) {
 	b.WriteString("| index | partition key | sort key | projection | entities |\n|---|---|---|---|---|\n")
 	row(b, "table", keyLabel(d, d.PartitionKey), keyLabel(d, d.SortKey), "-", orDash(strings.Join(users[""], ", ")))
 	for _, ix := range d.Indexes {
+		if ix.native() {
+			row(b, ix.Name+" (native)", strings.Join(ix.PartitionAttrs, ", "), orDash(strings.Join(ix.SortAttrs, ", ")), projectionLabel(ix), orDash(strings.Join(users[ix.Name], ", ")))
+			continue
+		}
 		row(b, ix.Name, keyLabel(d, ix.PartitionKey), keyLabel(d, ix.SortKey), projectionLabel(ix), orDash(strings.Join(users[ix.Name], ", ")))
 	}
 }
@@ -367,4 +382,14 @@ func (d *Design) scansSection(b *strings.Builder) {
 	}
 	b.WriteString("\nEvery query above can be counted instead (" + code("Count(k, ...)") + ", " + code("Table.Count(k, ...)") +
 		": Select COUNT, every page, no item returned or decoded) at the cost of reading its items: 0.5 RCU per 4 KB read, 1 consistent.\n")
+}
+
+// nativeKeys describes a native index's key for the diagram: "HASH tenant S,
+// status S" and "RANGE created N" on lines of their own.
+func nativeKeys(ix Index) string {
+	keys := "HASH " + strings.Join(ix.PartitionAttrs, ", ")
+	if len(ix.SortAttrs) > 0 {
+		keys += "\nRANGE " + strings.Join(ix.SortAttrs, ", ")
+	}
+	return keys
 }

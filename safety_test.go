@@ -492,22 +492,10 @@ func TestSafetyMutateHotItemNoGiveUps(t *testing.T) {
 	counters := MustRegister[vCounter](tbl)
 	ctx := context.Background()
 	const goroutines, each = 16, 25
-	var wg sync.WaitGroup
-	errs := make(chan error, goroutines*each)
-	for range goroutines {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range each {
-				if _, err := counters.Mutate(ctx, vCounter{ID: "hot"}, func(c *vCounter) error { c.N++; return nil }); err != nil {
-					errs <- err
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
+	for _, err := range hotMutate(goroutines, each, false, func() error {
+		_, err := counters.Mutate(ctx, vCounter{ID: "hot"}, func(c *vCounter) error { c.N++; return nil })
+		return err
+	}) {
 		t.Errorf("Mutate gave up: %v", err)
 	}
 	got, err := counters.Get(ctx, vCounter{ID: "hot"}, Consistent())

@@ -663,20 +663,10 @@ func TestSafetyWritesMutateHotCountedItem(t *testing.T) {
 	cs := MustRegister[tsCounter](tbl)
 	ctx := context.Background()
 	const goroutines, each = 16, 25
-	var wg sync.WaitGroup
-	errs := make(chan error, goroutines*each)
-	for range goroutines {
-		wg.Go(func() {
-			for range each {
-				if _, err := cs.Mutate(ctx, tsCounter{ID: "hot"}, func(c *tsCounter) error { c.N++; return nil }); err != nil {
-					errs <- err
-				}
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
+	for _, err := range hotMutate(goroutines, each, false, func() error {
+		_, err := cs.Mutate(ctx, tsCounter{ID: "hot"}, func(c *tsCounter) error { c.N++; return nil })
+		return err
+	}) {
 		t.Errorf("Mutate gave up: %v", err)
 	}
 	got, err := cs.Get(ctx, tsCounter{ID: "hot"}, Consistent())

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/singletable/singletable/internal/attrvalue"
 )
 
 // Bad input: item values. The index of the bad-input tests is at the top of
@@ -80,7 +82,7 @@ func TestBadInputOversizedKeysAndItems(t *testing.T) {
 	base := biBlob{ID: "b"}
 	item, err := blobs.info.encodeItem(reflectValue(&base))
 	require.NoError(t, err)
-	atLimit := biBlob{ID: "b", Blob: strings.Repeat("x", MaxItemBytes-itemSize(item))}
+	atLimit := biBlob{ID: "b", Blob: strings.Repeat("x", MaxItemBytes-attrvalue.Size(item))}
 	_, err = blobs.Put(ctx, atLimit)
 	require.NoError(t, err, "an item of exactly 400 KB")
 	got, err := blobs.Get(ctx, base, Consistent())

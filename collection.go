@@ -49,17 +49,6 @@ const (
 	UnknownCollect
 )
 
-// UnknownOption is what [OnUnknown] returns: an option of collection queries, of
-// table scans ([Table.Scan]) and of [Table.Decode] and [Table.DecodeRecord]
-// (not of entity queries or scans, which skip every item of another type).
-// Package stream's consumer takes its own (stream.OnUnknown), by the same
-// rules.
-type UnknownOption interface {
-	CollectionOption
-	TableScanOption
-	DecodeOption
-}
-
 type unknownOption struct{ m UnknownTypes }
 
 func (u unknownOption) check() error {

@@ -42,12 +42,6 @@ type WaitStats struct {
 	Elapsed  time.Duration // from the first read to the end of the last, by Backoff.Now
 }
 
-// RetryOption configures the retry loops of [WaitFor], the Entity wait helpers and
-// [Entity.Mutate]. [RetryBackoff] makes one.
-type RetryOption interface {
-	applyRetry(*Backoff)
-}
-
 type retryBackoff Backoff
 
 func (r retryBackoff) applyRetry(b *Backoff) { *b = Backoff(r) }

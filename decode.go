@@ -8,12 +8,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-// DecodeOption configures [Table.Decode] and [Table.DecodeRecord]:
-// [OnUnknown].
-type DecodeOption interface {
-	applyDecode(*decodeOptions) error
-}
-
 type decodeOptions struct{ unknown UnknownTypes }
 
 func collectDecodeOptions(opts []DecodeOption) (decodeOptions, error) {

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/singletable/singletable/internal/attrvalue"
 	"github.com/singletable/singletable/internal/codec"
 )
 
@@ -53,8 +54,8 @@ func compileDefault(info *entityInfo, index []int, sf reflect.StructField, text 
 	if av, keep, err := f.Encode(fv); err != nil {
 		return fail(err.Error())
 	} else if keep {
-		if _, p := checkAV(av); p != nil {
-			return fail(p.what)
+		if _, p := attrvalue.Check(av); p != nil {
+			return fail(p.What)
 		}
 	}
 	h := info.hooksOf()

@@ -172,13 +172,36 @@
 //
 // # Options
 //
-// Every option is a value of an option type named for the calls it applies to:
-// [TableOption] for [NewTable], [QueryOption] for every query, [ShardQueryOption]
-// and [CollectionOption] for fan-out and collection queries (which also take every
-// QueryOption), [GetOption], [WriteOption], [UpdateOption], [RetryOption]. An
-// option that does not apply to a call does not compile there; the few that the
-// types cannot rule out (such as [Partition] in a fan-out query) are refused with
-// [ErrInvalidInput] before anything is sent. None is ever ignored.
+// Every option is a value of an option type named for the calls it applies to
+// (all declared in options.go). An option that does not apply to a call does not
+// compile there; the few that the types cannot rule out (such as [Partition] in a
+// fan-out query, [ReturnOld] on Create) are refused with [ErrInvalidInput] before
+// anything is sent. None is ever ignored, and a nil option is refused too.
+//
+//	Option type        Calls                                        Options
+//	TableOption        NewTable                                     WithKeys, WithIndex, WithClock... (table.go)
+//	RegisterOption     Register, MustRegister                       Migrations, Validator, FieldValidator
+//	GetOption          Get, BatchGet, Project(...).Get              Consistent, SkipExpired (ReadOptions)
+//	WriteOption        Put, Create, Delete, Update, Tx*             If, Clobber, ReturnOld
+//	UpdateOption       Update, TxUpdate                             Set, Remove, Add, Append, Prepend,
+//	                                                                DeleteFromSet, SetIfNotExists, Upsert,
+//	                                                                Returning, and every WriteOption
+//	QueryOption        Query, All, Count, and every query below     On, Limit, After, Filter, ReturnCapacity,
+//	                                                                Consistent, SkipExpired, Descending,
+//	                                                                Partition, SKEqual... SKTree
+//	ShardQueryOption   QueryShards, AllShards                       Days, Parallel, AllowPartial, QueryOptions
+//	CollectionOption   Table.Query, Table.All, Table.Count,         OnUnknown, QueryOptions
+//	                   Collection
+//	ScanOption         Scan, ScanAll, ScanCount                     On, Limit, After, Filter, ReturnCapacity,
+//	                                                                Consistent, SkipExpired, Segments, Segment
+//	TableScanOption    Table.Scan, Table.ScanAll, Table.ScanCount   OnUnknown, ScanOptions
+//	SweepOption        Sweep                                        SegmentRange, SweepRate, PageSize,
+//	                                                                SweepProgressIn, OnSweepProgress,
+//	                                                                ConsistentScan, Segments, Segment
+//	RetryOption        WaitFor, WaitIndexed..., Mutate              RetryBackoff
+//	DecodeOption       Table.Decode, Table.DecodeRecord             OnUnknown
+//	IndexOption        WithIndex, WithLocalIndex                    ProjectAll, ProjectKeysOnly, ProjectInclude
+//	RailroadOption     NewRailroad                                  RailroadOptions
 //
 // # Testing
 //

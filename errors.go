@@ -2,8 +2,6 @@ package singletable
 
 import (
 	"errors"
-	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -164,26 +162,3 @@ func (e *ItemError) Error() string {
 
 // Unwrap returns the cause.
 func (e *ItemError) Unwrap() error { return e.Err }
-
-func formatKey(k map[string]string) string {
-	if len(k) == 0 {
-		return ""
-	}
-	names := make([]string, 0, len(k))
-	for n := range k {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	var b strings.Builder
-	b.WriteString("{")
-	for i, n := range names {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(n)
-		b.WriteString("=")
-		b.WriteString(strconv.Quote(k[n]))
-	}
-	b.WriteString("}")
-	return b.String()
-}

@@ -48,6 +48,15 @@ func (info *entityInfo) hooksOf() *writeHooks {
 	return info.hooks
 }
 
+// derefType is a field's type with one pointer taken off: the type its value
+// has when set.
+func derefType(t reflect.Type) reflect.Type {
+	if t.Kind() == reflect.Pointer {
+		return t.Elem()
+	}
+	return t
+}
+
 // compileFieldTag compiles the `singletable:"..."` tag of the struct field at
 // index (through embedded structs).
 func compileFieldTag(info *entityInfo, index []int, sf reflect.StructField, tag string) error {

@@ -21,12 +21,6 @@ import (
 // and an item read through it is told apart by its primary key instead (two
 // entities' primary key templates never render one key: see [Register]).
 
-// IndexOption configures an index declared with [WithIndex] or [WithLocalIndex]:
-// [ProjectAll], [ProjectKeysOnly] or [ProjectInclude].
-type IndexOption interface {
-	applyIndex(*Index) error
-}
-
 type indexOptionFunc func(*Index) error
 
 func (f indexOptionFunc) applyIndex(ix *Index) error { return f(ix) }
@@ -68,26 +62,6 @@ func ProjectInclude(attrs ...string) IndexOption {
 			}
 		}
 		ix.Projection, ix.NonKeyAttributes = types.ProjectionTypeInclude, slices.Clone(attrs)
-		return nil
-	})
-}
-
-// WithLocalIndex adds a local secondary index: it shares the table's partition
-// key and sorts each partition by another attribute, sortKey. An entity puts its
-// items in it with a template for sortKey in its tags, as for a global index
-// (the partition is the entity's own); [On] queries it. Unlike a global index it
-// can be read strongly consistently ([Consistent], at the base table's price),
-// and a projected read of an attribute it does not hold fetches it from the table
-// (another read per item). It must be created with the table (by
-// [Table.CreateTable]); DynamoDB allows 5 per table, only on tables with a sort
-// key, and limits every partition key value of such a table to 10 GB of items.
-func WithLocalIndex(name, sortKey string, opts ...IndexOption) TableOption {
-	return tableOptionFunc(func(o *TableOptions) error {
-		ix := Index{Name: name, SortKey: sortKey, Local: true}
-		if err := applyIndexOptions(&ix, opts); err != nil {
-			return err
-		}
-		o.Indexes = append(o.Indexes, ix)
 		return nil
 	})
 }

@@ -23,26 +23,6 @@ import (
 // value travels as text (a number's decimal digits, a binary's bytes) and becomes
 // an attribute value of its attribute's type only when a request is built.
 
-// WithKeyType declares that key attribute attr (of the base table or of an
-// index) holds numbers (types.ScalarAttributeTypeN) or binary values
-// (types.ScalarAttributeTypeB) rather than strings (S, the default). Templates of
-// such an attribute must be a single placeholder of an integer field (N) or of a
-// []byte field (B); [Table.CreateTable] declares the attribute with that type.
-func WithKeyType(attr string, typ types.ScalarAttributeType) TableOption {
-	return tableOptionFunc(func(o *TableOptions) error {
-		switch typ {
-		case types.ScalarAttributeTypeS, types.ScalarAttributeTypeN, types.ScalarAttributeTypeB:
-		default:
-			return fmt.Errorf("WithKeyType(%q, %q): want S, N or B: %w", attr, typ, ErrInvalidInput)
-		}
-		if o.KeyTypes == nil {
-			o.KeyTypes = map[string]types.ScalarAttributeType{}
-		}
-		o.KeyTypes[attr] = typ
-		return nil
-	})
-}
-
 // checkKeyTypes refuses types given for attributes that are not keys.
 func (t *Table) checkKeyTypes() error {
 	for _, attr := range sortedKeys(t.opts.KeyTypes) {

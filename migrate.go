@@ -12,6 +12,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/singletable/singletable/internal/attrvalue"
 	"github.com/singletable/singletable/internal/expr"
 )
 
@@ -85,11 +86,6 @@ type Migration[T any] struct {
 	OnError func(error)
 	// QueueSize bounds the WriteBackAsync queue; default 1024.
 	QueueSize int
-}
-
-// RegisterOption configures [Register].
-type RegisterOption interface {
-	apply(t *Table, info *entityInfo) error
 }
 
 type migrationOption[T any] struct{ m Migration[T] }
@@ -365,7 +361,7 @@ func (info *entityInfo) planWriteBack(stored, work map[string]types.AttributeVal
 	}
 	for _, f := range info.plan.Fields() {
 		before, after := base[f.Name], enc[f.Name]
-		if avEqual(before, after) {
+		if attrvalue.Equal(before, after) {
 			continue
 		}
 		if m := mergeChange(work[f.Name], before, after); m != nil {
@@ -383,7 +379,7 @@ func (info *entityInfo) planWriteBack(stored, work map[string]types.AttributeVal
 	// cannot, and writing the other attributes under the old key would leave an
 	// item whose fields disagree with its key.
 	for _, a := range t.baseKeyAttrs() {
-		if !avEqual(stored[a], enc[a]) {
+		if !attrvalue.Equal(stored[a], enc[a]) {
 			return nil, fmt.Errorf("singletable: write-back of %s%s: the migrated value renders another primary key (%s): a migration cannot move an item; nothing written: %w", info.name, formatKey(t.keyStrings(stored)), a, ErrInvalidInput)
 		}
 	}
@@ -394,7 +390,7 @@ func (info *entityInfo) planWriteBack(stored, work map[string]types.AttributeVal
 		return name == t.opts.PartitionKey || name == t.opts.SortKey || info.version != nil && name == info.version.Name
 	}
 	for _, name := range sortedKeys(want) {
-		if !skip(name) && !avEqual(stored[name], want[name]) {
+		if !skip(name) && !attrvalue.Equal(stored[name], want[name]) {
 			sets = append(sets, w.b.Name(name)+" = "+w.b.Value(want[name]))
 		}
 	}
@@ -434,7 +430,7 @@ func mergeChange(cur, before, after types.AttributeValue) types.AttributeValue {
 			}
 		}
 		for k, av := range a.Value {
-			if bv := b.Value[k]; avEqual(bv, av) {
+			if bv := b.Value[k]; attrvalue.Equal(bv, av) {
 				continue
 			}
 			if m := mergeChange(c.Value[k], b.Value[k], av); m != nil {
@@ -450,7 +446,7 @@ func mergeChange(cur, before, after types.AttributeValue) types.AttributeValue {
 		}
 		out := make([]types.AttributeValue, len(a.Value))
 		for i, av := range a.Value {
-			if avEqual(b.Value[i], av) {
+			if attrvalue.Equal(b.Value[i], av) {
 				out[i] = c.Value[i]
 			} else if out[i] = mergeChange(c.Value[i], b.Value[i], av); out[i] == nil {
 				return after

@@ -12,6 +12,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/singletable/singletable/internal/attrvalue"
 )
 
 // Optimistic concurrency control.
@@ -302,7 +304,7 @@ func (b *mutateBase) keepUnchanged(info *entityInfo, item map[string]types.Attri
 		before, after := b.before[f.Name], item[f.Name]
 		stored, has := b.read[f.Name]
 		switch {
-		case avEqual(before, after):
+		case attrvalue.Equal(before, after):
 			if has {
 				item[f.Name] = stored
 			}

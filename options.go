@@ -129,3 +129,141 @@ func andCond(a, b expression.ConditionBuilder) expression.ConditionBuilder {
 // refused before anything is sent ([ErrInvalidInput]): leave If out for no
 // condition.
 func If(cond expression.ConditionBuilder) WriteOption { return ifOption{cond} }
+
+// The option kinds of the other calls. Each call takes the options of its kind;
+// an option that does not apply to a call does not compile there (it lacks the
+// kind's method) or, where one option type serves several kinds, is refused
+// before anything is sent. The package doc has the table of which option applies
+// to which call.
+
+// UnknownOption is what [OnUnknown] returns: an option of collection queries, of
+// table scans ([Table.Scan]) and of [Table.Decode] and [Table.DecodeRecord]
+// (not of entity queries or scans, which skip every item of another type).
+// Package stream's consumer takes its own (stream.OnUnknown), by the same
+// rules.
+type UnknownOption interface {
+	CollectionOption
+	TableScanOption
+	DecodeOption
+}
+
+// RetryOption configures the retry loops of [WaitFor], the Entity wait helpers and
+// [Entity.Mutate]. [RetryBackoff] makes one.
+type RetryOption interface {
+	applyRetry(*Backoff)
+}
+
+// DecodeOption configures [Table.Decode] and [Table.DecodeRecord]:
+// [OnUnknown].
+type DecodeOption interface {
+	applyDecode(*decodeOptions) error
+}
+
+// IndexOption configures an index declared with [WithIndex] or [WithLocalIndex]:
+// [ProjectAll], [ProjectKeysOnly] or [ProjectInclude].
+type IndexOption interface {
+	applyIndex(*Index) error
+}
+
+// RegisterOption configures [Register].
+type RegisterOption interface {
+	apply(t *Table, info *entityInfo) error
+}
+
+// QueryOption configures a query of any kind. Query options come in three kinds,
+// one per kind of call, so that an option that does not apply to a call does not
+// compile there:
+//
+//   - QueryOption: every query; [Entity.Query] and [Entity.All] take only these.
+//     [On], [Limit], [Descending], [After], [Filter], [Partition],
+//     [ReturnCapacity], [Consistent] and the sort key conditions ([SKEqual]...,
+//     [SK]).
+//   - [ShardQueryOption]: fan-out queries ([Entity.QueryShards],
+//     [Entity.AllShards]): every QueryOption, and [Days], [Parallel] and
+//     [AllowPartial].
+//   - [CollectionOption]: collection queries ([Table.Query], [Table.All],
+//     [Collection.Query], [Collection.Load]): every QueryOption, and [OnUnknown].
+//
+// The one QueryOption that does not apply to every call is [Partition]: a fan-out
+// query renders each partition itself, so it refuses Partition with
+// [ErrInvalidInput] before sending anything. Options are plain values, safe to
+// share between calls and goroutines.
+type QueryOption interface {
+	ShardQueryOption
+	CollectionOption
+	applyQuery(*queryOptions) error
+}
+
+// ShardQueryOption configures [Entity.QueryShards] and [Entity.AllShards]: any
+// [QueryOption], or [Days], [Parallel] or [AllowPartial].
+type ShardQueryOption interface {
+	applyShardQuery(*queryOptions) error
+}
+
+// CollectionOption configures [Table.Query], [Table.All], [Collection.Query] and
+// [Collection.Load]: any [QueryOption], or [OnUnknown].
+type CollectionOption interface {
+	applyCollection(*queryOptions) error
+}
+
+// PageOption is an option of every read that pages: every kind of query, and
+// scans ([ScanOption], [TableScanOption]). [On], [Limit], [After], [Filter] and
+// [ReturnCapacity] are PageOptions.
+type PageOption interface {
+	QueryOption
+	ScanOption
+}
+
+// RailroadOption configures [NewRailroad]. [RailroadOptions] is one: its
+// non-zero fields are applied.
+type RailroadOption interface {
+	applyRailroad(*RailroadOptions)
+}
+
+// ScanOption configures a scan of any kind: [Entity.Scan], [Entity.ScanAll],
+// [Entity.ScanCount], their [Projection] forms, and (as every ScanOption is a
+// [TableScanOption]) the table's. They are [On] (scan an index), [Limit],
+// [After], [Filter], [ReturnCapacity], [Consistent], [Segments] and [Segment].
+// Query-only options (sort key conditions, [Descending], [Partition]) are not
+// ScanOptions and do not compile in a scan.
+type ScanOption interface {
+	TableScanOption
+	applyScan(*queryOptions) error
+}
+
+// TableScanOption configures [Table.Scan], [Table.ScanAll] and
+// [Table.ScanCount]: any [ScanOption], or [OnUnknown].
+type TableScanOption interface {
+	applyTableScan(*queryOptions) error
+}
+
+// SegmentOption is what [Segments] and [Segment] return: an option of sweeps
+// ([Entity.Sweep]) and of scans.
+type SegmentOption interface {
+	SweepOption
+	ScanOption
+}
+
+// SweepOption configures [Entity.Sweep].
+type SweepOption interface {
+	applySweep(*sweepOptions) error
+}
+
+// TableOption configures [NewTable]. Every one is declared in table.go and sets
+// the [TableOptions] field it names: [WithKeys], [WithKeyType], [WithIndex],
+// [WithLocalIndex], [WithTypeAttribute], [WithDelimiter], [WithCursorSecret],
+// [WithBackoff], [WithObserver], [WithLogger], [WithReceipts],
+// [WithReceiptAttribute], [WithIncarnationAttribute], [WithSchemaAttribute],
+// [WithRandom], [WithClock], [WithTTLAttribute] and [WithWireDecoding]. A
+// [Table]'s options are read with [Table.Options] and never change after
+// NewTable.
+type TableOption interface {
+	applyTable(*TableOptions) error
+}
+
+// UpdateOption is a change or an option for [Entity.Update]: [Set], [Remove], [Add],
+// [Append], [Prepend], [DeleteFromSet], [SetIfNotExists], [Upsert], [Returning],
+// or any [WriteOption] such as [If] ([ReturnOld] is refused: see [Returning]).
+type UpdateOption interface {
+	applyUpdate(*updateOptions) error
+}

@@ -11,6 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
+
+	"github.com/singletable/singletable/internal/attrvalue"
 )
 
 // The write pipeline. Every single-item write (Put, Create, Update, Delete, and
@@ -222,7 +224,7 @@ func (t *Table) explain(w *writeRequest, cur map[string]types.AttributeValue, kn
 		for _, in := range w.inputs {
 			if stored := cur[in.field.Name]; in.disagrees(cur) {
 				return t.itemErr(w, &KeyError{Entity: info.name, Attribute: in.index, Field: in.field.GoName,
-					Reason: info.attrName(in.field) + " in the key value (" + avText(in.av) + ") is not the stored one (" + avText(stored) + "): index keys are rendered only from stored values; pass the item as read, or Set the field too"})
+					Reason: info.attrName(in.field) + " in the key value (" + attrvalue.Text(in.av) + ") is not the stored one (" + attrvalue.Text(stored) + "): index keys are rendered only from stored values; pass the item as read, or Set the field too"})
 			}
 		}
 	}

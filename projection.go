@@ -243,7 +243,7 @@ func (kt *keyTemplate) parseInto(info *entityInfo, text string, rv reflect.Value
 	})
 }
 
-// prepare applies a projected read's options and prepares it.
+// prepareQuery applies a projected query's options and prepares it.
 func (p *Projection[T]) prepareQuery(sv reflect.Value, opts []QueryOption) (*preparedQuery, error) {
 	e := p.e
 	if p.err != nil {

@@ -17,56 +17,12 @@ import (
 	"github.com/singletable/singletable/internal/expr"
 )
 
-// QueryOption configures a query of any kind. Query options come in three kinds,
-// one per kind of call, so that an option that does not apply to a call does not
-// compile there:
-//
-//   - QueryOption: every query; [Entity.Query] and [Entity.All] take only these.
-//     [On], [Limit], [Descending], [After], [Filter], [Partition],
-//     [ReturnCapacity], [Consistent] and the sort key conditions ([SKEqual]...,
-//     [SK]).
-//   - [ShardQueryOption]: fan-out queries ([Entity.QueryShards],
-//     [Entity.AllShards]): every QueryOption, and [Days], [Parallel] and
-//     [AllowPartial].
-//   - [CollectionOption]: collection queries ([Table.Query], [Table.All],
-//     [Collection.Query], [Collection.Load]): every QueryOption, and [OnUnknown].
-//
-// The one QueryOption that does not apply to every call is [Partition]: a fan-out
-// query renders each partition itself, so it refuses Partition with
-// [ErrInvalidInput] before sending anything. Options are plain values, safe to
-// share between calls and goroutines.
-type QueryOption interface {
-	ShardQueryOption
-	CollectionOption
-	applyQuery(*queryOptions) error
-}
-
-// ShardQueryOption configures [Entity.QueryShards] and [Entity.AllShards]: any
-// [QueryOption], or [Days], [Parallel] or [AllowPartial].
-type ShardQueryOption interface {
-	applyShardQuery(*queryOptions) error
-}
-
-// CollectionOption configures [Table.Query], [Table.All], [Collection.Query] and
-// [Collection.Load]: any [QueryOption], or [OnUnknown].
-type CollectionOption interface {
-	applyCollection(*queryOptions) error
-}
-
 // queryFunc is an option for every kind of query.
 type queryFunc func(*queryOptions) error
 
 func (f queryFunc) applyQuery(o *queryOptions) error      { return f(o) }
 func (f queryFunc) applyShardQuery(o *queryOptions) error { return f(o) }
 func (f queryFunc) applyCollection(o *queryOptions) error { return f(o) }
-
-// PageOption is an option of every read that pages: every kind of query, and
-// scans ([ScanOption], [TableScanOption]). [On], [Limit], [After], [Filter] and
-// [ReturnCapacity] are PageOptions.
-type PageOption interface {
-	QueryOption
-	ScanOption
-}
 
 // pageFunc is an option for every kind of query and scan.
 type pageFunc func(*queryOptions) error
@@ -77,8 +33,8 @@ func (f pageFunc) applyCollection(o *queryOptions) error { return f(o) }
 func (f pageFunc) applyScan(o *queryOptions) error       { return f(o) }
 func (f pageFunc) applyTableScan(o *queryOptions) error  { return f(o) }
 
-// Consistent (entity.go) is a [ReadOption], and so a QueryOption: it applies to
-// every kind of query.
+// applyShardQuery and applyCollection: [Consistent] (options.go) is a
+// [ReadOption], and so a QueryOption; it applies to every kind of query.
 func (c consistentOption) applyShardQuery(o *queryOptions) error { return c.applyQuery(o) }
 func (c consistentOption) applyCollection(o *queryOptions) error { return c.applyQuery(o) }
 
@@ -570,13 +526,6 @@ func (t *Table) keepTree(items []map[string]types.AttributeValue, pq *preparedQu
 		}
 	}
 	return kept
-}
-
-func derefType(t reflect.Type) reflect.Type {
-	if t.Kind() == reflect.Pointer {
-		return t.Elem()
-	}
-	return t
 }
 
 // asEntity accepts a T or *T as a sort key condition value.

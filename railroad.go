@@ -129,12 +129,6 @@ type waiter[K comparable] struct {
 	global bool       // holds a slot on its rail and waits in Railroad.waiting
 }
 
-// RailroadOption configures [NewRailroad]. [RailroadOptions] is one: its
-// non-zero fields are applied.
-type RailroadOption interface {
-	applyRailroad(*RailroadOptions)
-}
-
 // applyRailroad sets the fields of dst that o sets (non-zero).
 func (o RailroadOptions) applyRailroad(dst *RailroadOptions) {
 	if o.Concurrency != 0 {

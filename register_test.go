@@ -2,6 +2,7 @@ package singletable
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -174,13 +175,40 @@ func TestNewTableErrors(t *testing.T) {
 			return err
 		},
 		"bad delimiter": func() error { _, err := NewTable(c, "abc", WithDelimiter('a')); return err },
+		"schema is type": func() error {
+			_, err := NewTable(c, "abc", WithSchemaAttribute("Type"))
+			return err
+		},
+		"incarnation is a receipt slot": func() error {
+			_, err := NewTable(c, "abc", WithIncarnationAttribute("_wr0"))
+			return err
+		},
+		"TTL is a key": func() error {
+			_, err := NewTable(c, "abc", WithTTLAttribute("PK"))
+			return err
+		},
+		"schema is an index key": func() error {
+			_, err := NewTable(c, "abc", WithIndex("GSI1", "GSI1PK", "GSI1SK"), WithSchemaAttribute("GSI1SK"))
+			return err
+		},
+		"type is a receipt slot": func() error {
+			_, err := NewTable(c, "abc", WithReceiptAttribute("T"), WithTypeAttribute("Tu"))
+			return err
+		},
 		"index twice": func() error {
 			_, err := NewTable(c, "abc", WithIndex("I", "A", "B"), WithIndex("I", "C", "D"))
 			return err
 		},
 	} {
-		assert.Error(t, f(), name)
+		err := f()
+		var ke *KeyError
+		if !errors.As(err, &ke) { // a bad delimiter is a KeyError
+			assert.ErrorIs(t, err, ErrInvalidInput, name)
+		}
 	}
+	tbl, err := NewTable(c, "abc", WithIncarnationAttribute("_born"))
+	require.NoError(t, err)
+	assert.Equal(t, "_born", tbl.Options().IncarnationAttribute)
 }
 
 // TestRegisterNilTable (issue 30, scenario 12): Register on the nil *Table of a

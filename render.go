@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 	"unsafe"
 
@@ -491,4 +493,29 @@ func (t *Table) keyStrings(item map[string]types.AttributeValue) map[string]stri
 		}
 	}
 	return key
+}
+
+// formatKey renders a key's attributes for messages, sorted by name:
+// {PK="ORDER#1", SK="A"}.
+func formatKey(k map[string]string) string {
+	if len(k) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(k))
+	for n := range k {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	var b strings.Builder
+	b.WriteString("{")
+	for i, n := range names {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(n)
+		b.WriteString("=")
+		b.WriteString(strconv.Quote(k[n]))
+	}
+	b.WriteString("}")
+	return b.String()
 }

@@ -10,6 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/singletable/singletable/internal/attrvalue"
 )
 
 // Regression tests for issue 14's read-side and index-key scenarios on the read
@@ -71,7 +73,7 @@ func assertOnlyMigrated(t *testing.T, tbl *Table, group, id string) {
 	want["title"] = sAV("[t-" + id + "]")
 	want["_schema"] = nAV(2)
 	for name, av := range want {
-		assert.True(t, avEqual(av, got[name]), "%s: attribute %s stored as %#v, want %#v", id, name, got[name], av)
+		assert.True(t, attrvalue.Equal(av, got[name]), "%s: attribute %s stored as %#v, want %#v", id, name, got[name], av)
 	}
 	for name := range got {
 		if _, ok := want[name]; !ok {
@@ -205,7 +207,7 @@ func TestSafetyReadsWriteBackMergesNestedChanges(t *testing.T) {
 	require.NoError(t, err)
 	got := rawItem(t, tbl, "G#g", "T#a")
 	assert.Equal(t, &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"city": sAV("Lyon"), "zip": sAV("75001")}}, got["address"])
-	assert.True(t, avEqual(legacyTask("g", "a")["tags"], got["tags"]), "tags untouched: %#v", got["tags"])
+	assert.True(t, attrvalue.Equal(legacyTask("g", "a")["tags"], got["tags"]), "tags untouched: %#v", got["tags"])
 	assert.Equal(t, nAV(2), got["_schema"])
 	assert.Empty(t, errs)
 

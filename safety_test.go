@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/singletable/singletable/internal/attrvalue"
 	"github.com/singletable/singletable/internal/fault"
 )
 
@@ -104,7 +105,7 @@ func TestSafetyWriteBackKeepsUnmodelledAttributes(t *testing.T) {
 		item := rawItem(t, tbl, "REPO#r", "ISSUE#"+padded(n))
 		want := legacyIssue(n)
 		for _, a := range []string{"assignee", "expiresAt", "nested"} {
-			assert.True(t, avEqual(want[a], item[a]), "item %d keeps %s as it was: %v", n, a, item[a])
+			assert.True(t, attrvalue.Equal(want[a], item[a]), "item %d keeps %s as it was: %v", n, a, item[a])
 		}
 		assert.NotContains(t, item, "prio", "the raw step's removal is written")
 		assert.Equal(t, sAV("P1"), item["priority"])
@@ -700,14 +701,14 @@ func TestSafetyMutateKeepsWhatItDoesNotModel(t *testing.T) {
 	item := rawItem(t, tbl, "ML#1", "ML")
 	assert.Equal(t, sAV("T"), item["title"])
 	for _, a := range []string{"tags", "address", "note", "assignee"} {
-		assert.True(t, avEqual(legacy[a], item[a]), "%s kept as stored: %#v", a, item[a])
+		assert.True(t, attrvalue.Equal(legacy[a], item[a]), "%s kept as stored: %#v", a, item[a])
 	}
 
 	_, err = docs.Mutate(ctx, mlDoc{ID: "1"}, func(d *mlDoc) error { d.Address.City = "Bergen"; return nil })
 	require.NoError(t, err)
 	item = rawItem(t, tbl, "ML#1", "ML")
-	assert.True(t, avEqual(&types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"city": sAV("Bergen"), "zip": sAV("0150")}}, item["address"]), "merged: %#v", item["address"])
-	assert.True(t, avEqual(legacy["tags"], item["tags"]))
+	assert.True(t, attrvalue.Equal(&types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"city": sAV("Bergen"), "zip": sAV("0150")}}, item["address"]), "merged: %#v", item["address"])
+	assert.True(t, attrvalue.Equal(legacy["tags"], item["tags"]))
 
 	_, err = docs.Mutate(ctx, mlDoc{ID: "1"}, func(d *mlDoc) error { d.Tags = append(d.Tags, "c"); return nil })
 	require.NoError(t, err)

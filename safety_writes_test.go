@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/singletable/singletable/internal/attrvalue"
 	"github.com/singletable/singletable/internal/fault"
 )
 
@@ -735,7 +736,7 @@ func TestSafetyWritesSweepCancelledStats(t *testing.T) {
 	current := func() int64 {
 		c := int64(0)
 		for i := 1; i <= n; i++ {
-			if avEqual(nAV(2), rawItem(t, tbl, "REPO#r", "ISSUE#"+padded(i))["_schema"]) {
+			if attrvalue.Equal(nAV(2), rawItem(t, tbl, "REPO#r", "ISSUE#"+padded(i))["_schema"]) {
 				c++
 			}
 		}

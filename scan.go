@@ -23,30 +23,6 @@ import (
 // returns one item or all. Prefer a Query wherever a key can say which items are
 // wanted; scan for exports, migrations, audits and small tables.
 
-// ScanOption configures a scan of any kind: [Entity.Scan], [Entity.ScanAll],
-// [Entity.ScanCount], their [Projection] forms, and (as every ScanOption is a
-// [TableScanOption]) the table's. They are [On] (scan an index), [Limit],
-// [After], [Filter], [ReturnCapacity], [Consistent], [Segments] and [Segment].
-// Query-only options (sort key conditions, [Descending], [Partition]) are not
-// ScanOptions and do not compile in a scan.
-type ScanOption interface {
-	TableScanOption
-	applyScan(*queryOptions) error
-}
-
-// TableScanOption configures [Table.Scan], [Table.ScanAll] and
-// [Table.ScanCount]: any [ScanOption], or [OnUnknown].
-type TableScanOption interface {
-	applyTableScan(*queryOptions) error
-}
-
-// SegmentOption is what [Segments] and [Segment] return: an option of sweeps
-// ([Entity.Sweep]) and of scans.
-type SegmentOption interface {
-	SweepOption
-	ScanOption
-}
-
 type segmentsOption int
 
 func (n segmentsOption) check() error {

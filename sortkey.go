@@ -165,7 +165,8 @@ func (k skCondition) val(b *expr.Builder, text string) string {
 // numeric reports whether the sort key holds numbers.
 func (k skCondition) numeric() bool { return k.typ == types.ScalarAttributeTypeN }
 
-// less compares two sort key values as DynamoDB orders them.
+// greater reports whether sort key value a comes after b as DynamoDB orders
+// them: numbers by value, strings and binary byte by byte.
 func (k skCondition) greater(a, b string) bool {
 	if k.numeric() {
 		return compareNumberText(a, b) > 0

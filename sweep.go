@@ -17,11 +17,6 @@ import (
 	"github.com/singletable/singletable/internal/expr"
 )
 
-// SweepOption configures [Entity.Sweep].
-type SweepOption interface {
-	applySweep(*sweepOptions) error
-}
-
 type sweepFunc func(*sweepOptions) error
 
 func (f sweepFunc) applySweep(o *sweepOptions) error { return f(o) }
@@ -450,8 +445,8 @@ func (s *sweeper[T]) migrateItem(ctx context.Context, p *readPlan, item map[stri
 	return sweepFailed
 }
 
-// Scan cursors of a sweep hold the base table key, as base64 of
-// uvarint(len) value for the partition key then the sort key.
+// encodeScanCursor seals a sweep's scan position, the base table key of the
+// last item read, as a cursor (cursor.go: sealKeys).
 func (t *Table) encodeScanCursor(lek map[string]types.AttributeValue) (string, error) {
 	return t.sealKeys(scanCursorVersion, t.scanCursorID(), t.baseKeyAttrs(), lek)
 }

@@ -124,14 +124,6 @@ type TableOptions struct {
 	TTLAttribute string
 }
 
-// TableOption configures [NewTable]: WithIndex, WithKeys, WithTypeAttribute,
-// WithDelimiter, WithCursorSecret, WithBackoff, WithObserver, WithLogger,
-// WithReceipts, WithReceiptAttribute, WithSchemaAttribute, WithRandom, WithClock
-// and WithTTLAttribute, each setting the [TableOptions] field it names.
-type TableOption interface {
-	applyTable(*TableOptions) error
-}
-
 type tableOptionFunc func(*TableOptions) error
 
 func (f tableOptionFunc) applyTable(o *TableOptions) error { return f(o) }
@@ -214,6 +206,12 @@ func WithReceiptAttribute(prefix string) TableOption {
 	return tableOptionFunc(func(o *TableOptions) error { o.ReceiptAttribute = prefix; return nil })
 }
 
+// WithIncarnationAttribute names the attribute that holds each item's
+// incarnation id; see [TableOptions.IncarnationAttribute].
+func WithIncarnationAttribute(name string) TableOption {
+	return tableOptionFunc(func(o *TableOptions) error { o.IncarnationAttribute = name; return nil })
+}
+
 // WithSchemaAttribute names the attribute that holds each item's schema version;
 // see [TableOptions.SchemaAttribute].
 func WithSchemaAttribute(name string) TableOption {
@@ -230,6 +228,58 @@ func WithRandom(random func() uint64) TableOption {
 // WithClock sets the clock of timestamps and TTL checks; see [TableOptions.Clock].
 func WithClock(now func() time.Time) TableOption {
 	return tableOptionFunc(func(o *TableOptions) error { o.Clock = now; return nil })
+}
+
+// WithLocalIndex adds a local secondary index: it shares the table's partition
+// key and sorts each partition by another attribute, sortKey. An entity puts its
+// items in it with a template for sortKey in its tags, as for a global index
+// (the partition is the entity's own); [On] queries it. Unlike a global index it
+// can be read strongly consistently ([Consistent], at the base table's price),
+// and a projected read of an attribute it does not hold fetches it from the table
+// (another read per item). It must be created with the table (by
+// [Table.CreateTable]); DynamoDB allows 5 per table, only on tables with a sort
+// key, and limits every partition key value of such a table to 10 GB of items.
+func WithLocalIndex(name, sortKey string, opts ...IndexOption) TableOption {
+	return tableOptionFunc(func(o *TableOptions) error {
+		ix := Index{Name: name, SortKey: sortKey, Local: true}
+		if err := applyIndexOptions(&ix, opts); err != nil {
+			return err
+		}
+		o.Indexes = append(o.Indexes, ix)
+		return nil
+	})
+}
+
+// WithKeyType declares that key attribute attr (of the base table or of an
+// index) holds numbers (types.ScalarAttributeTypeN) or binary values
+// (types.ScalarAttributeTypeB) rather than strings (S, the default). Templates of
+// such an attribute must be a single placeholder of an integer field (N) or of a
+// []byte field (B); [Table.CreateTable] declares the attribute with that type.
+func WithKeyType(attr string, typ types.ScalarAttributeType) TableOption {
+	return tableOptionFunc(func(o *TableOptions) error {
+		switch typ {
+		case types.ScalarAttributeTypeS, types.ScalarAttributeTypeN, types.ScalarAttributeTypeB:
+		default:
+			return fmt.Errorf("WithKeyType(%q, %q): want S, N or B: %w", attr, typ, ErrInvalidInput)
+		}
+		if o.KeyTypes == nil {
+			o.KeyTypes = map[string]types.ScalarAttributeType{}
+		}
+		o.KeyTypes[attr] = typ
+		return nil
+	})
+}
+
+// WithTTLAttribute names the table's TTL attribute; see [TableOptions.TTLAttribute].
+// An entity's ttl field must then be stored under this name.
+func WithTTLAttribute(name string) TableOption {
+	return tableOptionFunc(func(o *TableOptions) error {
+		if name == "" {
+			return fmt.Errorf("WithTTLAttribute(\"\"): %w", ErrInvalidInput)
+		}
+		o.TTLAttribute = name
+		return nil
+	})
 }
 
 // Table is one DynamoDB table shared by many entity types. Create it with
@@ -266,6 +316,41 @@ func (t *Table) libraryAttributes() []string {
 		}
 	}
 	return attrs
+}
+
+// checkOwnAttributes refuses options that give two of the library's own
+// attributes one name (the type attribute named "PK", the schema attribute named
+// like a receipt slot, the TTL attribute a key): each would overwrite the other
+// on every write.
+func (t *Table) checkOwnAttributes() error {
+	o := &t.opts
+	owners := map[string]string{}
+	for attr := range t.keys {
+		owners[attr] = "a key attribute"
+	}
+	for _, a := range []struct{ what, name string }{
+		{"the type attribute (WithTypeAttribute)", o.TypeAttribute},
+		{"the schema attribute (WithSchemaAttribute)", o.SchemaAttribute},
+		{"the incarnation attribute (WithIncarnationAttribute)", o.IncarnationAttribute},
+		{"the TTL attribute (WithTTLAttribute)", o.TTLAttribute},
+	} {
+		if a.name == "" {
+			continue
+		}
+		if t.isReceiptAttr(a.name) {
+			return fmt.Errorf("%s %q is also a receipt attribute (WithReceiptAttribute %q): %w", a.what, a.name, o.ReceiptAttribute, ErrInvalidInput)
+		}
+		if other, dup := owners[a.name]; dup {
+			return fmt.Errorf("%s %q is also %s: %w", a.what, a.name, other, ErrInvalidInput)
+		}
+		owners[a.name] = a.what
+	}
+	for attr, what := range owners {
+		if t.isReceiptAttr(attr) {
+			return fmt.Errorf("%s %q is also a receipt attribute (WithReceiptAttribute %q): %w", what, attr, o.ReceiptAttribute, ErrInvalidInput)
+		}
+	}
+	return nil
 }
 
 // fixedAttributes are the library's attributes that no entity recomputes: the
@@ -354,6 +439,9 @@ func NewTable(client Client, name string, opts ...TableOption) (*Table, error) {
 		t.client = withOptFns{c: t.client, optFns: []func(*dynamodb.Options){t.observeCall}}
 	}
 	if err := t.addKeys(); err != nil {
+		return nil, fmt.Errorf("singletable: NewTable %q: %w", name, err)
+	}
+	if err := t.checkOwnAttributes(); err != nil {
 		return nil, fmt.Errorf("singletable: NewTable %q: %w", name, err)
 	}
 	return t, nil

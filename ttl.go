@@ -36,18 +36,6 @@ type TTLClient interface {
 
 var _ TTLClient = (*dynamodb.Client)(nil)
 
-// WithTTLAttribute names the table's TTL attribute; see [TableOptions.TTLAttribute].
-// An entity's ttl field must then be stored under this name.
-func WithTTLAttribute(name string) TableOption {
-	return tableOptionFunc(func(o *TableOptions) error {
-		if name == "" {
-			return fmt.Errorf("WithTTLAttribute(\"\"): %w", ErrInvalidInput)
-		}
-		o.TTLAttribute = name
-		return nil
-	})
-}
-
 // compileTTL makes the struct field at index the item's TTL.
 func compileTTL(info *entityInfo, index []int, sf reflect.StructField) error {
 	f, err := storedField(info, index, sf, "ttl")

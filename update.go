@@ -15,13 +15,6 @@ import (
 	"github.com/singletable/singletable/internal/expr"
 )
 
-// UpdateOption is a change or an option for [Entity.Update]: [Set], [Remove], [Add],
-// [Append], [Prepend], [DeleteFromSet], [SetIfNotExists], [Upsert], [Returning],
-// or any [WriteOption] such as [If] ([ReturnOld] is refused: see [Returning]).
-type UpdateOption interface {
-	applyUpdate(*updateOptions) error
-}
-
 type changeOp uint8
 
 const (

@@ -9,6 +9,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
+
+	"github.com/singletable/singletable/internal/attrvalue"
 )
 
 // List, set and nested operations of [Entity.Update]: [Append], [Prepend],
@@ -319,9 +321,9 @@ func elemsOf(lt reflect.Type, values []any) (reflect.Value, error) {
 // count checks a value sent at a path as a whole item's values are checked, and
 // adds its size to what the update sends.
 func (p *updatePlan) count(rp *resolvedPath, av types.AttributeValue) error {
-	size, prob := checkAV(av)
+	size, prob := attrvalue.Check(av)
 	if prob != nil {
-		return fmt.Errorf("%s (attribute %q at %q%s): %s: %w", p.info.attrName(rp.top), rp.top.Name, rp.text, prob.path, prob.what, ErrInvalidInput)
+		return fmt.Errorf("%s (attribute %q at %q%s): %s: %w", p.info.attrName(rp.top), rp.top.Name, rp.text, prob.Path, prob.What, ErrInvalidInput)
 	}
 	if p.sent += size + len(rp.text); p.sent > MaxItemBytes {
 		return fmt.Errorf("%s: the values set come to %d bytes, over DynamoDB's item limit of %d: %w", p.info.attrName(rp.top), p.sent, MaxItemBytes, ErrInvalidInput)

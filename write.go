@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/singletable/singletable/internal/attrvalue"
 	"github.com/singletable/singletable/internal/codec"
 	"github.com/singletable/singletable/internal/expr"
 )
@@ -106,7 +107,7 @@ type storedInput struct {
 // disagrees reports whether the stored item cur fails the input's condition.
 func (in storedInput) disagrees(cur map[string]types.AttributeValue) bool {
 	stored := cur[in.field.Name]
-	if avEqual(stored, in.av) {
+	if attrvalue.Equal(stored, in.av) {
 		return false
 	}
 	if in.keys == nil {

@@ -21,6 +21,34 @@ import (
 // Regression tests for the data-safety scenarios of issue 14, each against
 // DynamoDB Local, with faults injected at the HTTP layer where needed. They assert
 // the stored items and the errors returned.
+//
+// Index of the safety*_test.go files (test -> the behaviour it tests):
+//
+// safety_test.go:
+//   - TestSafetyWriteBackKeepsUnmodelledAttributes, TestSafetyNoWriteBackFromIndexReads,
+//     TestSafetyMutateKeepsWhatItDoesNotModel -> migration write-back (migrate.go)
+//   - TestSafetyLostDeleteThenRecreate, TestSafetyLostCreateThenDelete,
+//     TestSafetyLostUpdateThenRecreate, TestSafetyLostAddNeverAppliedTwice,
+//     TestSafetyMutatePinnedToIncarnation -> lost answers judged by the read-back
+//     (pipeline.go, receipt.go, occ.go)
+//   - TestSafetyCreateOnRandomShardRefused -> random shards (shard.go)
+//   - TestSafetyIndexKeyInputsAreStoredValues, TestSafetyZeroNumberOneRule,
+//     TestSafetyUpsertStoresIndexInputs, TestSafetyEmptyingIndexInputNeedsNoOther
+//     -> index keys rendered from stored values (render.go, update.go)
+//   - TestSafetyClobberAtMaxVersion, TestSafetyVersionZeroOneRule,
+//     TestSafetyEmbeddedVersionField -> versions (version.go)
+//   - TestSafetyMutateHotItemNoGiveUps -> Mutate under contention (occ.go)
+//   - TestSafetyOtherTypeAtKeyOneError -> the type guard (write.go, readpath.go)
+//   - TestSafetyNoDoubledPrefixes -> error messages (errors.go)
+//
+// safety_reads_test.go: issue 14's scenarios on every read path (readpath.go,
+// migrate.go, projection.go, shard.go, timestamps.go).
+//
+// safety_writes_test.go: the scenarios on the write kinds added since
+// (pipeline.go, planner.go, counter.go, timestamps.go, version.go, sweep.go).
+//
+// safety_writes_lost_test.go: lost answers on those write kinds (pipeline.go,
+// receipt.go).
 
 // otherClient is a second client of the same DynamoDB table, as another process
 // would be: its own Table on a client without faults.

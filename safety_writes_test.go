@@ -16,6 +16,8 @@ import (
 	"github.com/singletable/singletable/internal/attrvalue"
 )
 
+// The index of the safety tests is at the top of safety_test.go.
+
 // Write-side regression tests for issue 14's promises on the write kinds and
 // options added since (timestamps, counters, defaults, validation, ReturnOld,
 // Returning, TransactWith, Table.BatchWrite), against DynamoDB Local with faults

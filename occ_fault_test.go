@@ -2,7 +2,6 @@ package singletable
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -103,23 +102,10 @@ func TestLostResponsesUnderContention(t *testing.T) {
 	inj.Add(fault.Rule{Ops: []string{"UpdateItem"}, Fault: fault.LoseResponse(), Rate: 0.5})
 	const writers, each = 8, 40
 	retryOpt := RetryBackoff(Backoff{Base: time.Millisecond, Cap: 20 * time.Millisecond, MaxAttempts: 10_000})
-	var wg sync.WaitGroup
-	errs := make(chan error, writers)
-	for range writers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range each {
-				if _, err := counters.Mutate(ctx, vCounter{ID: "hot"}, func(c *vCounter) error { c.N++; return nil }, retryOpt); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
+	for _, err := range hotMutate(writers, each, true, func() error {
+		_, err := counters.Mutate(ctx, vCounter{ID: "hot"}, func(c *vCounter) error { c.N++; return nil }, retryOpt)
+		return err
+	}) {
 		require.NoError(t, err)
 	}
 	got, err := counters.Get(ctx, vCounter{ID: "hot"}, Consistent())

@@ -235,26 +235,13 @@ func TestMutateConcurrentIncrements(t *testing.T) {
 	ctx := context.Background()
 	const writers, each = 32, 50
 	retry := RetryBackoff(Backoff{Base: time.Millisecond, Cap: 20 * time.Millisecond, MaxAttempts: 10_000})
-	var wg sync.WaitGroup
-	errs := make(chan error, writers)
-	for range writers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range each {
-				if _, err := counters.Mutate(ctx, vCounter{ID: "hot"}, func(c *vCounter) error {
-					c.N++
-					return nil
-				}, retry); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
+	for _, err := range hotMutate(writers, each, true, func() error {
+		_, err := counters.Mutate(ctx, vCounter{ID: "hot"}, func(c *vCounter) error {
+			c.N++
+			return nil
+		}, retry)
+		return err
+	}) {
 		require.NoError(t, err)
 	}
 	got, err := counters.Get(ctx, vCounter{ID: "hot"}, Consistent())
@@ -363,4 +350,31 @@ func TestTransactionalIncrements(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, writers*each, got.N, "no lost update")
 	assert.Equal(t, int64(writers*each+1), got.Version)
+}
+
+// hotMutate is the hot-item setup of the Mutate tests: writers goroutines each
+// call inc (a Mutate of one item) each times, at once. It returns the errors
+// they got: every one, or with firstOnly each writer's first (it stops there).
+func hotMutate(writers, each int, firstOnly bool, inc func() error) []error {
+	var wg sync.WaitGroup
+	errs := make(chan error, writers*each)
+	for range writers {
+		wg.Go(func() {
+			for range each {
+				if err := inc(); err != nil {
+					errs <- err
+					if firstOnly {
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	var all []error
+	for err := range errs {
+		all = append(all, err)
+	}
+	return all
 }

@@ -14,6 +14,8 @@ import (
 	"github.com/singletable/singletable/internal/attrvalue"
 )
 
+// The index of the safety tests is at the top of safety_test.go.
+
 // Regression tests for issue 14's read-side and index-key scenarios on the read
 // paths and write features added since (issues 17 and 18): every read path that
 // migrates, projections and indexes, timestamps, counters, TTL and defaults.

@@ -21,6 +21,34 @@ import (
 // Regression tests for the data-safety scenarios of issue 14, each against
 // DynamoDB Local, with faults injected at the HTTP layer where needed. They assert
 // the stored items and the errors returned.
+//
+// Index of the safety*_test.go files (test -> the behaviour it tests):
+//
+// safety_test.go:
+//   - TestSafetyWriteBackKeepsUnmodelledAttributes, TestSafetyNoWriteBackFromIndexReads,
+//     TestSafetyMutateKeepsWhatItDoesNotModel -> migration write-back (migrate.go)
+//   - TestSafetyLostDeleteThenRecreate, TestSafetyLostCreateThenDelete,
+//     TestSafetyLostUpdateThenRecreate, TestSafetyLostAddNeverAppliedTwice,
+//     TestSafetyMutatePinnedToIncarnation -> lost answers judged by the read-back
+//     (pipeline.go, receipt.go, occ.go)
+//   - TestSafetyCreateOnRandomShardRefused -> random shards (shard.go)
+//   - TestSafetyIndexKeyInputsAreStoredValues, TestSafetyZeroNumberOneRule,
+//     TestSafetyUpsertStoresIndexInputs, TestSafetyEmptyingIndexInputNeedsNoOther
+//     -> index keys rendered from stored values (render.go, update.go)
+//   - TestSafetyClobberAtMaxVersion, TestSafetyVersionZeroOneRule,
+//     TestSafetyEmbeddedVersionField -> versions (version.go)
+//   - TestSafetyMutateHotItemNoGiveUps -> Mutate under contention (occ.go)
+//   - TestSafetyOtherTypeAtKeyOneError -> the type guard (write.go, readpath.go)
+//   - TestSafetyNoDoubledPrefixes -> error messages (errors.go)
+//
+// safety_reads_test.go: issue 14's scenarios on every read path (readpath.go,
+// migrate.go, projection.go, shard.go, timestamps.go).
+//
+// safety_writes_test.go: the scenarios on the write kinds added since
+// (pipeline.go, planner.go, counter.go, timestamps.go, version.go, sweep.go).
+//
+// safety_writes_lost_test.go: lost answers on those write kinds (pipeline.go,
+// receipt.go).
 
 // otherClient is a second client of the same DynamoDB table, as another process
 // would be: its own Table on a client without faults.
@@ -493,22 +521,10 @@ func TestSafetyMutateHotItemNoGiveUps(t *testing.T) {
 	counters := MustRegister[vCounter](tbl)
 	ctx := context.Background()
 	const goroutines, each = 16, 25
-	var wg sync.WaitGroup
-	errs := make(chan error, goroutines*each)
-	for range goroutines {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range each {
-				if _, err := counters.Mutate(ctx, vCounter{ID: "hot"}, func(c *vCounter) error { c.N++; return nil }); err != nil {
-					errs <- err
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
+	for _, err := range hotMutate(goroutines, each, false, func() error {
+		_, err := counters.Mutate(ctx, vCounter{ID: "hot"}, func(c *vCounter) error { c.N++; return nil })
+		return err
+	}) {
 		t.Errorf("Mutate gave up: %v", err)
 	}
 	got, err := counters.Get(ctx, vCounter{ID: "hot"}, Consistent())

@@ -156,58 +156,111 @@ func resolve(opts []func(*Options)) (Options, error) {
 	if o.Logf == nil {
 		o.Logf = stderrLogf
 	}
-	if o.Backend == "" {
-		o.Backend = strings.TrimSpace(o.Getenv("DYNAMODB_LOCAL_BACKEND"))
+	// In this order: the image and the jar's folder default from the version.
+	for _, step := range []func(*Options) error{
+		(*Options).resolveBackend, (*Options).resolveEndpoint, (*Options).resolveVersion,
+		(*Options).resolvePort, (*Options).resolveImage, (*Options).resolveJarDir, (*Options).resolveJava,
+	} {
+		if err := step(&o); err != nil {
+			return o, err
+		}
 	}
+	if o.StartTimeout <= 0 {
+		o.StartTimeout = 3 * time.Minute
+	}
+	return o, nil
+}
+
+// fromEnv sets *dst, when empty, to the environment variable name with its
+// spaces trimmed.
+func (o *Options) fromEnv(dst *string, name string) {
+	if *dst == "" {
+		*dst = strings.TrimSpace(o.Getenv(name))
+	}
+}
+
+// resolveBackend takes the backend from DYNAMODB_LOCAL_BACKEND when unset and
+// refuses an unknown one.
+func (o *Options) resolveBackend() error {
+	o.fromEnv(&o.Backend, "DYNAMODB_LOCAL_BACKEND")
 	switch o.Backend {
 	case "", BackendEndpoint, BackendTestcontainers, BackendJar:
-	default:
-		return o, fmt.Errorf("dynamolocal: unknown backend %q (want %q, %q or %q)",
-			o.Backend, BackendEndpoint, BackendTestcontainers, BackendJar)
+		return nil
 	}
-	if o.Endpoint == "" {
-		o.Endpoint = strings.TrimSpace(o.Getenv("DYNAMODB_ENDPOINT"))
-	}
+	return fmt.Errorf("dynamolocal: unknown backend %q (want %q, %q or %q)",
+		o.Backend, BackendEndpoint, BackendTestcontainers, BackendJar)
+}
+
+// resolveEndpoint takes the endpoint from DYNAMODB_ENDPOINT when unset, with
+// http:// when it names no scheme.
+func (o *Options) resolveEndpoint() error {
+	o.fromEnv(&o.Endpoint, "DYNAMODB_ENDPOINT")
 	if o.Endpoint != "" && !strings.Contains(o.Endpoint, "://") {
 		o.Endpoint = "http://" + o.Endpoint
 	}
-	if o.Version == "" {
-		o.Version = strings.TrimSpace(o.Getenv("DYNAMODB_LOCAL_VERSION"))
-	}
+	return nil
+}
+
+// resolveVersion takes the version from DYNAMODB_LOCAL_VERSION, or
+// DefaultVersion, when unset, and refuses one this package does not know.
+func (o *Options) resolveVersion() error {
+	o.fromEnv(&o.Version, "DYNAMODB_LOCAL_VERSION")
 	if o.Version == "" {
 		o.Version = DefaultVersion
 	}
 	if _, err := releaseOf(o.Version); err != nil {
-		return o, fmt.Errorf("dynamolocal: %w (DYNAMODB_LOCAL_VERSION or WithVersion)", err)
+		return fmt.Errorf("dynamolocal: %w (DYNAMODB_LOCAL_VERSION or WithVersion)", err)
 	}
+	return nil
+}
+
+// resolvePort takes the port from DYNAMODB_LOCAL_PORT when unset, and refuses
+// one that is not a TCP port.
+func (o *Options) resolvePort() error {
 	if o.Port == 0 {
 		if p := strings.TrimSpace(o.Getenv("DYNAMODB_LOCAL_PORT")); p != "" {
 			port, err := strconv.Atoi(p)
 			if err != nil {
-				return o, fmt.Errorf("dynamolocal: DYNAMODB_LOCAL_PORT=%q: %w", p, err)
+				return fmt.Errorf("dynamolocal: DYNAMODB_LOCAL_PORT=%q: %w", p, err)
 			}
 			o.Port = port
 		}
 	}
 	if o.Port < 0 || o.Port > 65535 {
-		return o, fmt.Errorf("dynamolocal: port %d is not a TCP port", o.Port)
+		return fmt.Errorf("dynamolocal: port %d is not a TCP port", o.Port)
 	}
-	if o.Image == "" {
-		o.Image = strings.TrimSpace(o.Getenv("DYNAMODB_LOCAL_IMAGE"))
-	}
+	return nil
+}
+
+// resolveImage takes the image from DYNAMODB_LOCAL_IMAGE, or the version's
+// tag of ImageRepository, when unset.
+func (o *Options) resolveImage() error {
+	o.fromEnv(&o.Image, "DYNAMODB_LOCAL_IMAGE")
 	if o.Image == "" {
 		o.Image = ImageRepository + ":" + o.Version
 	}
+	return nil
+}
+
+// resolveJarDir takes the jar's folder from DYNAMODB_LOCAL_DIR (untrimmed),
+// or the user's cache folder, when unset.
+func (o *Options) resolveJarDir() error {
 	if o.JarDir == "" {
 		o.JarDir = o.Getenv("DYNAMODB_LOCAL_DIR")
 	}
 	if o.JarDir == "" {
 		cache, err := os.UserCacheDir()
 		if err != nil {
-			return o, fmt.Errorf("dynamolocal: no folder for the jar (set DYNAMODB_LOCAL_DIR): %w", err)
+			return fmt.Errorf("dynamolocal: no folder for the jar (set DYNAMODB_LOCAL_DIR): %w", err)
 		}
 		o.JarDir = filepath.Join(cache, "singletable", "dynamodb-local-"+o.Version)
 	}
+	return nil
+}
+
+// resolveJava takes $JAVA_HOME/bin/java, when it is a file, or "java" from
+// the PATH, when unset.
+func (o *Options) resolveJava() error {
 	if o.Java == "" {
 		o.Java = "java"
 		if home := o.Getenv("JAVA_HOME"); home != "" {
@@ -216,10 +269,7 @@ func resolve(opts []func(*Options)) (Options, error) {
 			}
 		}
 	}
-	if o.StartTimeout <= 0 {
-		o.StartTimeout = 3 * time.Minute
-	}
-	return o, nil
+	return nil
 }
 
 func stderrLogf(format string, args ...any) {

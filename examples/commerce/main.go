@@ -22,9 +22,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
-	"os/signal"
 	"reflect"
 	"strings"
 	"sync"
@@ -54,20 +52,12 @@ func main() {
 	}
 }
 
-// start runs the example against the DynamoDB Local at DYNAMODB_ENDPOINT.
-func start() (err error) {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
-	defer cancel()
-
-	local, err := localtest.Open(ctx, nil) // DYNAMODB_ENDPOINT; on AWS: dynamodb.NewFromConfig(cfg)
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, local.Close()) }()
-	tableName := fmt.Sprintf("singletable-commerce-%08x", rand.Uint32())
-	return run(ctx, local.Client(), tableName, os.Stdout)
+// start runs the example against the DynamoDB Local at DYNAMODB_ENDPOINT, on
+// a table of its own (localtest.RunExample). On AWS: dynamodb.NewFromConfig(cfg).
+func start() error {
+	return localtest.RunExample("commerce", func(ctx context.Context, local *localtest.Instance, tableName string) error {
+		return run(ctx, local.Client(), tableName, os.Stdout)
+	})
 }
 
 // t0 is the time of the first sample order; the sample data is fixed so that the
@@ -140,16 +130,7 @@ func run(ctx context.Context, client singletable.Client, tableName string, out i
 	if err := s.Table.CreateTable(ctx); err != nil {
 		return err
 	}
-	defer func() {
-		// Delete the table even when ctx has ended.
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		defer cancel()
-		if derr := s.Table.DeleteTable(ctx); derr != nil {
-			err = errors.Join(err, derr)
-			return
-		}
-		fmt.Fprintf(out, "\ndeleted table %s\n", tableName)
-	}()
+	defer localtest.DeleteExampleTable(ctx, s.Table, tableName, out, &err)
 	p := func(format string, args ...any) { fmt.Fprintf(out, format+"\n", args...) }
 	p("created table %s: PK/SK, GSI1 (customer timeline), GSI2 (status feed), GSI3 (customer + status feed)", tableName)
 

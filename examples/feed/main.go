@@ -16,12 +16,9 @@ package main
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
-	"os/signal"
 	"slices"
 	"strings"
 	"time"
@@ -37,20 +34,12 @@ func main() {
 	}
 }
 
-// start runs the example against the DynamoDB Local at DYNAMODB_ENDPOINT.
-func start() (err error) {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
-	defer cancel()
-
-	local, err := localtest.Open(ctx, nil) // DYNAMODB_ENDPOINT; on AWS: dynamodb.NewFromConfig(cfg)
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, local.Close()) }()
-	tableName := fmt.Sprintf("singletable-feed-%08x", rand.Uint32())
-	return run(ctx, local.Client(), tableName, os.Stdout)
+// start runs the example against the DynamoDB Local at DYNAMODB_ENDPOINT, on
+// a table of its own (localtest.RunExample). On AWS: dynamodb.NewFromConfig(cfg).
+func start() error {
+	return localtest.RunExample("feed", func(ctx context.Context, local *localtest.Instance, tableName string) error {
+		return run(ctx, local.Client(), tableName, os.Stdout)
+	})
 }
 
 // t0 is the time of the first sample post; the sample data is fixed so that the
@@ -153,16 +142,7 @@ func run(ctx context.Context, client singletable.Client, tableName string, out i
 	if err := s.Table.CreateTable(ctx); err != nil {
 		return err
 	}
-	defer func() {
-		// Delete the table even when ctx has ended.
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		defer cancel()
-		if derr := s.Table.DeleteTable(ctx); derr != nil {
-			err = errors.Join(err, derr)
-			return
-		}
-		fmt.Fprintf(out, "\ndeleted table %s\n", tableName)
-	}()
+	defer localtest.DeleteExampleTable(ctx, s.Table, tableName, out, &err)
 	p := func(format string, args ...any) { fmt.Fprintf(out, format+"\n", args...) }
 	p("created table %s (PK/SK, no index: every read here is one partition)", tableName)
 

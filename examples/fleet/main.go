@@ -27,9 +27,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
-	"os/signal"
 	"slices"
 	"sort"
 	"strings"
@@ -51,19 +49,12 @@ func main() {
 	}
 }
 
-func start() (err error) {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
-	defer cancel()
-	local, err := localtest.Open(ctx, nil) // DYNAMODB_ENDPOINT; on AWS: dynamodb.NewFromConfig(cfg)
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, local.Close()) }()
-	tableName := fmt.Sprintf("singletable-fleet-%08x", rand.Uint32())
-	// On AWS: dynamodbstreams.NewFromConfig(cfg).
-	return run(ctx, local.Client(), local.StreamsClient(), tableName, os.Stdout)
+// start runs the example against the DynamoDB Local at DYNAMODB_ENDPOINT, on
+// a table of its own (localtest.RunExample). On AWS: dynamodb.NewFromConfig(cfg) and dynamodbstreams.NewFromConfig(cfg).
+func start() error {
+	return localtest.RunExample("fleet", func(ctx context.Context, local *localtest.Instance, tableName string) error {
+		return run(ctx, local.Client(), local.StreamsClient(), tableName, os.Stdout)
+	})
 }
 
 // Order moves through its statuses one step at a time; Step counts them.

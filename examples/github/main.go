@@ -36,9 +36,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"math/rand/v2"
 	"os"
-	"os/signal"
 	"slices"
 	"strings"
 	"sync"
@@ -68,20 +66,12 @@ func main() {
 	}
 }
 
-// start runs the example against the DynamoDB Local at DYNAMODB_ENDPOINT.
-func start() (err error) {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
-	defer cancel()
-
-	local, err := localtest.Open(ctx, nil) // DYNAMODB_ENDPOINT; on AWS: dynamodb.NewFromConfig(cfg)
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, local.Close()) }()
-	tableName := fmt.Sprintf("singletable-github-%08x", rand.Uint32())
-	return run(ctx, local.Client(), tableName, os.Stdout)
+// start runs the example against the DynamoDB Local at DYNAMODB_ENDPOINT, on
+// a table of its own (localtest.RunExample). On AWS: dynamodb.NewFromConfig(cfg).
+func start() error {
+	return localtest.RunExample("github", func(ctx context.Context, local *localtest.Instance, tableName string) error {
+		return run(ctx, local.Client(), tableName, os.Stdout)
+	})
 }
 
 // t0 is the time the sample repository is created; the sample data is fixed so
@@ -173,16 +163,7 @@ func run(ctx context.Context, client singletable.Client, tableName string, out i
 	if err := s.Table.CreateTable(ctx); err != nil {
 		return err
 	}
-	defer func() {
-		// Delete the table even when ctx has ended.
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		defer cancel()
-		if derr := s.Table.DeleteTable(ctx); derr != nil {
-			err = errors.Join(err, derr)
-			return
-		}
-		fmt.Fprintf(out, "\ndeleted table %s\n", tableName)
-	}()
+	defer localtest.DeleteExampleTable(ctx, s.Table, tableName, out, &err)
 	p := func(format string, args ...any) { fmt.Fprintf(out, format+"\n", args...) }
 	p("created table %s: PK/SK, GSI4 (issues by status: GSI4PK = REPO#{owner}#{name}, GSI4SK = ISSUE#{status}#{number:08}),", tableName)
 	p("  GSI5 (issues by priority: GSI5PK = REPO#{owner}#{name}, GSI5SK = PRIORITY#{priority}#{number:08})")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/singletable/singletable/internal/avtest"
 )
 
 // FuzzItem has a field for each compiled path (and a few fallbacks).
@@ -135,7 +136,7 @@ func FuzzRoundTrip(f *testing.F) {
 		if float64(got.F32) != float64(exp.F32) && math.Abs(float64(got.F32-exp.F32)) <= math.Abs(float64(exp.F32))*1e-7 {
 			exp.F32 = got.F32 // float32 text parsed as float64 then rounded: at most one ulp off
 		}
-		if !sameValue(reflect.ValueOf(got), reflect.ValueOf(exp)) {
+		if !avtest.SameValue(reflect.ValueOf(got), reflect.ValueOf(exp)) {
 			t.Errorf("Decode(Encode(v)) != v\n got %+v\nwant %+v", got, exp)
 		}
 	})

@@ -2,7 +2,6 @@ package codec
 
 import (
 	"fmt"
-	"math"
 	"reflect"
 	"slices"
 	"strings"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/singletable/singletable/internal/avtest"
 )
 
 // avString renders an attribute value deterministically, for failure messages.
@@ -104,86 +104,6 @@ func diffMaps(got, want map[string]types.AttributeValue) string {
 	return b.String()
 }
 
-// sameValue is reflect.DeepEqual except that NaNs equal each other (by bits) and funcs compare by
-// nil-ness.
-func sameValue(a, b reflect.Value) bool {
-	if a.IsValid() != b.IsValid() {
-		return false
-	}
-	if !a.IsValid() {
-		return true
-	}
-	if a.Type() != b.Type() {
-		return false
-	}
-	switch a.Kind() {
-	case reflect.Float32, reflect.Float64:
-		x, y := a.Float(), b.Float()
-		return x == y && math.Signbit(x) == math.Signbit(y) || math.IsNaN(x) && math.IsNaN(y)
-	case reflect.Func:
-		return a.IsNil() == b.IsNil()
-	case reflect.Pointer:
-		if a.IsNil() || b.IsNil() {
-			return a.IsNil() == b.IsNil()
-		}
-		if a.Pointer() == b.Pointer() {
-			return true
-		}
-		return sameValue(a.Elem(), b.Elem())
-	case reflect.Interface:
-		if a.IsNil() || b.IsNil() {
-			return a.IsNil() == b.IsNil()
-		}
-		return sameValue(a.Elem(), b.Elem())
-	case reflect.Struct:
-		for i := 0; i < a.NumField(); i++ {
-			if !sameValue(a.Field(i), b.Field(i)) {
-				return false
-			}
-		}
-		return true
-	case reflect.Slice:
-		if a.IsNil() != b.IsNil() || a.Len() != b.Len() {
-			return false
-		}
-		fallthrough
-	case reflect.Array:
-		for i := 0; i < a.Len(); i++ {
-			if !sameValue(a.Index(i), b.Index(i)) {
-				return false
-			}
-		}
-		return true
-	case reflect.Map:
-		if a.IsNil() != b.IsNil() || a.Len() != b.Len() {
-			return false
-		}
-		it := a.MapRange()
-		for it.Next() {
-			bv := b.MapIndex(it.Key())
-			if !bv.IsValid() || !sameValue(it.Value(), bv) {
-				return false
-			}
-		}
-		return true
-	}
-	// Scalars, chans, unsafe pointers: comparable.
-	if !a.CanInterface() {
-		switch a.Kind() {
-		case reflect.String:
-			return a.String() == b.String()
-		case reflect.Bool:
-			return a.Bool() == b.Bool()
-		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-			return a.Int() == b.Int()
-		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-			return a.Uint() == b.Uint()
-		}
-		return true
-	}
-	return a.Interface() == b.Interface()
-}
-
 // theirDecode runs attributevalue.UnmarshalMap, turning a panic into an error.
 func theirDecode(m map[string]types.AttributeValue, ptr any) (err error) {
 	defer func() {
@@ -269,7 +189,7 @@ func checkDecode(t *testing.T, m map[string]types.AttributeValue, newV func() an
 		assertFieldError(t, gerr)
 		return
 	}
-	if !sameValue(reflect.ValueOf(ours).Elem(), reflect.ValueOf(theirs).Elem()) {
+	if !avtest.SameValue(reflect.ValueOf(ours).Elem(), reflect.ValueOf(theirs).Elem()) {
 		t.Errorf("decode %s:\n ours   %+v\n theirs %+v", mapString(m), reflect.ValueOf(ours).Elem(), reflect.ValueOf(theirs).Elem())
 	}
 	checkDecodeIgnoring(t, m, newV, theirs, werr)
@@ -300,7 +220,7 @@ func checkDecodeIgnoring(t *testing.T, m map[string]types.AttributeValue, newV f
 			assertFieldError(t, err)
 			continue
 		}
-		if !sameValue(reflect.ValueOf(got).Elem(), reflect.ValueOf(want).Elem()) {
+		if !avtest.SameValue(reflect.ValueOf(got).Elem(), reflect.ValueOf(want).Elem()) {
 			t.Errorf("DecodeIgnoring %s (ignoring %v):\n ours   %+v\n theirs %+v", mapString(m), ig, reflect.ValueOf(got).Elem(), reflect.ValueOf(want).Elem())
 		}
 	}

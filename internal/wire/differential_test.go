@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/singletable/singletable/internal/avtest"
 	"github.com/singletable/singletable/internal/codec"
 )
 
@@ -74,7 +75,7 @@ func (x *harness) decodeRaw(item map[string]types.AttributeValue) itemResult {
 	r := once()
 	r.det = true
 	for range 24 {
-		if again := once(); again.err != r.err || !sameValue(reflect.ValueOf(again.v), reflect.ValueOf(r.v)) {
+		if again := once(); again.err != r.err || !avtest.SameValue(reflect.ValueOf(again.v), reflect.ValueOf(r.v)) {
 			r.det = false
 		}
 	}
@@ -200,7 +201,7 @@ func (x *harness) compare(tb testing.TB, op Op, body []byte) result {
 			// On an error the value is partly decoded, in an order that is Go's map order.
 			w.v, g.v = kitchen{}, kitchen{}
 		}
-		if g.state != w.state || g.err != w.err || !sameValue(reflect.ValueOf(g.v), reflect.ValueOf(w.v)) {
+		if g.state != w.state || g.err != w.err || !avtest.SameValue(reflect.ValueOf(g.v), reflect.ValueOf(w.v)) {
 			tb.Fatalf("%s: item %d\n wire: %s %q %+v\n  SDK: %s %q %+v\nbody: %s", op, i, g.state, g.err, g.v, w.state, w.err, w.v, body)
 		}
 	}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
-	"math"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -119,85 +118,6 @@ func (s *anySlots) Next(t *Target) unsafe.Pointer {
 }
 func (s *anySlots) Drop(*Target) { s.items = s.items[:len(s.items)-1] }
 func (s *anySlots) Reset()       { s.items = s.items[:0] }
-
-// sameValue is reflect.DeepEqual except that NaNs equal each other and funcs compare by nil-ness (as in
-// internal/codec's tests).
-func sameValue(a, b reflect.Value) bool {
-	if a.IsValid() != b.IsValid() {
-		return false
-	}
-	if !a.IsValid() {
-		return true
-	}
-	if a.Type() != b.Type() {
-		return false
-	}
-	switch a.Kind() {
-	case reflect.Float32, reflect.Float64:
-		x, y := a.Float(), b.Float()
-		return x == y && math.Signbit(x) == math.Signbit(y) || math.IsNaN(x) && math.IsNaN(y)
-	case reflect.Func:
-		return a.IsNil() == b.IsNil()
-	case reflect.Pointer:
-		if a.IsNil() || b.IsNil() {
-			return a.IsNil() == b.IsNil()
-		}
-		if a.Pointer() == b.Pointer() {
-			return true
-		}
-		return sameValue(a.Elem(), b.Elem())
-	case reflect.Interface:
-		if a.IsNil() || b.IsNil() {
-			return a.IsNil() == b.IsNil()
-		}
-		return sameValue(a.Elem(), b.Elem())
-	case reflect.Struct:
-		for i := 0; i < a.NumField(); i++ {
-			if !sameValue(a.Field(i), b.Field(i)) {
-				return false
-			}
-		}
-		return true
-	case reflect.Slice:
-		if a.IsNil() != b.IsNil() || a.Len() != b.Len() {
-			return false
-		}
-		fallthrough
-	case reflect.Array:
-		for i := 0; i < a.Len(); i++ {
-			if !sameValue(a.Index(i), b.Index(i)) {
-				return false
-			}
-		}
-		return true
-	case reflect.Map:
-		if a.IsNil() != b.IsNil() || a.Len() != b.Len() {
-			return false
-		}
-		it := a.MapRange()
-		for it.Next() {
-			bv := b.MapIndex(it.Key())
-			if !bv.IsValid() || !sameValue(it.Value(), bv) {
-				return false
-			}
-		}
-		return true
-	}
-	if !a.CanInterface() {
-		switch a.Kind() {
-		case reflect.String:
-			return a.String() == b.String()
-		case reflect.Bool:
-			return a.Bool() == b.Bool()
-		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-			return a.Int() == b.Int()
-		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-			return a.Uint() == b.Uint()
-		}
-		return true
-	}
-	return a.Interface() == b.Interface()
-}
 
 // jsonEnc writes attribute values as DynamoDB sends them, with random variations the SDK reads
 // alike: whitespace, escapes (\uXXXX, surrogate pairs, \/), member order.

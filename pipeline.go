@@ -67,7 +67,7 @@ func (t *Table) execute(ctx context.Context, w *writeRequest) (map[string]types.
 	b := t.opts.Backoff.withDefaults()
 	maybeSent := false // an earlier attempt may have been applied
 	for attempt := 1; ; attempt++ {
-		attrs, err := w.call(ctx, t, definiteRetries)
+		attrs, err := w.call(ctx, t, condwrite.DefiniteRetries)
 		if err == nil {
 			return t.settled(w, attrs, false)
 		}
@@ -316,41 +316,13 @@ func ambiguous(err error) bool {
 	return false
 }
 
-// definiteRetryer lets the SDK retry only failures that certainly applied nothing
-// (throttling, for one), leaving ambiguous ones to the pipeline.
-type definiteRetryer struct{ aws.RetryerV2 }
-
-func (r definiteRetryer) IsErrorRetryable(err error) bool {
-	return !ambiguous(err) && r.RetryerV2.IsErrorRetryable(err)
-}
-
-func definiteRetries(o *dynamodb.Options) {
-	switch r := o.Retryer.(type) {
-	case nil:
-	case aws.RetryerV2:
-		o.Retryer = definiteRetryer{r}
-	default:
-		o.Retryer = definiteRetryer{retryerV2{r}}
-	}
-}
-
-// retryerV2 adapts a plain Retryer.
-type retryerV2 struct{ aws.Retryer }
-
-func (r retryerV2) GetAttemptToken(context.Context) (func(error) error, error) {
-	return r.GetInitialToken(), nil
-}
-
 // replicatedConflict reports whether err is a ReplicatedWriteConflictException:
 // a write to a global table with multi-Region strong consistency refused, having
 // applied nothing, because a request in another Region was modifying the item.
 // The SDK does not retry it.
 func replicatedConflict(err error) bool { return condwrite.ReplicatedConflict(err) }
 
-func isConditionFailed(err error) bool {
-	var ccf *types.ConditionalCheckFailedException
-	return errors.As(err, &ccf)
-}
+func isConditionFailed(err error) bool { return condwrite.IsConditionFailed(err) }
 
 // readBack reads an item consistently after a failed write, retrying failed reads
 // by the table's Backoff. It returns nil for a missing item.

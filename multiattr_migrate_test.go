@@ -172,4 +172,3 @@ func waitIndexActive(t *testing.T, c Client, table, index string) {
 	}
 	t.Fatalf("index %s of %s not ACTIVE after 30s", index, table)
 }
-

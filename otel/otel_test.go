@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -96,24 +95,8 @@ func newRig(t *testing.T) *rig {
 	return r
 }
 
-// tree renders the finished spans as an indented tree of names, children in
-// the order they started.
-func (r *rig) tree() string {
-	spans := r.spans.GetSpans()
-	slices.SortStableFunc(spans, func(a, b tracetest.SpanStub) int { return a.StartTime.Compare(b.StartTime) })
-	var b strings.Builder
-	var walk func(parent trace.SpanID, depth int)
-	walk = func(parent trace.SpanID, depth int) {
-		for _, s := range spans {
-			if s.Parent.SpanID() == parent {
-				fmt.Fprintf(&b, "%s%s\n", strings.Repeat("  ", depth), s.Name)
-				walk(s.SpanContext.SpanID(), depth+1)
-			}
-		}
-	}
-	walk(trace.SpanID{}, 0)
-	return b.String()
-}
+// tree renders the finished spans as an indented tree of names (spanTree).
+func (r *rig) tree() string { return spanTree(r.spans.GetSpans(), "") }
 
 // named returns the finished spans called name, in the order they started.
 func (r *rig) named(name string) []tracetest.SpanStub {

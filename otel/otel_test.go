@@ -125,7 +125,7 @@ func events_(s tracetest.SpanStub) []string {
 		desc := e.Name
 		for _, kv := range e.Attributes {
 			if kv.Key == stotel.HowKey || kv.Key == stotel.OutcomeKey || kv.Key == stotel.ShardsKey {
-				desc += " " + kv.Value.Emit()
+				desc += " " + kv.Value.String()
 			}
 		}
 		out = append(out, desc)

@@ -189,6 +189,12 @@ func WithLogger(l *slog.Logger) TableOption {
 	return tableOptionFunc(func(o *TableOptions) error { o.Logger = l; return nil })
 }
 
+// WithTracer reports the table's logical operations, their steps and DynamoDB
+// calls to tr; see [TableOptions.Tracer].
+func WithTracer(tr Tracer) TableOption {
+	return tableOptionFunc(func(o *TableOptions) error { o.Tracer = tr; return nil })
+}
+
 // WithReceipts sets how many receipt slots a versioned item keeps (at least 1);
 // see [TableOptions.Receipts].
 func WithReceipts(n int) TableOption {

@@ -120,12 +120,6 @@ type SpanEvent struct {
 	Err     error  // EventAmbiguous: the error whose answer was lost
 }
 
-// WithTracer reports the table's logical operations, their steps and DynamoDB
-// calls to tr; see [TableOptions.Tracer].
-func WithTracer(tr Tracer) TableOption {
-	return tableOptionFunc(func(o *TableOptions) error { o.Tracer = tr; return nil })
-}
-
 // StartSpan starts a span with the table's [Tracer] (its Table field is set to
 // the table's name) and returns the context to go on with and the function that
 // ends it. Without a Tracer it returns ctx and a function that does nothing. It is

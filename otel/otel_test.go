@@ -167,7 +167,7 @@ func TestPutSpans(t *testing.T) {
 	get := r.named("Get Order")[0]
 	assert.Equal(t, codes.Error, get.Status.Code)
 	assert.Equal(t, "not_found", attr(get, "error.type").AsString())
-	assert.Equal(t, int64(0), attr(r.named("GetItem "+name)[0], "db.response.returned_rows").AsInt64())
+	assert.Equal(t, int64(0), attr(r.named("GetItem " + name)[0], "db.response.returned_rows").AsInt64())
 }
 
 // TestMutateConflictSpans: a second writer between a Mutate's read and its

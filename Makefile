@@ -4,8 +4,9 @@
 #                   (Examples included) with -race against DynamoDB Local, the root package's tests
 #                   twice: reads decoded from the wire (the default) and the SDK's way
 #
-# The repository holds three modules: the library (.), the test harness (dynamolocal/,
-# which alone depends on Testcontainers) and the comparative benchmarks (bench/). The
+# The repository holds four modules: the library (.), the test harness (dynamolocal/,
+# which alone depends on Testcontainers), the comparative benchmarks (bench/) and the
+# OpenTelemetry tracer (otel/, which alone depends on OpenTelemetry). The
 # library's tests and examples only read DYNAMODB_ENDPOINT: these targets run them
 # under `dynamodb-local run`, which starts DynamoDB Local (Testcontainers when a
 # Docker API answers, else the jar with Java), exports its endpoint, runs the
@@ -17,7 +18,7 @@ STATICCHECK := $(BIN)/staticcheck
 STATICCHECK_VERSION ?= v0.8.2
 DYNAMODB_LOCAL := $(BIN)/dynamodb-local
 FUZZTIME    ?= 60s
-MODULES     := . dynamolocal bench
+MODULES     := . dynamolocal bench otel
 
 .PHONY: all test test-only lint binaries-check vet staticcheck tidy-check deps-check examples bench fuzz clean dynamodb-local-bin
 
@@ -28,12 +29,15 @@ test: lint test-only
 # The library's tests against one DynamoDB Local started for them (the root package
 # runs twice: reads decode items straight from the response's JSON by default, and the
 # build tag singletable_sdkdecoding makes the SDK's attribute values the default); the harness's
-# own tests, which start each of its backends; the benchmarks' tests (unit tests:
+# own tests, which start each of its backends; the OpenTelemetry module's tests, on the same
+# DynamoDB Local; the benchmarks' tests (unit tests:
 # the benchmarks themselves run under `make bench`).
 test-only: dynamodb-local-bin
 	$(DYNAMODB_LOCAL) run -- sh -c '$(GO) test -race -count=1 -timeout 30m ./... && \
 		echo "== the root package again, reads decoded the SDK way (-tags singletable_sdkdecoding)" && \
-		$(GO) test -race -count=1 -timeout 30m -tags singletable_sdkdecoding .'
+		$(GO) test -race -count=1 -timeout 30m -tags singletable_sdkdecoding . && \
+		echo "== the otel module" && \
+		cd otel && $(GO) test -race -count=1 -timeout 15m ./...'
 	cd dynamolocal && $(GO) test -race -count=1 -timeout 15m ./...
 	cd bench && $(GO) test -race -count=1 -timeout 15m ./...
 
@@ -44,11 +48,12 @@ lint: binaries-check tidy-check deps-check vet staticcheck
 binaries-check:
 	@bash scripts/binaries-check.sh
 
-# The library's module graph holds no Testcontainers or Docker module: the harness
-# lives in its own module (dynamolocal/), so users' builds never see them.
+# The library's module graph holds no Testcontainers, Docker or OpenTelemetry module:
+# the harness and the tracer live in modules of their own (dynamolocal/, otel/), so
+# users' builds never see them.
 deps-check:
-	@n=$$($(GO) mod graph | grep -c -E 'testcontainers|docker'); \
-	echo "go mod graph | grep -c -E 'testcontainers|docker' (.): $$n"; \
+	@n=$$($(GO) mod graph | grep -c -E 'testcontainers|docker|go\.opentelemetry\.io'); \
+	echo "go mod graph | grep -c -E 'testcontainers|docker|go.opentelemetry.io' (.): $$n"; \
 	[ "$$n" = 0 ]
 
 # go.mod and go.sum of every module are what `go mod tidy` makes of them.

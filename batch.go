@@ -65,8 +65,9 @@ func (t *Table) keyID(key map[string]types.AttributeValue) itemKey {
 // rendered key), while Items and Missing hold what the other keys found. With
 // [SkipExpired], an expired item counts as missing. Cost: as many GetItems, in
 // fewer round trips. keys is not modified.
-func (e *Entity[T]) BatchGet(ctx context.Context, keys []T, opts ...GetOption) (BatchGetResult[T], error) {
-	ctx = e.observe(ctx)
+func (e *Entity[T]) BatchGet(ctx context.Context, keys []T, opts ...GetOption) (_ BatchGetResult[T], err error) {
+	ctx, done := e.begin(ctx, "BatchGet")
+	defer done(&err)
 	o, err := collectKeyOptions("BatchGet", e.info.name, opts)
 	if err != nil {
 		return BatchGetResult[T]{}, err
@@ -109,7 +110,7 @@ func (e *Entity[T]) batchGet(ctx context.Context, keys []T, p *readPlan, consist
 	}
 	var loopErr error
 	refused := false // the loop ended on an error that is not "unprocessed" (unprocessedCause)
-	retry := batchRetry{b: t.opts.Backoff.withDefaults()}
+	retry := batchRetry{b: t.opts.Backoff.withDefaults(), t: t}
 	for len(queue) > 0 {
 		n := min(len(queue), maxBatchGet)
 		chunk := make([]map[string]types.AttributeValue, n)
@@ -182,11 +183,12 @@ func (e *Entity[T]) batchGet(ctx context.Context, keys []T, p *readPlan, consist
 // validation error, a missing table) returns the items not written with that
 // error, which does not match ErrUnprocessed. Two items with the same key are refused before
 // anything is sent. items is not modified.
-func (e *Entity[T]) BatchPut(ctx context.Context, items []T) ([]T, error) {
+func (e *Entity[T]) BatchPut(ctx context.Context, items []T) (_ []T, err error) {
 	if e == nil {
 		return nil, errNilEntity[T]("BatchPut")
 	}
-	ctx = e.observe(ctx)
+	ctx, done := e.begin(ctx, "BatchPut")
+	defer done(&err)
 	reqs := make([]types.WriteRequest, len(items))
 	env := &planEnv{} // one clock reading for the batch
 	for i := range items {
@@ -205,11 +207,12 @@ func (e *Entity[T]) BatchPut(ctx context.Context, items []T) ([]T, error) {
 // BatchDelete deletes the items at many keys (BatchWriteItem, 25 a request), with
 // the same retries and result as [Entity.BatchPut]. Deleting a missing item is not
 // an error. keys is not modified.
-func (e *Entity[T]) BatchDelete(ctx context.Context, keys []T) ([]T, error) {
+func (e *Entity[T]) BatchDelete(ctx context.Context, keys []T) (_ []T, err error) {
 	if e == nil {
 		return nil, errNilEntity[T]("BatchDelete")
 	}
-	ctx = e.observe(ctx)
+	ctx, done := e.begin(ctx, "BatchDelete")
+	defer done(&err)
 	reqs := make([]types.WriteRequest, len(keys))
 	for i := range keys {
 		k, err := e.batchKey(keys[i])
@@ -261,7 +264,7 @@ func (t *Table) batchWrite(ctx context.Context, what string, reqs []types.WriteR
 	for i := range queue {
 		queue[i] = i
 	}
-	retry := batchRetry{b: t.opts.Backoff.withDefaults()}
+	retry := batchRetry{b: t.opts.Backoff.withDefaults(), t: t}
 	var lastConflict error // the last ReplicatedWriteConflictException, sent again like unprocessed items
 	for len(queue) > 0 {
 		n := min(len(queue), maxBatchWrite)
@@ -318,6 +321,7 @@ func unprocessedCause(err error) bool {
 type batchRetry struct {
 	b                Backoff
 	attempt, stalled int
+	t                *Table // for its Tracer
 }
 
 // after is called after each round that sent n requests and got unprocessed of them
@@ -335,6 +339,7 @@ func (r *batchRetry) after(ctx context.Context, n, unprocessed int) error {
 		r.stalled = 0
 	}
 	r.attempt++
+	r.t.event(ctx, SpanEvent{Name: EventUnprocessed, Items: unprocessed, Attempt: r.attempt}) // trace.go
 	if r.stalled >= r.b.MaxAttempts {
 		return fmt.Errorf("%d rounds in a row without progress", r.stalled)
 	}

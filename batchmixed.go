@@ -39,7 +39,9 @@ import (
 // GetItems (0.5 RCU per 4 KB, 1 consistent), in fewer round trips. Older items
 // are migrated and written back as their entity says. refs is not modified;
 // the Refs it holds are filled in.
-func (t *Table) BatchGet(ctx context.Context, refs []ItemRef, opts ...GetOption) ([]ItemRef, error) {
+func (t *Table) BatchGet(ctx context.Context, refs []ItemRef, opts ...GetOption) (_ []ItemRef, err error) {
+	ctx, done := t.begin(ctx, "BatchGet")
+	defer done(&err)
 	ids, err := t.checkRefs("BatchGet", refs)
 	if err != nil {
 		return nil, err
@@ -61,7 +63,7 @@ func (t *Table) BatchGet(ctx context.Context, refs []ItemRef, opts ...GetOption)
 	for i := range queue {
 		queue[i] = i
 	}
-	retry := batchRetry{b: t.opts.Backoff.withDefaults()}
+	retry := batchRetry{b: t.opts.Backoff.withDefaults(), t: t}
 	var loopErr error
 	refused := false // the loop ended on an error that is not "unprocessed"
 	for len(queue) > 0 {
@@ -276,10 +278,12 @@ func (e *Entity[T]) BatchDeleteItem(key T) BatchItem {
 // matching [ErrUnprocessed]. Two items of one key, a zero item and an item that
 // could not be built are refused before anything is sent, naming them. Cost:
 // 1 WCU per 1 KB per item. items is not modified.
-func (t *Table) BatchWrite(ctx context.Context, items ...BatchItem) ([]BatchItem, error) {
+func (t *Table) BatchWrite(ctx context.Context, items ...BatchItem) (_ []BatchItem, err error) {
 	if t == nil {
 		return nil, fmt.Errorf("singletable: BatchWrite: the table is nil (was the error of NewTable ignored?): %w", ErrInvalidInput)
 	}
+	ctx, done := t.begin(ctx, "BatchWrite")
+	defer done(&err)
 	reqs := make([]types.WriteRequest, len(items))
 	at := make(map[itemKey]int, len(items))
 	for i, it := range items {

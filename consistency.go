@@ -186,8 +186,9 @@ func (e *Entity[T]) indexLookup(index string, v T) (func(context.Context) (*T, e
 // Use it right after a write to read your own write
 // through an eventually consistent index. Each attempt is one Query (0.5 RCU per
 // 4 KB read). It returns the item as the index shows it.
-func (e *Entity[T]) WaitIndexed(ctx context.Context, index string, v T, opts ...RetryOption) (T, WaitStats, error) {
-	ctx = e.observe(ctx)
+func (e *Entity[T]) WaitIndexed(ctx context.Context, index string, v T, opts ...RetryOption) (_ T, _ WaitStats, err error) {
+	ctx, done := e.begin(ctx, "WaitIndexed")
+	defer done(&err)
 	var zero T
 	lookup, err := e.indexLookup(index, v)
 	if err != nil {
@@ -214,8 +215,9 @@ func (e *Entity[T]) WaitIndexed(ctx context.Context, index string, v T, opts ...
 // under the index keys old renders: after a delete, or after an update moved the
 // item elsewhere in the index or out of it. old must hold the index key inputs the
 // item had. Each attempt is one Query.
-func (e *Entity[T]) WaitUnindexed(ctx context.Context, index string, old T, opts ...RetryOption) (WaitStats, error) {
-	ctx = e.observe(ctx)
+func (e *Entity[T]) WaitUnindexed(ctx context.Context, index string, old T, opts ...RetryOption) (_ WaitStats, err error) {
+	ctx, done := e.begin(ctx, "WaitUnindexed")
+	defer done(&err)
 	lookup, err := e.indexLookup(index, old)
 	if err != nil {
 		return WaitStats{}, err
@@ -228,8 +230,9 @@ func (e *Entity[T]) WaitUnindexed(ctx context.Context, index string, old T, opts
 // with updated, and no longer at its old ones, as [Entity.WaitUnindexed] with old.
 // Use it after an update that changed index key inputs. When the item leaves the
 // index (a sparse index), use WaitUnindexed alone.
-func (e *Entity[T]) WaitMoved(ctx context.Context, index string, old, updated T, opts ...RetryOption) (WaitStats, error) {
-	ctx = e.observe(ctx)
+func (e *Entity[T]) WaitMoved(ctx context.Context, index string, old, updated T, opts ...RetryOption) (_ WaitStats, err error) {
+	ctx, done := e.begin(ctx, "WaitMoved")
+	defer done(&err)
 	_, s1, err := e.WaitIndexed(ctx, index, updated, opts...)
 	if err != nil {
 		return s1, err

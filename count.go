@@ -42,8 +42,9 @@ type Count struct {
 // never cut short) and is refused, as is a count through an index that does not
 // hold the type attribute (only reading the items could tell their types). key
 // is not modified.
-func (e *Entity[T]) Count(ctx context.Context, key T, opts ...QueryOption) (Count, error) {
-	ctx = e.observe(ctx)
+func (e *Entity[T]) Count(ctx context.Context, key T, opts ...QueryOption) (_ Count, err error) {
+	ctx, done := e.begin(ctx, "Count")
+	defer done(&err)
 	pq, err := e.prepareQuery(reflect.ValueOf(&key).Elem(), opts)
 	if err != nil {
 		return Count{}, err
@@ -58,8 +59,9 @@ func (e *Entity[T]) Count(ctx context.Context, key T, opts ...QueryOption) (Coun
 // would return: Scan with Select COUNT, page after page until done. Cost: every
 // item of the table (or index, or segment) is read, as by a Scan; see
 // [Entity.Scan].
-func (e *Entity[T]) ScanCount(ctx context.Context, opts ...ScanOption) (Count, error) {
-	ctx = e.observe(ctx)
+func (e *Entity[T]) ScanCount(ctx context.Context, opts ...ScanOption) (_ Count, err error) {
+	ctx, done := e.begin(ctx, "ScanCount")
+	defer done(&err)
 	pq, err := e.prepareScan(opts, nil)
 	if err != nil {
 		return Count{}, err

@@ -169,7 +169,12 @@
 // attempts, consumed capacity and error; [WithLogger] logs the same through
 // log/slog. Both observe at the client boundary, so they work with any
 // [ItemClient] (DAX's, a wrapper); SDK attempts are counted where the client
-// accepts SDK middleware (see [ItemClient] and [ClientTraits]).
+// accepts SDK middleware (see [ItemClient] and [ClientTraits]). [WithTracer]
+// ([TableOptions.Tracer]) reports spans of the library's logical operations (a
+// Mutate and its attempts, a fan-out and its partition reads, a stream handler
+// run, each DynamoDB call) and events (a lost answer and its resolution) to a
+// [Tracer]; the module github.com/singletable/singletable/otel implements it with
+// OpenTelemetry.
 //
 // # Options
 //

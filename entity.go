@@ -125,8 +125,9 @@ func (e *Entity[T]) decodeMigrated(item map[string]types.AttributeValue) (v T, m
 // [Consistent]. A missing item is an error matching [ErrNotFound]; an item at the
 // key that is not provably of this entity type (its type attribute names another,
 // or is missing or not a string) matches [ErrTypeMismatch], as a write there would.
-func (e *Entity[T]) Get(ctx context.Context, key T, opts ...GetOption) (T, error) {
-	ctx = e.observe(ctx)
+func (e *Entity[T]) Get(ctx context.Context, key T, opts ...GetOption) (_ T, err error) {
+	ctx, done := e.begin(ctx, "Get")
+	defer done(&err)
 	var zero T
 	var o getOptions
 	if len(opts) > 0 {
@@ -202,11 +203,12 @@ func errNilEntity[T any](op string) error {
 // random, a Put at version 0 whose shard is not set is refused
 // ([ErrInvalidInput]): it promises to fail if the item exists, and a shard drawn
 // at random can check only itself.
-func (e *Entity[T]) Put(ctx context.Context, v T, opts ...WriteOption) (T, error) {
+func (e *Entity[T]) Put(ctx context.Context, v T, opts ...WriteOption) (_ T, err error) {
 	if e == nil {
 		return v, errNilEntity[T]("Put")
 	}
-	ctx = e.observe(ctx)
+	ctx, done := e.begin(ctx, "Put")
+	defer done(&err)
 	return e.put(ctx, v, kindPut, opts)
 }
 
@@ -216,11 +218,12 @@ func (e *Entity[T]) Put(ctx context.Context, v T, opts ...WriteOption) (T, error
 // lost response. A versioned entity's Create stores version 1 whatever v holds.
 // Entities sharded at random cannot be created this way (a retried Create would
 // land in another shard): shard them by a hash of their id (shardBy).
-func (e *Entity[T]) Create(ctx context.Context, v T, opts ...WriteOption) (T, error) {
+func (e *Entity[T]) Create(ctx context.Context, v T, opts ...WriteOption) (_ T, err error) {
 	if e == nil {
 		return v, errNilEntity[T]("Create")
 	}
-	ctx = e.observe(ctx)
+	ctx, done := e.begin(ctx, "Create")
+	defer done(&err)
 	return e.put(ctx, v, kindCreate, opts)
 }
 
@@ -250,11 +253,12 @@ func (e *Entity[T]) put(ctx context.Context, v T, kind writeKind, opts []WriteOp
 // type; an item of another type is left alone ([ErrTypeMismatch]). Deleting a
 // missing item succeeds, unless an [If] condition or a version (n > 0) says
 // otherwise. Cost: 1 WCU per 1 KB of the deleted item.
-func (e *Entity[T]) Delete(ctx context.Context, key T, opts ...WriteOption) error {
+func (e *Entity[T]) Delete(ctx context.Context, key T, opts ...WriteOption) (err error) {
 	if e == nil {
 		return errNilEntity[T]("Delete")
 	}
-	ctx = e.observe(ctx)
+	ctx, done := e.begin(ctx, "Delete")
+	defer done(&err)
 	var o writeOptions
 	if len(opts) > 0 {
 		o = collectWriteOptions(opts)

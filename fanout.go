@@ -102,7 +102,9 @@ func (s *shardStream) fetch(ctx context.Context, t *Table, what string, limit in
 	if limit > 0 {
 		in.Limit = aws.Int32(int32(limit))
 	}
+	ctx, end := t.StartSpan(ctx, Span{Kind: SpanShard, Name: "QueryShards", Key: s.pq.partition}) // trace.go
 	out, err := t.client.Query(ctx, &in)
+	end(SpanEnd{Err: err, Items: returned(out)})
 	s.fetched = true
 	if err != nil {
 		s.failed = fmt.Errorf("singletable: QueryShards %s on %s: %w", what, s.pq.partition, err)
@@ -194,12 +196,14 @@ func (h *mergeHeap) head(i int) string {
 // in [Entity.Query]. Through an index ([On]) items are decoded as Query decodes
 // them: migrated in memory only, never written back, and partial (Page.Partial)
 // when the index does not hold every field.
-func (e *Entity[T]) QueryShards(ctx context.Context, key T, opts ...ShardQueryOption) (Page[T], error) {
-	ctx = e.observe(ctx)
+func (e *Entity[T]) QueryShards(ctx context.Context, key T, opts ...ShardQueryOption) (_ Page[T], err error) {
+	ctx, done := e.begin(ctx, "QueryShards")
+	defer done(&err)
 	fq, err := e.prepareFanout(key, opts)
 	if err != nil {
 		return Page[T]{}, err
 	}
+	e.table.event(ctx, SpanEvent{Name: EventFanout, Items: len(fq.streams)}) // trace.go
 	return e.fanoutPage(ctx, fq)
 }
 
@@ -210,9 +214,11 @@ func (e *Entity[T]) QueryShards(ctx context.Context, key T, opts ...ShardQueryOp
 // is read once. Like [Entity.All], it refuses an index whose items would be
 // partial.
 func (e *Entity[T]) AllShards(ctx context.Context, key T, opts ...ShardQueryOption) iter.Seq2[T, error] {
-	ctx = e.observe(ctx)
 	return func(yield func(T, error) bool) {
 		var zero T
+		ctx, done := e.begin(ctx, "AllShards") // the span lasts while the caller iterates
+		var err error
+		defer func() { done(&err) }()
 		fq, err := e.prepareFanout(key, opts)
 		if err == nil && fq.streams[0].pq.plan.partial {
 			err = e.table.refuseIterPartial("AllShards", e.info.name, fq.index, "page through it with QueryShards (Page.Partial says so)")
@@ -221,9 +227,11 @@ func (e *Entity[T]) AllShards(ctx context.Context, key T, opts ...ShardQueryOpti
 			yield(zero, err)
 			return
 		}
+		e.table.event(ctx, SpanEvent{Name: EventFanout, Items: len(fq.streams)})
 		fq.whole = true
 		for {
-			page, err := e.fanoutPage(ctx, fq)
+			var page Page[T]
+			page, err = e.fanoutPage(ctx, fq)
 			if err != nil {
 				// With AllowPartial, what the other partitions gave comes first.
 				for _, v := range page.Items {

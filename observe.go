@@ -43,7 +43,9 @@ func (e *Entity[T]) observe(ctx context.Context) context.Context {
 	return ctx
 }
 
-func (t *Table) observing() bool { return t.opts.Observer != nil || t.opts.Logger != nil }
+func (t *Table) observing() bool {
+	return t.opts.Observer != nil || t.opts.Logger != nil || t.opts.Tracer != nil
+}
 
 // attempts is the middleware that counts one call's SDK attempts.
 type attempts struct{ n int }
@@ -80,9 +82,11 @@ func observed[I, O any](ctx context.Context, t *Table, name string, do func(cont
 		a = &attempts{}
 		f = append(f[:len(f):len(f)], a.option)
 	}
+	ctx, end := t.startCall(ctx, name, in) // trace.go
 	start := time.Now()
 	out, err := do(ctx, in, f...)
 	op := Operation{Name: name, Table: t.name, Latency: time.Since(start), Capacity: consumed(out), Err: err}
+	end(out, err, op.Capacity)
 	op.Entity, _ = ctx.Value(entityKey{}).(string)
 	if a != nil {
 		op.Attempts = a.n

@@ -175,7 +175,7 @@ func (clobberOption) applyUpdate(u *updateOptions) error {
 // option says otherwise (MaxElapsed and MaxAttempts bound them): enough to carry
 // one hot item under dozens of concurrent writers. Giving up returns the last
 // [*ConflictError], wrapped in a message that says how long it tried.
-func (e *Entity[T]) Mutate(ctx context.Context, key T, fn func(*T) error, opts ...RetryOption) (T, error) {
+func (e *Entity[T]) Mutate(ctx context.Context, key T, fn func(*T) error, opts ...RetryOption) (_ T, err error) {
 	var zero T
 	if e == nil {
 		return zero, errNilEntity[T]("Mutate")
@@ -183,7 +183,8 @@ func (e *Entity[T]) Mutate(ctx context.Context, key T, fn func(*T) error, opts .
 	if fn == nil {
 		return zero, fmt.Errorf("singletable: Mutate %s: a nil function: %w", e.info.name, ErrInvalidInput)
 	}
-	ctx = e.observe(ctx)
+	ctx, done := e.begin(ctx, "Mutate")
+	defer done(&err)
 	if e.info.version == nil {
 		return zero, fmt.Errorf("singletable: Mutate %s: the entity has no version field: %w", e.info.name, ErrInvalidInput)
 	}
@@ -212,7 +213,9 @@ func (e *Entity[T]) Mutate(ctx context.Context, key T, fn func(*T) error, opts .
 	}
 	start := b.Now()
 	for attempt := 1; ; attempt++ {
-		stored, err := e.mutateOnce(ctx, key, k, wantKey, fn)
+		actx, end := e.table.StartSpan(ctx, Span{Kind: SpanAttempt, Name: "Mutate", Attempt: attempt}) // trace.go
+		stored, err := e.mutateOnce(actx, key, k, wantKey, fn)
+		end(SpanEnd{Err: err, Items: -1})
 		if err == nil || !errors.Is(err, ErrConflict) {
 			return stored, err
 		}

@@ -252,7 +252,7 @@ type SweepOption interface {
 // TableOption configures [NewTable]. Every one is declared in table.go and sets
 // the [TableOptions] field it names: [WithKeys], [WithKeyType], [WithIndex],
 // [WithLocalIndex], [WithTypeAttribute], [WithDelimiter], [WithCursorSecret],
-// [WithBackoff], [WithObserver], [WithLogger], [WithReceipts],
+// [WithBackoff], [WithObserver], [WithLogger], [WithTracer], [WithReceipts],
 // [WithReceiptAttribute], [WithIncarnationAttribute], [WithSchemaAttribute],
 // [WithRandom], [WithClock], [WithTTLAttribute] and [WithWireDecoding]. A
 // [Table]'s options are read with [Table.Options] and never change after

@@ -101,12 +101,15 @@ func (t *Table) execute(ctx context.Context, w *writeRequest) (map[string]types.
 		var cur map[string]types.AttributeValue
 		if w.resendable && !ccf {
 			v = notLanded // idempotent: the SDK would have sent it again too
+			t.event(ctx, SpanEvent{Name: EventAmbiguous, How: "resend", Err: err})
 		} else {
+			t.event(ctx, SpanEvent{Name: EventAmbiguous, How: "read back", Err: err}) // trace.go
 			var rerr error
 			if cur, rerr = t.readBack(ctx, w.key); rerr != nil {
 				return nil, t.unproven(w, err, "reading the item back also failed: "+rerr.Error())
 			}
 			v, why = t.judge(w, cur)
+			t.event(ctx, SpanEvent{Name: EventResolved, Outcome: v.String()})
 		}
 		switch v {
 		case landed:

@@ -290,9 +290,10 @@ func (p *Projection[T]) page(pg Page[T]) Page[Partial[T]] {
 // Get reads the projected attributes of one item (one GetItem with a
 // ProjectionExpression), as [Entity.Get] reads the whole item: 0.5 RCU per 4 KB
 // of the whole item, 1 with [Consistent]. key is not modified.
-func (p *Projection[T]) Get(ctx context.Context, key T, opts ...GetOption) (Partial[T], error) {
+func (p *Projection[T]) Get(ctx context.Context, key T, opts ...GetOption) (_ Partial[T], err error) {
 	e := p.e
-	ctx = e.observe(ctx)
+	ctx, done := p.e.begin(ctx, "Get")
+	defer done(&err)
 	if p.err != nil {
 		return Partial[T]{}, p.err
 	}
@@ -339,9 +340,10 @@ type PartialBatch[T any] struct {
 // [Entity.BatchGet] reads whole items (BatchGetItem with a ProjectionExpression,
 // 100 keys a request, unprocessed keys retried with backoff). keys is not
 // modified.
-func (p *Projection[T]) BatchGet(ctx context.Context, keys []T, opts ...GetOption) (PartialBatch[T], error) {
+func (p *Projection[T]) BatchGet(ctx context.Context, keys []T, opts ...GetOption) (_ PartialBatch[T], err error) {
 	e := p.e
-	ctx = e.observe(ctx)
+	ctx, done := p.e.begin(ctx, "BatchGet")
+	defer done(&err)
 	if p.err != nil {
 		return PartialBatch[T]{}, p.err
 	}
@@ -362,8 +364,9 @@ func (p *Projection[T]) BatchGet(ctx context.Context, keys []T, opts ...GetOptio
 // Query reads one page of the projected attributes of the entity's items in one
 // partition, as [Entity.Query] does (same options, same key rules, same cost:
 // DynamoDB charges for the items read whole). key is not modified.
-func (p *Projection[T]) Query(ctx context.Context, key T, opts ...QueryOption) (Page[Partial[T]], error) {
-	ctx = p.e.observe(ctx)
+func (p *Projection[T]) Query(ctx context.Context, key T, opts ...QueryOption) (_ Page[Partial[T]], err error) {
+	ctx, done := p.e.begin(ctx, "Query")
+	defer done(&err)
 	pq, err := p.prepareQuery(reflect.ValueOf(&key).Elem(), opts)
 	if err != nil {
 		return Page[Partial[T]]{}, err

@@ -204,8 +204,9 @@ func (pq *preparedQuery) call() string {
 // used. When key narrows nothing, the query keeps to the template's literal prefix
 // ("ORDER#"). A sort key condition ([SKEqual], [SKBetween], [SK]...) replaces all
 // of this.
-func (e *Entity[T]) Query(ctx context.Context, key T, opts ...QueryOption) (Page[T], error) {
-	ctx = e.observe(ctx)
+func (e *Entity[T]) Query(ctx context.Context, key T, opts ...QueryOption) (_ Page[T], err error) {
+	ctx, done := e.begin(ctx, "Query")
+	defer done(&err)
 	pq, err := e.prepareQuery(reflect.ValueOf(&key).Elem(), opts)
 	if err != nil {
 		return Page[T]{}, err

@@ -73,8 +73,9 @@ func (i segmentOption) applyTableScan(o *queryOptions) error { return i.applySca
 // per page, not those returned. Older items are migrated and written back as on
 // every read of whole items; items read through an index that does not hold every
 // field are partial (Page.Partial) and never written back.
-func (e *Entity[T]) Scan(ctx context.Context, opts ...ScanOption) (Page[T], error) {
-	ctx = e.observe(ctx)
+func (e *Entity[T]) Scan(ctx context.Context, opts ...ScanOption) (_ Page[T], err error) {
+	ctx, done := e.begin(ctx, "Scan")
+	defer done(&err)
 	pq, err := e.prepareScan(opts, nil)
 	if err != nil {
 		return Page[T]{}, err
@@ -105,8 +106,9 @@ func (e *Entity[T]) ScanAll(ctx context.Context, opts ...ScanOption) iter.Seq2[T
 
 // Scan reads one page of a projected scan: [Entity.Scan] reading only the
 // projection's attributes (at the same cost: the items are read whole).
-func (p *Projection[T]) Scan(ctx context.Context, opts ...ScanOption) (Page[Partial[T]], error) {
-	ctx = p.e.observe(ctx)
+func (p *Projection[T]) Scan(ctx context.Context, opts ...ScanOption) (_ Page[Partial[T]], err error) {
+	ctx, done := p.e.begin(ctx, "Scan")
+	defer done(&err)
 	pq, err := p.e.prepareScan(opts, p)
 	if err != nil {
 		return Page[Partial[T]]{}, err

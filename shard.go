@@ -272,7 +272,7 @@ func (e *Entity[T]) locateShard(ctx context.Context, sv reflect.Value, consisten
 	}
 	t := e.table
 	pending := keys
-	retry := batchRetry{b: t.opts.Backoff.withDefaults()}
+	retry := batchRetry{b: t.opts.Backoff.withDefaults(), t: t}
 	for len(pending) > 0 {
 		n := min(len(pending), maxBatchGet)
 		out, err := t.client.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{

@@ -179,8 +179,9 @@ func (s SweepStats) PerSecond() float64 {
 // Sweep returns the totals of this call, with one [SegmentStats] per segment it
 // swept; on an error, the counts so far and the errors of the segments that
 // failed, joined.
-func (e *Entity[T]) Sweep(ctx context.Context, opts ...SweepOption) (SweepStats, error) {
-	ctx = e.observe(ctx)
+func (e *Entity[T]) Sweep(ctx context.Context, opts ...SweepOption) (_ SweepStats, err error) {
+	ctx, done := e.begin(ctx, "Sweep")
+	defer done(&err)
 	mp := e.info.migration
 	if mp == nil {
 		return SweepStats{}, fmt.Errorf("singletable: Sweep %s: the entity has no migrations: %w", e.info.name, ErrInvalidInput)

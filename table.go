@@ -79,6 +79,14 @@ type TableOptions struct {
 	// Logger, when set, logs every DynamoDB call at Debug level, and failed calls
 	// at Warn, with the same fields as Observer.
 	Logger *slog.Logger
+	// Tracer, when set, receives a span for each of the table's logical
+	// operations (a Put, a Mutate and each of its attempts, a fan-out and each
+	// partition read, a Transact, a batch), one below it for each DynamoDB call,
+	// and events for lost answers and their resolution and for unprocessed batch
+	// items; see [Tracer]. Like Observer it works with any client and makes calls
+	// ask for their consumed capacity. The module
+	// github.com/singletable/singletable/otel implements it with OpenTelemetry.
+	Tracer Tracer
 	// SchemaAttribute holds each item's schema version, for entities registered
 	// with [Migrations]; default "_schema".
 	SchemaAttribute string
@@ -179,6 +187,12 @@ func WithObserver(f func(Operation)) TableOption {
 // WithLogger logs every DynamoDB call to l; see [TableOptions.Logger].
 func WithLogger(l *slog.Logger) TableOption {
 	return tableOptionFunc(func(o *TableOptions) error { o.Logger = l; return nil })
+}
+
+// WithTracer reports the table's logical operations, their steps and DynamoDB
+// calls to tr; see [TableOptions.Tracer].
+func WithTracer(tr Tracer) TableOption {
+	return tableOptionFunc(func(o *TableOptions) error { o.Tracer = tr; return nil })
 }
 
 // WithReceipts sets how many receipt slots a versioned item keeps (at least 1);

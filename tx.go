@@ -250,10 +250,12 @@ const maxTokenLen = 36
 // caller's, which makes a transaction safe to resend after a crash (see
 // [TxOptions]). With a token, a response lost or a conflict is retried with that
 // same token by the table's Backoff, which DynamoDB applies at most once.
-func (t *Table) TransactWith(ctx context.Context, o TxOptions, items ...TxItem) error {
+func (t *Table) TransactWith(ctx context.Context, o TxOptions, items ...TxItem) (err error) {
 	if t == nil {
 		return fmt.Errorf("singletable: Transact: the table is nil (was the error of NewTable ignored?): %w", ErrInvalidInput)
 	}
+	ctx, done := t.begin(ctx, "Transact")
+	defer done(&err)
 	ws, err := t.planTx(o, items)
 	if err != nil {
 		return err
@@ -291,14 +293,18 @@ func (t *Table) TransactWith(ctx context.Context, o TxOptions, items ...TxItem) 
 		case ambiguous(err):
 			if o.Token != "" && ctx.Err() == nil && attempt < b.MaxAttempts {
 				// The same token: DynamoDB applies the transaction at most once.
+				t.event(ctx, SpanEvent{Name: EventAmbiguous, How: "resend", Err: err}) // trace.go
 				if werr := b.Wait(ctx, attempt); werr != nil {
 					return fmt.Errorf("singletable: Transact: %w: %w (last: %w)", ErrAmbiguous, werr, err)
 				}
 				continue
 			}
+			t.event(ctx, SpanEvent{Name: EventAmbiguous, How: "read back", Err: err})
 			if ctx.Err() == nil && t.txLanded(ctx, ws, nil, nil) {
+				t.event(ctx, SpanEvent{Name: EventResolved, Outcome: "landed"})
 				return nil
 			}
+			t.event(ctx, SpanEvent{Name: EventResolved, Outcome: "unproven"})
 			return fmt.Errorf("singletable: Transact: %w: %w", ErrAmbiguous, err)
 		}
 		return fmt.Errorf("singletable: Transact: %w", txHint(ws, err))

@@ -229,7 +229,9 @@ func (t *Table) checkRefs(call string, refs []ItemRef) ([]itemKey, error) {
 // [*TxError] naming each failed item. Cost: 2 RCU per 4 KB per item (twice a
 // consistent read). Older items are migrated and written back as their entity
 // says.
-func (t *Table) TransactGet(ctx context.Context, refs ...ItemRef) error {
+func (t *Table) TransactGet(ctx context.Context, refs ...ItemRef) (err error) {
+	ctx, done := t.begin(ctx, "TransactGet")
+	defer done(&err)
 	switch n := len(refs); {
 	case n == 0:
 		return fmt.Errorf("singletable: TransactGet: no refs: %w", ErrInvalidInput)

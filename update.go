@@ -114,12 +114,13 @@ func Upsert() UpdateOption {
 // The item must exist and be of this type, or the error matches [ErrNotFound] or
 // [ErrTypeMismatch] (see [Upsert]). A failed [If] condition matches [ErrCondition].
 // key is not modified.
-func (e *Entity[T]) Update(ctx context.Context, key T, opts ...UpdateOption) (T, error) {
+func (e *Entity[T]) Update(ctx context.Context, key T, opts ...UpdateOption) (_ T, err error) {
 	var zero T
 	if e == nil {
 		return zero, errNilEntity[T]("Update")
 	}
-	ctx = e.observe(ctx)
+	ctx, done := e.begin(ctx, "Update")
+	defer done(&err)
 	sv := reflect.ValueOf(&key).Elem()
 	if err := e.resolveShard(ctx, sv, true); errors.Is(err, ErrNotFound) {
 		return zero, e.itemErr("Update", nil, e.info.errNoRandomCreate("Update", err))

@@ -276,11 +276,11 @@ func (c *consumer) run(parent context.Context) error {
 // task returns the railroad task that handles r, with retries. A failure
 // stops the run before the task returns, so the next task on r's rail sees its
 // context ended and does not run.
-func (c *consumer) task(r singletable.StreamRecord) func(context.Context) error {
+func (c *consumer) task(r singletable.StreamRecord, key string) func(context.Context) error {
 	return func(ctx context.Context) error {
 		var err error
 		for attempt := 1; ; attempt++ {
-			err = c.call(ctx, r)
+			err = c.call(ctx, r, key, attempt)
 			if err == nil || ctx.Err() != nil || attempt >= c.o.retry.MaxAttempts || c.o.retry.Wait(ctx, attempt) != nil {
 				break
 			}
@@ -294,8 +294,11 @@ func (c *consumer) task(r singletable.StreamRecord) func(context.Context) error 
 	}
 }
 
-// call runs the handler on r once; a panic becomes a *singletable.PanicError.
-func (c *consumer) call(ctx context.Context, r singletable.StreamRecord) (err error) {
+// call runs the handler on r once, in a span of the table's Tracer (the
+// attempt-th on its rail key); a panic becomes a *singletable.PanicError.
+func (c *consumer) call(ctx context.Context, r singletable.StreamRecord, key string, attempt int) (err error) {
+	ctx, end := c.t.StartSpan(ctx, singletable.Span{Kind: singletable.SpanHandler, Name: "StreamHandler", Key: key, Attempt: attempt})
+	defer func() { end(singletable.SpanEnd{Err: err, Items: -1}) }()
 	defer func() {
 		if v := recover(); v != nil {
 			err = &singletable.PanicError{Value: v, Stack: debug.Stack()}

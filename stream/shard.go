@@ -523,7 +523,8 @@ func (c *consumer) submit(taskCtx context.Context, shard string, rec streamtypes
 	}
 	in := inflight{seq: r.SequenceNumber}
 	if deliver {
-		if in.errc, err = c.rr.Submit(taskCtx, c.o.key(r), c.task(r)); err != nil {
+		key := c.o.key(r)
+		if in.errc, err = c.rr.Submit(taskCtx, key, c.task(r, key)); err != nil {
 			return inflight{}, err
 		}
 	}

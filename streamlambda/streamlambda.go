@@ -303,7 +303,7 @@ func (h *Handler) task(r singletable.StreamRecord, key string, failed *failedKey
 		start := retry.Now()
 		var err error
 		for attempt := 1; ; attempt++ {
-			if err = call(ctx, h.handle, r); err == nil || ctx.Err() != nil || attempt >= retry.MaxAttempts ||
+			if err = h.call(ctx, r, key, attempt); err == nil || ctx.Err() != nil || attempt >= retry.MaxAttempts ||
 				retry.MaxElapsed > 0 && retry.Now().Sub(start) >= retry.MaxElapsed || retry.Wait(ctx, attempt) != nil {
 				break
 			}
@@ -356,14 +356,17 @@ var (
 	errUnfinished = errors.New("singletable: streamlambda: the record's handler did not finish")
 )
 
-// call runs handle, turning a panic into an error.
-func call(ctx context.Context, handle func(context.Context, singletable.StreamRecord) error, r singletable.StreamRecord) (err error) {
+// call runs the handler on r once, in a span of the table's Tracer (the
+// attempt-th on its rail key), turning a panic into an error.
+func (h *Handler) call(ctx context.Context, r singletable.StreamRecord, key string, attempt int) (err error) {
+	ctx, end := h.t.StartSpan(ctx, singletable.Span{Kind: singletable.SpanHandler, Name: "StreamHandler", Key: key, Attempt: attempt})
+	defer func() { end(singletable.SpanEnd{Err: err, Items: -1}) }()
 	defer func() {
 		if v := recover(); v != nil {
 			err = fmt.Errorf("singletable: streamlambda: handler panicked: %v", v)
 		}
 	}()
-	return handle(ctx, r)
+	return h.handle(ctx, r)
 }
 
 // Record converts a Lambda stream record into a StreamRecord with its event,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	sdkretry "github.com/aws/aws-sdk-go-v2/aws/retry"
@@ -210,6 +211,9 @@ func (e *Entity[T]) BatchDelete(ctx context.Context, keys []T) ([]T, error) {
 		return nil, errNilEntity[T]("BatchDelete")
 	}
 	ctx = e.observe(ctx)
+	if u := e.info.unique; u != nil {
+		return slices.Clone(keys), fmt.Errorf("singletable: BatchDelete %s: %w", e.info.name, u.refuseBatch()) // unique.go
+	}
 	reqs := make([]types.WriteRequest, len(keys))
 	for i := range keys {
 		k, err := e.batchKey(keys[i])

@@ -84,7 +84,8 @@ func (t *Table) describeEntity(info *entityInfo) design.Entity {
 	if mp := info.migration; mp != nil {
 		e.Schema, e.WriteBack = mp.current, writeBackName(mp.mode)
 	}
-	info.hooks.describe(&e) // fieldtags.go
+	info.hooks.describe(&e)  // fieldtags.go
+	info.unique.describe(&e) // unique.go
 	return e
 }
 

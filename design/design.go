@@ -156,6 +156,10 @@ type Entity struct {
 	// Generated maps each attribute whose id the library generates
 	// (`singletable:"generate=..."`) to its kind: "ulid" or "uuidv7".
 	Generated map[string]string
+	// Unique lists the entity's unique constraints, each the stored attributes
+	// whose values together one item at most holds (`singletable:"unique"`, or
+	// `unique=a+b` on the blank field).
+	Unique [][]string
 }
 
 // Key is an entity's key templates on the base table or on one index.
@@ -233,6 +237,13 @@ func New(t Table, entities []Entity) *Design {
 		e.ShardBy = slices.Clone(e.ShardBy)
 		e.Defaults = slices.Clone(e.Defaults)
 		e.Generated = maps.Clone(e.Generated)
+		if e.Unique != nil {
+			u := make([][]string, len(e.Unique))
+			for j, c := range e.Unique {
+				u[j] = slices.Clone(c)
+			}
+			e.Unique = u
+		}
 		es[i] = e
 	}
 	slices.SortStableFunc(es, func(a, b Entity) int {

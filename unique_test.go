@@ -173,3 +173,250 @@ func TestUniqueErrorNamesHolder(t *testing.T) {
 	_, err = users.Get(ctx, uUser{ID: "2"}, Consistent())
 	require.ErrorIs(t, err, ErrNotFound, "nothing written")
 }
+
+func TestUniqueUpdatePutMutateMoveGuard(t *testing.T) {
+	tbl, _ := newTestTable(t)
+	users := MustRegister[uUser](tbl)
+	ctx := context.Background()
+	_, err := users.Create(ctx, uUser{ID: "1", Email: "a@x.io", Name: "Ann"})
+	require.NoError(t, err)
+	_, err = users.Create(ctx, uUser{ID: "2", Email: "b@x.io", Name: "Bob"})
+	require.NoError(t, err)
+
+	// Update Set moves the guard and returns the item.
+	got, err := users.Update(ctx, uUser{ID: "1"}, Set("email", "c@x.io"))
+	require.NoError(t, err)
+	assert.Equal(t, "c@x.io", got.Email)
+	assert.Equal(t, "Ann", got.Name, "the item as stored after the transaction")
+	g := guardsOf(t, tbl)
+	assert.Nil(t, g["a@x.io"], "the old value is freed")
+	assert.Equal(t, `["USER#1","PROFILE"]`, ownerOf(g["c@x.io"]))
+	_, err = users.Create(ctx, uUser{ID: "3", Email: "a@x.io"})
+	require.NoError(t, err, "a freed value can be claimed")
+
+	// Update to a taken value: refused, nothing changed.
+	_, err = users.Update(ctx, uUser{ID: "1"}, Set("email", "b@x.io"))
+	require.ErrorIs(t, err, ErrNotUnique)
+	cur, err := users.Get(ctx, uUser{ID: "1"}, Consistent())
+	require.NoError(t, err)
+	assert.Equal(t, "c@x.io", cur.Email)
+	g = guardsOf(t, tbl)
+	assert.Equal(t, `["USER#2","PROFILE"]`, ownerOf(g["b@x.io"]))
+	assert.Equal(t, `["USER#1","PROFILE"]`, ownerOf(g["c@x.io"]))
+
+	// An Update that does not touch the value is a plain UpdateItem.
+	_, err = users.Update(ctx, uUser{ID: "1"}, Set("name", "Anna"))
+	require.NoError(t, err)
+
+	// Update Remove frees it; Add and SetIfNotExists are refused.
+	_, err = users.Update(ctx, uUser{ID: "1"}, Remove("email"))
+	require.NoError(t, err)
+	assert.Nil(t, guardsOf(t, tbl)["c@x.io"])
+	_, err = users.Update(ctx, uUser{ID: "1"}, SetIfNotExists("email", "z@x.io"))
+	require.ErrorIs(t, err, ErrInvalidInput)
+
+	// Put moves it (reading the stored value), and a Put of the same value
+	// claims it again.
+	_, err = users.Put(ctx, uUser{ID: "1", Email: "d@x.io", Name: "Anna"})
+	require.NoError(t, err)
+	_, err = users.Put(ctx, uUser{ID: "1", Email: "e@x.io", Name: "Anna"})
+	require.NoError(t, err)
+	_, err = users.Put(ctx, uUser{ID: "1", Email: "e@x.io", Name: "Anna B"})
+	require.NoError(t, err)
+	g = guardsOf(t, tbl)
+	assert.Nil(t, g["d@x.io"])
+	assert.Equal(t, `["USER#1","PROFILE"]`, ownerOf(g["e@x.io"]))
+	_, err = users.Put(ctx, uUser{ID: "1", Email: "b@x.io"})
+	require.ErrorIs(t, err, ErrNotUnique)
+
+	// An Upsert claims a new item's value.
+	_, err = users.Update(ctx, uUser{ID: "9"}, Set("email", "g@x.io"), Upsert())
+	require.NoError(t, err)
+	g = guardsOf(t, tbl)
+	assert.Equal(t, `["USER#1","PROFILE"]`, ownerOf(g["e@x.io"]))
+	assert.Equal(t, `["USER#9","PROFILE"]`, ownerOf(g["g@x.io"]))
+	assert.Len(t, g, 4, "a, b, e, g and nothing else: %v", g)
+}
+
+type uVUser struct {
+	_       struct{} `Type:"VUser" PK:"VUSER#{id}" SK:"PROFILE"`
+	ID      string   `dynamodbav:"id"`
+	Handle  string   `dynamodbav:"handle,omitempty" singletable:"unique"`
+	Version int64    `dynamodbav:"version" singletable:"version"`
+}
+
+func TestUniqueVersionedMutateAndConflicts(t *testing.T) {
+	tbl, _ := newTestTable(t)
+	users := MustRegister[uVUser](tbl)
+	ctx := context.Background()
+	u, err := users.Create(ctx, uVUser{ID: "1", Handle: "ann"})
+	require.NoError(t, err)
+	assert.EqualValues(t, 1, u.Version)
+	m, err := users.Mutate(ctx, uVUser{ID: "1"}, func(u *uVUser) error { u.Handle = "anna"; return nil })
+	require.NoError(t, err)
+	assert.Equal(t, "anna", m.Handle)
+	assert.EqualValues(t, 2, m.Version)
+	g := guardsOf(t, tbl)
+	assert.Nil(t, g["ann"])
+	assert.NotNil(t, g["anna"])
+	// A stale version: a conflict, nothing moved.
+	_, err = users.Put(ctx, uVUser{ID: "1", Handle: "bob", Version: 1})
+	require.ErrorIs(t, err, ErrConflict)
+	g = guardsOf(t, tbl)
+	assert.Nil(t, g["bob"])
+	assert.NotNil(t, g["anna"])
+	p, err := users.Put(ctx, m)
+	require.NoError(t, err)
+	assert.EqualValues(t, 3, p.Version)
+	up, err := users.Update(ctx, uVUser{ID: "1", Version: 3}, Set("handle", "carl"))
+	require.NoError(t, err)
+	assert.EqualValues(t, 4, up.Version)
+	assert.Equal(t, "carl", up.Handle)
+	require.NoError(t, users.Delete(ctx, up))
+	assert.Empty(t, guardsOf(t, tbl))
+}
+
+func TestUniqueDeleteFreesValue(t *testing.T) {
+	tbl, _ := newTestTable(t)
+	users := MustRegister[uUser](tbl)
+	ctx := context.Background()
+	_, err := users.Create(ctx, uUser{ID: "1", Email: "a@x.io"})
+	require.NoError(t, err)
+	require.NoError(t, users.Delete(ctx, uUser{ID: "1"}), "by key only: the stored value is read")
+	assert.Empty(t, guardsOf(t, tbl))
+	require.NoError(t, users.Delete(ctx, uUser{ID: "1"}), "deleting a missing item still succeeds")
+	_, err = users.Create(ctx, uUser{ID: "2", Email: "a@x.io"})
+	require.NoError(t, err, "the value is free again")
+
+	// Zero values claim nothing: two users without an email.
+	_, err = users.Create(ctx, uUser{ID: "3"})
+	require.NoError(t, err)
+	_, err = users.Create(ctx, uUser{ID: "4"})
+	require.NoError(t, err)
+	assert.Len(t, guardsOf(t, tbl), 1)
+}
+
+func TestUniqueCompositeConstraint(t *testing.T) {
+	tbl, _ := newTestTable(t)
+	accounts := MustRegister[uAccount](tbl)
+	ctx := context.Background()
+	_, err := accounts.Create(ctx, uAccount{ID: "a", OrgID: 1, Slug: "abc"})
+	require.NoError(t, err)
+	_, err = accounts.Create(ctx, uAccount{ID: "b", OrgID: 1, Slug: "abc"})
+	require.ErrorIs(t, err, ErrNotUnique, "the same pair is refused")
+	var ue *UniqueError
+	require.ErrorAs(t, err, &ue)
+	assert.Equal(t, "orgId+slug", ue.Constraint)
+	assert.Equal(t, []string{"OrgID", "Slug"}, ue.Fields)
+	assert.Equal(t, []string{"1", "abc"}, ue.Values)
+	_, err = accounts.Create(ctx, uAccount{ID: "c", OrgID: 2, Slug: "abc"})
+	require.NoError(t, err, "another org")
+	_, err = accounts.Create(ctx, uAccount{ID: "d", OrgID: 1, Slug: "xyz"})
+	require.NoError(t, err, "another slug")
+	_, err = accounts.Create(ctx, uAccount{ID: "e", Slug: "abc"})
+	require.NoError(t, err, "a pair with a zero part claims nothing")
+	// Changing one part moves the pair's guard.
+	_, err = accounts.Update(ctx, uAccount{ID: "d"}, Set("slug", "abc"))
+	require.ErrorIs(t, err, ErrNotUnique)
+	_, err = accounts.Update(ctx, uAccount{ID: "d"}, Set("orgId", 3), Set("slug", "abc"))
+	require.NoError(t, err)
+	g := guardsOf(t, tbl)
+	assert.Nil(t, g["1+xyz"])
+	assert.NotNil(t, g["3+abc"])
+	assert.Len(t, g, 3)
+}
+
+func TestUniqueBatchWritesRefused(t *testing.T) {
+	tbl, client := newTestTable(t)
+	users := MustRegister[uUser](tbl)
+	notes := MustRegister[uNote](tbl)
+	ctx := context.Background()
+	_, err := users.BatchPut(ctx, []uUser{{ID: "1", Email: "a@x.io"}})
+	require.ErrorIs(t, err, ErrInvalidInput)
+	assert.Contains(t, err.Error(), "email")
+	left, err := users.BatchDelete(ctx, []uUser{{ID: "1"}})
+	require.ErrorIs(t, err, ErrInvalidInput)
+	assert.Len(t, left, 1)
+	_, err = tbl.BatchWrite(ctx, notes.BatchPutItem(uNote{Own: "1", ID: "n"}), users.BatchPutItem(uUser{ID: "1", Email: "a@x.io"}))
+	require.ErrorIs(t, err, ErrInvalidInput)
+	_, err = tbl.BatchWrite(ctx, users.BatchDeleteItem(uUser{ID: "1"}))
+	require.ErrorIs(t, err, ErrInvalidInput)
+	assert.Contains(t, err.Error(), "unique")
+	assert.EqualValues(t, 0, client.count("BatchWriteItem"), "refused before anything is sent")
+}
+
+func TestUniqueTransactActions(t *testing.T) {
+	tbl, _ := newTestTable(t)
+	users := MustRegister[uUser](tbl)
+	notes := MustRegister[uNote](tbl)
+	ctx := context.Background()
+	require.NoError(t, tbl.Transact(ctx, users.TxCreate(uUser{ID: "1", Email: "a@x.io"}), notes.TxPut(uNote{Own: "1", ID: "n"})))
+	assert.NotNil(t, guardsOf(t, tbl)["a@x.io"])
+
+	err := tbl.Transact(ctx, users.TxCreate(uUser{ID: "2", Email: "a@x.io"}), notes.TxPut(uNote{Own: "2", ID: "n"}))
+	require.ErrorIs(t, err, ErrNotUnique)
+	var txe *TxError
+	require.ErrorAs(t, err, &txe)
+	require.Len(t, txe.Reasons, 1)
+	assert.Equal(t, "Unique", txe.Reasons[0].Op)
+	require.NotNil(t, txe.Reasons[0].Unique)
+	assert.Equal(t, []string{"Email"}, txe.Reasons[0].Unique.Fields)
+
+	// TxPut of the same value (or a new item) is fine; of another value it fails.
+	require.NoError(t, tbl.Transact(ctx, users.TxPut(uUser{ID: "1", Email: "a@x.io", Name: "Ann"})))
+	err = tbl.Transact(ctx, users.TxPut(uUser{ID: "1", Email: "b@x.io"}))
+	require.ErrorIs(t, err, ErrCondition)
+	assert.Contains(t, err.Error(), "TxPut cannot move a unique value")
+
+	// TxUpdate and TxDelete take the stored value from the key value.
+	err = tbl.Transact(ctx, users.TxUpdate(uUser{ID: "1"}, Set("email", "b@x.io")))
+	require.ErrorIs(t, err, ErrCondition, "the key value lacks the stored email")
+	require.NoError(t, tbl.Transact(ctx, users.TxUpdate(uUser{ID: "1", Email: "a@x.io"}, Set("email", "b@x.io"))))
+	g := guardsOf(t, tbl)
+	assert.Nil(t, g["a@x.io"])
+	assert.NotNil(t, g["b@x.io"])
+	require.NoError(t, tbl.Transact(ctx, users.TxDelete(uUser{ID: "1", Email: "b@x.io"})))
+	assert.Empty(t, guardsOf(t, tbl))
+
+	// The guards count toward the 100 actions.
+	items := make([]TxItem, 0, 60)
+	for i := range 60 {
+		items = append(items, users.TxCreate(uUser{ID: fmt.Sprint("m", i), Email: fmt.Sprint(i, "@x.io")}))
+	}
+	err = tbl.Transact(ctx, items...)
+	require.ErrorIs(t, err, ErrInvalidInput)
+	assert.Contains(t, err.Error(), "120")
+}
+
+type uUserV1 struct {
+	_     struct{} `Type:"MUser" PK:"MUSER#{id}" SK:"PROFILE"`
+	ID    string   `dynamodbav:"id"`
+	Email string   `dynamodbav:"email,omitempty" singletable:"unique"`
+}
+
+func TestUniqueMigrationChangingValueNotWrittenBack(t *testing.T) {
+	tbl, _ := newTestTable(t)
+	var reported []error
+	var mu sync.Mutex
+	users := MustRegister[uUserV1](tbl, Migrations(Migration[uUserV1]{
+		Steps:     []Step[uUserV1]{{Typed: func(u *uUserV1) error { u.Email = "lower-" + u.Email; return nil }}},
+		WriteBack: WriteBackSync,
+		OnError:   func(err error) { mu.Lock(); reported = append(reported, err); mu.Unlock() },
+	}))
+	ctx := context.Background()
+	// An item at schema 1, written raw.
+	_, err := tbl.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(tbl.name), Item: map[string]types.AttributeValue{
+		"PK": sAV("MUSER#1"), "SK": sAV("PROFILE"), tbl.opts.TypeAttribute: sAV("MUser"), "id": sAV("1"), "email": sAV("A@x.io"),
+		tbl.opts.SchemaAttribute: &types.AttributeValueMemberN{Value: "1"}}})
+	require.NoError(t, err)
+	got, err := users.Get(ctx, uUserV1{ID: "1"}, Consistent())
+	require.NoError(t, err)
+	assert.Equal(t, "lower-A@x.io", got.Email, "migrated in memory")
+	mu.Lock()
+	require.Len(t, reported, 1)
+	assert.ErrorIs(t, reported[0], ErrInvalidInput)
+	mu.Unlock()
+	out, err := tbl.client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(tbl.name), Key: map[string]types.AttributeValue{"PK": sAV("MUSER#1"), "SK": sAV("PROFILE")}, ConsistentRead: aws.Bool(true)})
+	require.NoError(t, err)
+	assert.Equal(t, sAV("A@x.io"), out.Item["email"], "not written back")
+}

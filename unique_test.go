@@ -7,12 +7,15 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/singletable/singletable/internal/fault"
 )
 
 type uUser struct {
@@ -419,4 +422,152 @@ func TestUniqueMigrationChangingValueNotWrittenBack(t *testing.T) {
 	out, err := tbl.client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(tbl.name), Key: map[string]types.AttributeValue{"PK": sAV("MUSER#1"), "SK": sAV("PROFILE")}, ConsistentRead: aws.Bool(true)})
 	require.NoError(t, err)
 	assert.Equal(t, sAV("A@x.io"), out.Item["email"], "not written back")
+}
+
+// hookClient runs after, once, after the first TransactWriteItems that fails:
+// another writer between a lost answer and its judgement.
+type hookClient struct {
+	ItemClient
+	once  sync.Once
+	after func()
+}
+
+func (h *hookClient) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, o ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
+	out, err := h.ItemClient.TransactWriteItems(ctx, in, o...)
+	if err != nil && h.after != nil {
+		h.once.Do(h.after)
+	}
+	return out, err
+}
+
+func TestUniqueLostResponses(t *testing.T) {
+	ctx := context.Background()
+	t.Run("resent under the same token", func(t *testing.T) {
+		tbl, inj := faultTable(t)
+		users := MustRegister[uUser](tbl)
+		for _, op := range []func() error{
+			func() error { _, err := users.Create(ctx, uUser{ID: "1", Email: "a@x.io"}); return err },
+			func() error { _, err := users.Update(ctx, uUser{ID: "1"}, Set("email", "b@x.io")); return err },
+			func() error { _, err := users.Put(ctx, uUser{ID: "1", Email: "c@x.io"}); return err },
+			func() error { return users.Delete(ctx, uUser{ID: "1"}) },
+		} {
+			remove := inj.Add(fault.Rule{Ops: []string{"TransactWriteItems"}, Fault: fault.LoseResponse(), Times: 2})
+			require.NoError(t, op(), "applied once; the resend answered by its token")
+			remove()
+		}
+		assert.Empty(t, guardsOf(t, tbl))
+		_, err := users.Create(ctx, uUser{ID: "2", Email: "a@x.io"})
+		require.NoError(t, err)
+	})
+	t.Run("judged by reading back", func(t *testing.T) {
+		tbl, inj := faultTable(t, WithBackoff(Backoff{Base: time.Millisecond, Cap: 2 * time.Millisecond, MaxAttempts: 1}))
+		users := MustRegister[uUser](tbl)
+		remove := inj.Add(fault.Rule{Ops: []string{"TransactWriteItems"}, Fault: fault.LoseResponse()})
+		u, err := users.Create(ctx, uUser{ID: "1", Email: "a@x.io", Name: "Ann"})
+		require.NoError(t, err, "its receipt proves it landed")
+		assert.Equal(t, "a@x.io", u.Email)
+		got, err := users.Update(ctx, uUser{ID: "1"}, Set("email", "b@x.io"))
+		require.NoError(t, err, "its receipt proves it landed")
+		assert.Equal(t, "b@x.io", got.Email)
+		require.NoError(t, users.Delete(ctx, uUser{ID: "1"}), "item and guard gone")
+		remove()
+		assert.Empty(t, guardsOf(t, tbl))
+	})
+	t.Run("another writer in between", func(t *testing.T) {
+		opts := WithBackoff(Backoff{Base: time.Millisecond, Cap: 2 * time.Millisecond, MaxAttempts: 1})
+		base, inj := faultTable(t, opts)
+		plain := MustRegister[uUser](base)
+		hc := &hookClient{ItemClient: base.client}
+		tbl, err := NewTable(hc, base.name, testTableOptions, opts)
+		require.NoError(t, err)
+		users := MustRegister[uUser](tbl)
+		var remove func()
+		lose := func() { remove = inj.Add(fault.Rule{Ops: []string{"TransactWriteItems"}, Fault: fault.LoseResponse()}) }
+		other := func(f func() error) func() {
+			return func() {
+				remove()
+				require.NoError(t, f())
+				lose()
+			}
+		}
+		lose()
+		// Create lost, then another writer replaces the item: unproven.
+		hc.after = other(func() error { _, err := plain.Put(ctx, uUser{ID: "1", Email: "a@x.io", Name: "other"}); return err })
+		_, err = users.Create(ctx, uUser{ID: "1", Email: "a@x.io"})
+		require.ErrorIs(t, err, ErrAmbiguous)
+		// An Update moving the value lost, then another writer replaces the item.
+		hc.once, hc.after = sync.Once{}, other(func() error { _, err := plain.Put(ctx, uUser{ID: "1", Email: "b@x.io", Name: "other"}); return err })
+		_, err = users.Update(ctx, uUser{ID: "1"}, Set("email", "b@x.io"))
+		require.ErrorIs(t, err, ErrAmbiguous)
+		// Delete lost, then another writer creates the item again.
+		hc.once, hc.after = sync.Once{}, other(func() error {
+			if err := plain.Delete(ctx, uUser{ID: "1"}); err != nil {
+				return err
+			}
+			_, err := plain.Create(ctx, uUser{ID: "1", Email: "c@x.io"})
+			return err
+		})
+		err = users.Delete(ctx, uUser{ID: "1"})
+		require.ErrorIs(t, err, ErrAmbiguous)
+		remove()
+		// Whatever happened, every value held has its guard and no other.
+		rep, err := plain.SweepUnique(ctx)
+		require.NoError(t, err)
+		assert.Empty(t, rep.Orphans)
+		assert.Empty(t, rep.Missing)
+		assert.Empty(t, rep.Duplicates)
+		assert.Equal(t, 1, rep.Guards)
+	})
+}
+
+func TestUniqueSweepFindsAndRepairs(t *testing.T) {
+	tbl, _ := newTestTable(t)
+	users := MustRegister[uUser](tbl)
+	ctx := context.Background()
+	_, err := users.Create(ctx, uUser{ID: "1", Email: "a@x.io"})
+	require.NoError(t, err)
+	_, err = users.Create(ctx, uUser{ID: "2", Email: "b@x.io"})
+	require.NoError(t, err)
+	raw := func(id, email string) {
+		_, err := tbl.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(tbl.name), Item: map[string]types.AttributeValue{
+			"PK": sAV("USER#" + id), "SK": sAV("PROFILE"), tbl.opts.TypeAttribute: sAV("User"), "id": sAV(id), "email": sAV(email), "name": sAV("")}})
+		require.NoError(t, err)
+	}
+	// Writers outside the library: user 1 deleted, user 3 put without a guard,
+	// user 4 put with user 2's email.
+	_, err = tbl.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(tbl.name), Key: map[string]types.AttributeValue{"PK": sAV("USER#1"), "SK": sAV("PROFILE")}})
+	require.NoError(t, err)
+	raw("3", "c@x.io")
+	raw("4", "b@x.io")
+	_, err = users.Create(ctx, uUser{ID: "5", Email: "a@x.io"})
+	require.ErrorIs(t, err, ErrNotUnique, "the orphan guard blocks the value")
+
+	rep, err := users.SweepUnique(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 2, rep.Guards)
+	assert.Equal(t, 3, rep.Items)
+	require.Len(t, rep.Orphans, 1)
+	assert.Equal(t, []string{"a@x.io"}, rep.Orphans[0].Values)
+	assert.False(t, rep.Orphans[0].Repaired, "a report only")
+	require.Len(t, rep.Missing, 1)
+	assert.Equal(t, map[string]string{"PK": "USER#3", "SK": "PROFILE"}, rep.Missing[0].Item)
+	require.Len(t, rep.Duplicates, 1)
+	assert.Equal(t, map[string]string{"PK": "USER#4", "SK": "PROFILE"}, rep.Duplicates[0].Item)
+	assert.Equal(t, map[string]string{"PK": "USER#2", "SK": "PROFILE"}, rep.Duplicates[0].Holder)
+	assert.Len(t, guardsOf(t, tbl), 2, "nothing written")
+
+	rep, err = users.SweepUnique(ctx, RepairUnique())
+	require.NoError(t, err)
+	require.Len(t, rep.Orphans, 1)
+	assert.True(t, rep.Orphans[0].Repaired)
+	require.Len(t, rep.Missing, 1)
+	assert.True(t, rep.Missing[0].Repaired)
+	require.Len(t, rep.Duplicates, 1, "never repaired")
+	g := guardsOf(t, tbl)
+	assert.Nil(t, g["a@x.io"])
+	assert.Equal(t, `["USER#3","PROFILE"]`, ownerOf(g["c@x.io"]))
+	_, err = users.Create(ctx, uUser{ID: "5", Email: "a@x.io"})
+	require.NoError(t, err, "the value is free again")
+	_, err = users.Create(ctx, uUser{ID: "6", Email: "c@x.io"})
+	require.ErrorIs(t, err, ErrNotUnique, "the restored guard holds")
 }

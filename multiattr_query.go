@@ -187,23 +187,9 @@ func (t *Table) prepareNativeQuery(info *entityInfo, ix Index, sv reflect.Value,
 func (p *nativeQueryPlan) keyCondition(sv reflect.Value, o *queryOptions, asEntity func(any) (reflect.Value, bool)) (map[string]types.AttributeValue, []func(*expr.Builder) string, string, error) {
 	attrs := p.ix.nativeAttrs()
 	np := len(p.ix.PartitionAttrs)
-	key := make([]types.AttributeValue, len(attrs))
-	for i := range attrs {
-		av, err := nativeInput(p.view.fields[i], sv)
-		if err != nil {
-			return nil, nil, "", fmt.Errorf("singletable: Query %s: %w", p.what, err)
-		}
-		key[i] = av
-	}
-	for i := range np {
-		if key[i] == nil {
-			return nil, nil, "", p.fail("partition attribute %s is unset: DynamoDB needs an equality on every partition attribute (an empty string or a zero number is unset; a pointer field can hold 0)", p.label(i))
-		}
-	}
-	for i := np + 1; i < len(attrs); i++ {
-		if key[i] != nil && key[i-1] == nil {
-			return nil, nil, "", p.fail("sort attribute %s is set but %s before it is not: DynamoDB compares sort attributes left to right, with no gaps", p.label(i), p.label(i-1))
-		}
+	key, err := p.keyValues(sv)
+	if err != nil {
+		return nil, nil, "", err
 	}
 	eq := map[string]types.AttributeValue{}
 	var ident strings.Builder
@@ -221,45 +207,9 @@ func (p *nativeQueryPlan) keyCondition(sv reflect.Value, o *queryOptions, asEnti
 		}
 		return eq, nil, ident.String(), nil
 	}
-	if len(p.ix.SortAttrs) == 0 {
-		return nil, nil, "", p.fail("it has no sort attributes, so %s does not apply", skFuncNames[c.op])
-	}
-	if c.op == skTree {
-		return nil, nil, "", p.fail("SKTree does not apply: nothing is rendered, so no key continues another; compare the sort attributes instead")
-	}
-	n := 1
-	if c.op == skBetween {
-		n = 2
-	}
-	vals := make([][]types.AttributeValue, n)
-	target := -1
-	for j := range n {
-		cv, ok := reflect.Value{}, false
-		if asEntity != nil {
-			cv, ok = asEntity(c.values[j])
-		}
-		if !ok {
-			return nil, nil, "", p.fail("%s takes a value of %s (SK[%s]()), not %T: a native index has no rendered sort key text", skFuncNames[c.op], p.info.name, p.info.name, c.values[j])
-		}
-		vals[j] = make([]types.AttributeValue, len(attrs))
-		last := -1
-		for i := np; i < len(attrs); i++ {
-			av, err := nativeInput(p.view.fields[i], cv)
-			if err != nil {
-				return nil, nil, "", fmt.Errorf("singletable: Query %s: %w", p.what, err)
-			}
-			vals[j][i] = av
-			if av != nil {
-				last = i
-			}
-		}
-		switch {
-		case last < 0:
-			return nil, nil, "", p.fail("the %s value sets no sort attribute (%s)", skFuncNames[c.op], p.sortLabels())
-		case j == 1 && last != target:
-			return nil, nil, "", p.fail("SKBetween bounds compare different sort attributes, %s and %s: both must set the same last one", p.label(target), p.label(last))
-		}
-		target = last
+	vals, target, err := p.conditionValues(c, asEntity)
+	if err != nil {
+		return nil, nil, "", err
 	}
 	for i := target; i < len(attrs); i++ {
 		if key[i] != nil {
@@ -267,23 +217,14 @@ func (p *nativeQueryPlan) keyCondition(sv reflect.Value, o *queryOptions, asEnti
 		}
 	}
 	for i := np; i < target; i++ {
-		var v types.AttributeValue
-		for _, cand := range []types.AttributeValue{key[i], vals[0][i], vals[n-1][i]} {
-			switch {
-			case cand == nil:
-			case v == nil:
-				v = cand
-			case !sameScalar(v, cand):
-				return nil, nil, "", p.fail("sort attribute %s is %s in one value and %s in another: DynamoDB compares only the last sort attribute given, so every one before it needs one value", p.label(i), scalarText(v), scalarText(cand))
-			}
-		}
-		if v == nil {
-			return nil, nil, "", p.fail("sort attribute %s is not given, but the condition compares %s after it: DynamoDB needs an equality on every sort attribute before the one compared", p.label(i), p.label(target))
+		v, err := p.onlyValue(i, target, key[i], vals[0][i], vals[len(vals)-1][i])
+		if err != nil {
+			return nil, nil, "", err
 		}
 		addEq(i, v)
 	}
 	a := attrs[target]
-	lo, hi := vals[0][target], vals[n-1][target]
+	lo, hi := vals[0][target], vals[len(vals)-1][target]
 	switch {
 	case c.op == skBeginsWith && a.Type == types.ScalarAttributeTypeN:
 		return nil, nil, "", p.fail("SKBeginsWith does not apply to sort attribute %s, which holds numbers: use a comparison or SKBetween", p.label(target))
@@ -302,6 +243,102 @@ func (p *nativeQueryPlan) keyCondition(sv reflect.Value, o *queryOptions, asEnti
 		return name + " " + skOpNames[c.op] + " " + b.Value(lo)
 	}
 	return eq, []func(*expr.Builder) string{cond}, ident.String(), nil
+}
+
+// keyValues reads the key value's native attributes (nil where unset) and
+// checks that it sets every partition attribute and sort attributes from the
+// left, with no gaps.
+func (p *nativeQueryPlan) keyValues(sv reflect.Value) ([]types.AttributeValue, error) {
+	attrs := p.ix.nativeAttrs()
+	np := len(p.ix.PartitionAttrs)
+	key := make([]types.AttributeValue, len(attrs))
+	for i := range attrs {
+		av, err := nativeInput(p.view.fields[i], sv)
+		if err != nil {
+			return nil, fmt.Errorf("singletable: Query %s: %w", p.what, err)
+		}
+		key[i] = av
+	}
+	for i := range np {
+		if key[i] == nil {
+			return nil, p.fail("partition attribute %s is unset: DynamoDB needs an equality on every partition attribute (an empty string or a zero number is unset; a pointer field can hold 0)", p.label(i))
+		}
+	}
+	for i := np + 1; i < len(attrs); i++ {
+		if key[i] != nil && key[i-1] == nil {
+			return nil, p.fail("sort attribute %s is set but %s before it is not: DynamoDB compares sort attributes left to right, with no gaps", p.label(i), p.label(i-1))
+		}
+	}
+	return key, nil
+}
+
+// conditionValues reads the sort attributes of the condition's value (both
+// bounds of SKBetween) and returns them with the index of the attribute the
+// condition compares: the last one its value sets.
+func (p *nativeQueryPlan) conditionValues(c *skCond, asEntity func(any) (reflect.Value, bool)) ([][]types.AttributeValue, int, error) {
+	attrs := p.ix.nativeAttrs()
+	np := len(p.ix.PartitionAttrs)
+	switch {
+	case len(p.ix.SortAttrs) == 0:
+		return nil, 0, p.fail("it has no sort attributes, so %s does not apply", skFuncNames[c.op])
+	case c.op == skTree:
+		return nil, 0, p.fail("SKTree does not apply: nothing is rendered, so no key continues another; compare the sort attributes instead")
+	}
+	n := 1
+	if c.op == skBetween {
+		n = 2
+	}
+	vals := make([][]types.AttributeValue, n)
+	target := -1
+	for j := range n {
+		cv, ok := reflect.Value{}, false
+		if asEntity != nil {
+			cv, ok = asEntity(c.values[j])
+		}
+		if !ok {
+			return nil, 0, p.fail("%s takes a value of %s (SK[%s]()), not %T: a native index has no rendered sort key text", skFuncNames[c.op], p.info.name, p.info.name, c.values[j])
+		}
+		vals[j] = make([]types.AttributeValue, len(attrs))
+		last := -1
+		for i := np; i < len(attrs); i++ {
+			av, err := nativeInput(p.view.fields[i], cv)
+			if err != nil {
+				return nil, 0, fmt.Errorf("singletable: Query %s: %w", p.what, err)
+			}
+			vals[j][i] = av
+			if av != nil {
+				last = i
+			}
+		}
+		switch {
+		case last < 0:
+			return nil, 0, p.fail("the %s value sets no sort attribute (%s)", skFuncNames[c.op], p.sortLabels())
+		case j == 1 && last != target:
+			return nil, 0, p.fail("SKBetween bounds compare different sort attributes, %s and %s: both must set the same last one", p.label(target), p.label(last))
+		}
+		target = last
+	}
+	return vals, target, nil
+}
+
+// onlyValue returns the one value that sort attribute i, before the compared
+// one (target), has in the key value and the condition's values, which must
+// agree and give one.
+func (p *nativeQueryPlan) onlyValue(i, target int, cands ...types.AttributeValue) (types.AttributeValue, error) {
+	var v types.AttributeValue
+	for _, cand := range cands {
+		switch {
+		case cand == nil:
+		case v == nil:
+			v = cand
+		case !sameScalar(v, cand):
+			return nil, p.fail("sort attribute %s is %s in one value and %s in another: DynamoDB compares only the last sort attribute given, so every one before it needs one value", p.label(i), scalarText(v), scalarText(cand))
+		}
+	}
+	if v == nil {
+		return nil, p.fail("sort attribute %s is not given, but the condition compares %s after it: DynamoDB needs an equality on every sort attribute before the one compared", p.label(i), p.label(target))
+	}
+	return v, nil
 }
 
 // sortLabels names the index's sort attributes and the entity's fields.

@@ -156,6 +156,10 @@ type Entity struct {
 	// Generated maps each attribute whose id the library generates
 	// (`singletable:"generate=..."`) to its kind: "ulid" or "uuidv7".
 	Generated map[string]string
+	// NativeIndexes names the native indexes the entity is in, in table order:
+	// it stores every key attribute of each (an item that lacks one is not in
+	// that index).
+	NativeIndexes []string
 	// Unique lists the entity's unique constraints, each the stored attributes
 	// whose values together one item at most holds (`singletable:"unique"`, or
 	// `unique=a+b` on the blank field).
@@ -237,6 +241,7 @@ func New(t Table, entities []Entity) *Design {
 		e.ShardBy = slices.Clone(e.ShardBy)
 		e.Defaults = slices.Clone(e.Defaults)
 		e.Generated = maps.Clone(e.Generated)
+		e.NativeIndexes = slices.Clone(e.NativeIndexes)
 		if e.Unique != nil {
 			u := make([][]string, len(e.Unique))
 			for j, c := range e.Unique {
@@ -261,6 +266,11 @@ func New(t Table, entities []Entity) *Design {
 		}
 		for _, v := range m.views {
 			d.Patterns = append(d.Patterns, queryPatterns(m, v)...)
+		}
+		for _, name := range m.e.NativeIndexes {
+			if ix, ok := t.index(name); ok && ix.native() {
+				d.Patterns = append(d.Patterns, nativePatterns(m.e, ix)...)
+			}
 		}
 		d.Scans = append(d.Scans, scanPattern(m))
 	}

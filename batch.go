@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	sdkretry "github.com/aws/aws-sdk-go-v2/aws/retry"
@@ -213,6 +214,9 @@ func (e *Entity[T]) BatchDelete(ctx context.Context, keys []T) (_ []T, err error
 	}
 	ctx, done := e.begin(ctx, "BatchDelete")
 	defer done(&err)
+	if u := e.info.unique; u != nil {
+		return slices.Clone(keys), fmt.Errorf("singletable: BatchDelete %s: %w", e.info.name, u.refuseBatch()) // unique.go
+	}
 	reqs := make([]types.WriteRequest, len(keys))
 	for i := range keys {
 		k, err := e.batchKey(keys[i])

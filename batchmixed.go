@@ -260,6 +260,10 @@ func (e *Entity[T]) BatchDeleteItem(key T) BatchItem {
 		return BatchItem{op: "Delete", value: key, err: errNilEntity[T]("BatchDeleteItem")}
 	}
 	it := BatchItem{info: e.info, op: "Delete", value: key}
+	if u := e.info.unique; u != nil {
+		it.err = u.refuseBatch() // unique.go
+		return it
+	}
 	k, err := e.batchKey(key)
 	if err != nil {
 		it.err = err

@@ -131,6 +131,9 @@ func (t *Table) countable(pq *preparedQuery, call string, info *entityInfo) erro
 // query's tree (its root and the keys under it) is counted as two ranges, the
 // root and the keys after root and the delimiter: a filter cannot name a key.
 func (t *Table) count(ctx context.Context, pq *preparedQuery, info *entityInfo, what string) (Count, error) {
+	if info == nil {
+		t.skipReserved(pq)
+	}
 	if pq.scan != nil {
 		pq.scan.Select = types.SelectCount
 		pq.scan.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
@@ -207,4 +210,23 @@ func (t *Table) countPages(ctx context.Context, pq *preparedQuery, what string) 
 		start = out.LastEvaluatedKey
 	}
 	return c, nil
+}
+
+// skipReserved filters the library's own items (unique-value guards, sweep
+// progress, leases: type attributes beginning with "_singletable.") out of a
+// count of every type, as Table.Scan and Table.Query pass them over.
+func (t *Table) skipReserved(pq *preparedQuery) {
+	names, values, filter := &pq.in.ExpressionAttributeNames, &pq.in.ExpressionAttributeValues, &pq.in.FilterExpression
+	if pq.scan != nil {
+		names, values, filter = &pq.scan.ExpressionAttributeNames, &pq.scan.ExpressionAttributeValues, &pq.scan.FilterExpression
+	}
+	*names, *values = maps.Clone(*names), maps.Clone(*values)
+	if *names == nil {
+		*names = map[string]string{}
+	}
+	if *values == nil {
+		*values = map[string]types.AttributeValue{}
+	}
+	(*names)["#rtype"], (*values)[":rtype"] = t.opts.TypeAttribute, &types.AttributeValueMemberS{Value: reservedTypePrefix}
+	*filter = expr.Ptr(expr.And(aws.ToString(*filter), "NOT begins_with(#rtype, :rtype)"))
 }

@@ -89,7 +89,8 @@ func (t *Table) describeEntity(info *entityInfo) design.Entity {
 			e.NativeIndexes = append(e.NativeIndexes, ix.Name) // multiattr.go
 		}
 	}
-	info.hooks.describe(&e) // fieldtags.go
+	info.hooks.describe(&e)  // fieldtags.go
+	info.unique.describe(&e) // unique.go
 	return e
 }
 

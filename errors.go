@@ -64,6 +64,9 @@ var (
 	// the last ten minutes for a different transaction
 	// (IdempotentParameterMismatchException). Nothing was applied.
 	ErrTokenMismatch = errors.New("singletable: idempotency token reused for another transaction")
+	// ErrNotUnique means a write was refused because another item of the entity
+	// holds a value of a unique field or combination (see [UniqueError]).
+	ErrNotUnique = errors.New("singletable: value not unique")
 )
 
 // KeyError reports a key that could not be rendered, parsed or accepted.

@@ -138,7 +138,7 @@ func ExampleRegister_errors() {
 	// singletable: register Typo.PK: template "CUST#{customerID}" names {customerID}, which is not a stored attribute of Typo (did you mean "customerId"?)
 	// entity Typo, field PK, matches ErrInvalidEntity: true
 	// singletable: register HalfIndex.GSI1SK: index GSI1 needs templates for both of its key attributes; GSI1SK is missing
-	// singletable: register BadOption.Version: unknown singletable tag option "versoin" (want version, shard, createdAt, updatedAt, counter, ttl, default=... or generate=...)
+	// singletable: register BadOption.Version: unknown singletable tag option "versoin" (want version, shard, createdAt, updatedAt, counter, ttl, unique, default=... or generate=...)
 	// <nil>
 	// singletable: register Setting.SK: key templates "USER#{userId}" / "{name}" collide with Profile's "USER#{id}" / "PROFILE": both render PK "USER#a", SK "PROFILE", so a batch write of one would overwrite the other's item; give one of them a distinct static prefix, e.g. Setting's SK "SETTING#{name}"
 }

@@ -21,6 +21,7 @@ import (
 //	default=TEXT         the value a zero field takes before a whole item is written (defaults.go)
 //	generate=ulid        a new id in a zero string field before keys are rendered; or uuidv7 (generate.go)
 //	ttl,from=A,after=D   the ttl derived from the time field A plus the duration D (ttlderived.go)
+//	unique               the value is held by one item of the entity at most (unique.go)
 //
 // One role per field. default= takes the rest of the tag, commas included, so it
 // comes alone.
@@ -100,8 +101,10 @@ func compileFieldTag(info *entityInfo, index []int, sf reflect.StructField, tag 
 		return compileCounter(info, index, sf)
 	case "ttl":
 		return compileTTL(info, index, sf)
+	case "unique":
+		return compileUniqueField(info, index, sf) // unique.go
 	}
-	return fail("unknown singletable tag option " + strconv.Quote(role) + " (want version, shard, createdAt, updatedAt, counter, ttl, default=... or generate=...)")
+	return fail("unknown singletable tag option " + strconv.Quote(role) + " (want version, shard, createdAt, updatedAt, counter, ttl, unique, default=... or generate=...)")
 }
 
 // roleTaken refuses a field that has a role already (as version or shard).

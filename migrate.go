@@ -383,6 +383,9 @@ func (info *entityInfo) planWriteBack(stored, work map[string]types.AttributeVal
 			return nil, fmt.Errorf("singletable: write-back of %s%s: the migrated value renders another primary key (%s): a migration cannot move an item; nothing written: %w", info.name, formatKey(t.keyStrings(stored)), a, ErrInvalidInput)
 		}
 	}
+	if err := info.unique.checkWriteBack(stored, want); err != nil { // unique.go
+		return nil, err
+	}
 	w := &writeRequest{kind: kindWriteBack, info: info, keyStr: t.keyStrings(stored)}
 	w.key = t.keyOf(stored)
 	var sets, removes []string

@@ -64,6 +64,9 @@ var rank = [...]int{abstain: 0, notLanded: 1, lost: 2, unproven: 3}
 // when the outcome was read back, of the item as read; the write's parts have
 // settled the value written.
 func (t *Table) execute(ctx context.Context, w *writeRequest) (map[string]types.AttributeValue, error) {
+	if w.uniq != nil {
+		return t.executeUnique(ctx, w) // unique.go: a transaction with the guards
+	}
 	b := t.opts.Backoff.withDefaults()
 	maybeSent := false // an earlier attempt may have been applied
 	for attempt := 1; ; attempt++ {

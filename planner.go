@@ -129,6 +129,10 @@ type writePlan struct {
 	version   uint64
 	// extra counts the bytes the stored item holds besides what a Put sends.
 	extra int
+	// edits are an Update's changes, for the plans that look at them (unique.go).
+	edits []change
+	// receipt: a plan needs the write to carry a receipt (unique.go).
+	receipt bool
 }
 
 // attrSet is an attribute a plan stores: the library's own (f nil), or a field

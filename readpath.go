@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -183,6 +184,11 @@ func (p *readPlan) checkWireType(typ string) error {
 
 // unknownItem is the verdict on an item of no registered type, as p.unknown says.
 func (p *readPlan) unknownItem(item map[string]types.AttributeValue, s *types.AttributeValueMemberS) (*entityInfo, itemVerdict, error) {
+	if s != nil && strings.HasPrefix(s.Value, reservedTypePrefix) {
+		// The library's own items (unique-value guards, sweep progress, leases)
+		// are no caller's: never decoded, never of unknown type.
+		return nil, itemSkipped, nil
+	}
 	switch p.unknown {
 	case UnknownSkip:
 		return nil, itemSkipped, nil

@@ -103,7 +103,7 @@ func (r *receiptsFeature) plan(p *writePlan) error {
 	case kindCreate:
 		receipt = true
 	case kindPut, kindUpdate:
-		receipt = p.versioned || p.repeats || p.cond
+		receipt = p.versioned || p.repeats || p.cond || p.receipt
 	}
 	if receipt {
 		slot := t.writeReceiptAttr()

@@ -26,6 +26,7 @@ type entityInfo struct {
 	version       *codec.Field               // the `singletable:"version"` field, or nil
 	shard         *shardPlan                 // write sharding, or nil
 	migration     *migrationPlan             // schema history, or nil
+	unique        *uniqueFeature             // unique values (unique.go), or nil
 	hooks         *writeHooks                // the fields' roles: defaults, timestamps, counter, TTL, validation (fieldtags.go), or nil
 	// features are the entity's feature plans, which the planner runs for every
 	// write (planner.go), and owned the fields they own, by role.
@@ -76,7 +77,11 @@ func compileEntity(t *Table, rt reflect.Type) (*entityInfo, error) {
 	if err := compileHooks(info, rt); err != nil { // validator.go
 		return nil, err
 	}
+	uniqueOpts, entityOpts := splitUniqueOptions(entityOpts) // unique.go
 	if err := compileSharding(info, entityOpts); err != nil {
+		return nil, err
+	}
+	if err := compileUnique(info, uniqueOpts); err != nil {
 		return nil, err
 	}
 	return info, nil
@@ -364,6 +369,9 @@ func compileFeatures(info *entityInfo) {
 	}
 	if info.migration != nil {
 		fs = append(fs, newSchemaFeature(info))
+	}
+	if info.unique != nil {
+		fs = append(fs, info.unique) // unique.go
 	}
 	fs = append(fs, returnsFeature{}, &receiptsFeature{incarnation: info.version != nil})
 	info.features = fs

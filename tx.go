@@ -148,6 +148,9 @@ type TxReason struct {
 	Conflict *ConflictError
 	// TypeMismatch is set when the action's item is of another entity type.
 	TypeMismatch bool
+	// Unique is set when the action (Op "Unique": a guard the library added for
+	// a unique value) claimed a value another item holds.
+	Unique *UniqueError
 	// invalid is set when the action would have moved a version or count past
 	// the largest its field holds (Message says which): ErrInvalidInput.
 	invalid bool
@@ -156,7 +159,8 @@ type TxReason struct {
 // TxError reports a cancelled transaction (TransactionCanceledException) with the
 // reason of each action that failed. It matches [ErrCondition] when an action's
 // condition failed, [ErrConflict] when that was a version condition, and
-// [ErrAlreadyExists] when that action was a Create, [ErrTypeMismatch] when its item
+// [ErrAlreadyExists] when that action was a Create or a unique value's guard,
+// [ErrNotUnique] when a unique value is held by another item, [ErrTypeMismatch] when its item
 // is of another entity type, and [ErrInvalidInput] when it would have moved a
 // version (Clobber) or a count past the largest its field holds.
 type TxError struct {
@@ -193,7 +197,8 @@ func (e *TxError) Is(target error) bool {
 		}
 		switch {
 		case target == ErrCondition,
-			target == ErrAlreadyExists && r.Op == "Create",
+			target == ErrAlreadyExists && (r.Op == "Create" || r.Unique != nil),
+			target == ErrNotUnique && r.Unique != nil,
 			target == ErrConflict && r.Conflict != nil,
 			target == ErrTypeMismatch && r.TypeMismatch,
 			target == ErrInvalidInput && r.invalid:
@@ -260,10 +265,15 @@ func (t *Table) TransactWith(ctx context.Context, o TxOptions, items ...TxItem) 
 	if err != nil {
 		return err
 	}
-	actions := make([]types.TransactWriteItem, len(ws))
+	guards, err := t.txUniqueGuards(ws) // unique.go: before the actions, which it conditions
+	if err != nil {
+		return err
+	}
+	actions := make([]types.TransactWriteItem, len(ws), len(ws)+len(guards))
 	for i, w := range ws {
 		actions[i] = w.transactItem(t.name)
 	}
+	actions = append(actions, guards...)
 	b := t.opts.Backoff.withDefaults()
 	for attempt := 1; ; attempt++ {
 		token := o.Token
@@ -470,7 +480,13 @@ func (t *Table) txError(ctx context.Context, items []TxItem, ws []*writeRequest,
 	txe := &TxError{Err: err}
 	for i, r := range tce.CancellationReasons {
 		code := aws.ToString(r.Code)
-		if code == "" || code == "None" || i >= len(items) {
+		if code == "" || code == "None" {
+			continue
+		}
+		if i >= len(items) {
+			if reason, ok := t.txGuardReason(ws, i, i-len(items), r); ok { // unique.go
+				txe.Reasons = append(txe.Reasons, reason)
+			}
 			continue
 		}
 		it, w := items[i], ws[i]
@@ -483,6 +499,8 @@ func (t *Table) txError(ctx context.Context, items []TxItem, ws []*writeRequest,
 				reason.TypeMismatch = cur != nil && !it.info.isType(cur)
 				if berr != nil && reason.Conflict == nil && !reason.TypeMismatch {
 					reason.Message, reason.invalid = strings.TrimSuffix(berr.Error(), ": "+ErrInvalidInput.Error()), true
+				} else if m := w.uniq.txMessage(cur); m != "" && reason.Conflict == nil { // unique.go
+					reason.Message = m
 				}
 			}
 		}

@@ -190,6 +190,7 @@ func (info *entityInfo) planUpdate(sv reflect.Value, opts []UpdateOption, env *p
 	if err := p.changes(); err != nil {
 		return nil, err
 	}
+	p.edits = p.o.changes
 	if err := p.run(); err != nil { // planner.go: the feature plans
 		return nil, err
 	}

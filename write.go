@@ -81,6 +81,9 @@ type writeRequest struct {
 	answerOnly bool
 	// env is where the plan took its time and randomness from (planenv.go).
 	env *planEnv
+	// uniq is the write's part in its entity's unique values, when it stores,
+	// changes or frees one (unique.go): it is then sent as a transaction.
+	uniq *uniqueWrite
 	// paths are the nested document paths an Update changes, lists its Appends
 	// and Prepends, changed its changes, for messages (update_ops.go).
 	paths   []docPath

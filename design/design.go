@@ -160,6 +160,10 @@ type Entity struct {
 	// it stores every key attribute of each (an item that lacks one is not in
 	// that index).
 	NativeIndexes []string
+	// Unique lists the entity's unique constraints, each the stored attributes
+	// whose values together one item at most holds (`singletable:"unique"`, or
+	// `unique=a+b` on the blank field).
+	Unique [][]string
 }
 
 // Key is an entity's key templates on the base table or on one index.
@@ -238,6 +242,13 @@ func New(t Table, entities []Entity) *Design {
 		e.Defaults = slices.Clone(e.Defaults)
 		e.Generated = maps.Clone(e.Generated)
 		e.NativeIndexes = slices.Clone(e.NativeIndexes)
+		if e.Unique != nil {
+			u := make([][]string, len(e.Unique))
+			for j, c := range e.Unique {
+				u[j] = slices.Clone(c)
+			}
+			e.Unique = u
+		}
 		es[i] = e
 	}
 	slices.SortStableFunc(es, func(a, b Entity) int {

@@ -283,7 +283,7 @@ func mermaidText(s string) string {
 func fieldRoles(b *strings.Builder, d *Design) {
 	has := false
 	for _, e := range d.Entities {
-		has = has || e.CreatedAt != "" || e.UpdatedAt != "" || e.Counter != "" || e.TTL != "" || len(e.Defaults) > 0 || len(e.Generated) > 0
+		has = has || e.CreatedAt != "" || e.UpdatedAt != "" || e.Counter != "" || e.TTL != "" || len(e.Defaults) > 0 || len(e.Generated) > 0 || len(e.Unique) > 0
 	}
 	if !has && d.TTLAttribute == "" {
 		return
@@ -305,6 +305,20 @@ func fieldRoles(b *strings.Builder, d *Design) {
 			ids = append(ids, code(attr)+" ("+e.Generated[attr]+")")
 		}
 		b.WriteString("\n" + e.Name + ": the library generates " + strings.Join(ids, ", ") + " when zero; such ids sort by time as text.\n")
+	}
+	for _, e := range d.Entities {
+		if len(e.Unique) == 0 {
+			continue
+		}
+		var cs []string
+		for _, c := range e.Unique {
+			if len(c) == 1 {
+				cs = append(cs, code(c[0])+" (unique)")
+			} else {
+				cs = append(cs, codes(c, "+")+" (unique together)")
+			}
+		}
+		b.WriteString("\n" + e.Name + ": " + strings.Join(cs, ", ") + "; each value held has a guard item `#singletable#unique#" + e.Type + "#<constraint>#<sha256>`, written in the same transaction as the item (a write that stores or frees a value is a transaction: 2 WCU per 1 KB per action).\n")
 	}
 	if d.TTLAttribute != "" {
 		b.WriteString("\nItems expire by DynamoDB's TTL on " + code(d.TTLAttribute) + " (Unix seconds), once TTL is on for the table (`CreateTable` or `EnableTTL`).\n")

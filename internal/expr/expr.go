@@ -73,6 +73,14 @@ func clone[V any](m map[string]V) map[string]V {
 	return c
 }
 
+// Clone returns a copy of b that adds names and values of its own without
+// changing b's (a write's expression built again on top of b).
+func (b *Builder) Clone() Builder {
+	c := *b
+	c.shared = true // copied before the first addition
+	return c
+}
+
 // Name returns the placeholder for an attribute name, the same one each time.
 func (b *Builder) Name(attr string) string {
 	if p, ok := b.byName[attr]; ok {

@@ -1,0 +1,311 @@
+package singletable
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/singletable/singletable/internal/attrvalue"
+)
+
+// Sending the writes of unique values (unique.go): one TransactWriteItems of
+// the item's action and its guards, under a ClientRequestToken made for it.
+//
+//   - Success: done; an Update (and a Put that learns what was stored) reads
+//     the item back consistently for what it returns.
+//   - Cancelled only by TransactionConflict: sent again after the backoff.
+//   - A guard claimed that another item holds: a *UniqueError.
+//   - The item's unique values no longer the ones read (another writer in
+//     between), or a guard freed that another item holds: read again, planned
+//     again, sent under a new token (bounded by Backoff.MaxAttempts).
+//   - The item's own condition (type, version, existence, the caller's):
+//     explained as any write's (pipeline.go).
+//   - A lost answer (a reset, a timeout, a 5xx) or TransactionInProgress: sent
+//     again under the same token, which DynamoDB applies at most once, answering
+//     success if the first landed. When it cannot be sent again (the context
+//     ended, the attempts ran out), the item read back judges it: its receipt, or
+//     for a Delete the item and the guards it freed gone, proves it landed;
+//     anything else is ErrAmbiguous.
+
+// executeUnique runs a write that claims or frees unique values (w.uniq).
+func (t *Table) executeUnique(ctx context.Context, w *writeRequest) (map[string]types.AttributeValue, error) {
+	uw := w.uniq
+	w.ensureKey(t)
+	base, baseCond := w.b.Clone(), w.cond
+	b := t.opts.Backoff.withDefaults()
+	notMine := map[string]bool{}
+	var stored map[string]types.AttributeValue
+	var actions []types.TransactWriteItem
+	var token string
+	fresh, maybeSent := true, false
+	for attempt := 1; ; attempt++ {
+		if fresh {
+			if uw.kind != kindCreate {
+				cur, err := t.readBack(ctx, w.key)
+				if err != nil {
+					return nil, t.itemErr(w, fmt.Errorf("reading the unique values stored: nothing written: %w", err))
+				}
+				stored = cur
+			}
+			guards, err := uw.build(t, w, base, baseCond, stored, notMine)
+			if err != nil {
+				return nil, t.itemErr(w, err)
+			}
+			actions = append(append(actions[:0], w.transactItem(t.name)), guards...)
+			if len(actions) > maxTxActions {
+				return nil, t.itemErr(w, fmt.Errorf("the write and its %d unique-value guards come to %d actions, over the %d of a transaction: %w", len(guards), len(actions), maxTxActions, ErrInvalidInput))
+			}
+			if token, err = newToken(); err != nil {
+				return nil, err
+			}
+			fresh = false
+		}
+		_, err := t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: actions, ClientRequestToken: aws.String(token)})
+		if err == nil {
+			return t.uniqueDone(ctx, w)
+		}
+		var tce *types.TransactionCanceledException
+		var tip *types.TransactionInProgressException
+		switch {
+		case errors.As(err, &tce):
+			if maybeSent && t.uniqueLanded(ctx, w) {
+				return t.uniqueDone(ctx, w)
+			}
+			if onlyConflicts(tce) && attempt < b.MaxAttempts {
+				if werr := b.Wait(ctx, attempt); werr != nil {
+					return nil, t.itemErr(w, fmt.Errorf("not applied: %w: %w", err, werr))
+				}
+				if !maybeSent { // no earlier attempt landed: a token of its own
+					if token, err = newToken(); err != nil {
+						return nil, err
+					}
+				}
+				continue
+			}
+			// Under the same token, an earlier attempt that landed would have been
+			// answered with success: none did.
+			again, ferr := t.uniqueFailed(ctx, w, stored, tce, err, notMine)
+			if ferr != nil {
+				return nil, ferr
+			}
+			if !again || attempt >= b.MaxAttempts {
+				return nil, t.itemErr(w, fmt.Errorf("not applied after %d attempts: the unique values stored kept changing: %w: %w", attempt, ErrCondition, err))
+			}
+			fresh, maybeSent = true, false
+			continue
+		case errors.As(err, &tip) || ambiguous(err):
+			maybeSent = true
+			if ctx.Err() == nil && attempt < b.MaxAttempts {
+				if werr := b.Wait(ctx, attempt); werr == nil {
+					continue // the same actions under the same token
+				}
+			}
+			if ctx.Err() != nil {
+				return nil, t.unproven(w, err, "the context ended before the transaction could be sent again or the item read back")
+			}
+			if t.uniqueLanded(ctx, w) {
+				return t.uniqueDone(ctx, w)
+			}
+			return nil, t.unproven(w, err, "the transaction's answer was lost, and the item read back does not prove it landed")
+		}
+		return nil, t.writeFailed(w, txHint([]*writeRequest{w}, err))
+	}
+}
+
+// uniqueDone settles a unique write that landed: what DynamoDB would have
+// returned of the item (an Update's item; what a Put learnt of the stored one)
+// is read back, consistently, and must hold the write's receipt.
+func (t *Table) uniqueDone(ctx context.Context, w *writeRequest) (map[string]types.AttributeValue, error) {
+	if !w.returnNew {
+		return t.settled(w, nil, false)
+	}
+	cur, err := t.readBack(ctx, w.key)
+	switch {
+	case err != nil:
+		return nil, t.unproven(w, err, "the write was applied, but reading the item back for what it returns failed")
+	case w.receipted && !w.holdsReceipt(cur):
+		return nil, t.unproven(w, errors.New("receipt not found"), "the write was applied, but another write changed the item before it could be read back for what it returns: read it again")
+	}
+	return t.settled(w, cur, true)
+}
+
+// uniqueLanded judges, from the item read back, whether a unique write whose
+// answer was lost landed: its receipt; for a Delete, the item and every guard it
+// frees gone (or held by another).
+func (t *Table) uniqueLanded(ctx context.Context, w *writeRequest) bool {
+	cur, err := t.readBack(ctx, w.key)
+	if err != nil {
+		return false
+	}
+	if w.kind != kindDelete {
+		return w.receipted && w.holdsReceipt(cur)
+	}
+	if cur != nil {
+		return false
+	}
+	me := ownerText(t, w.key)
+	for _, g := range w.uniq.guards {
+		if g.claim {
+			continue
+		}
+		gc, err := t.readBack(ctx, g.key)
+		if err != nil || guardOwnedBy(gc, me) {
+			return false
+		}
+	}
+	return true
+}
+
+// guardOwnedBy reports whether the guard item g (nil: missing) is owner's.
+func guardOwnedBy(g map[string]types.AttributeValue, owner string) bool {
+	o, ok := g[guardOwner].(*types.AttributeValueMemberS)
+	return ok && o.Value == owner
+}
+
+// uniqueFailed decides what becomes of a unique write whose transaction was
+// cancelled for other reasons than conflicts: planned again (again: the item's
+// unique values moved since they were read, or a guard it frees is another's),
+// or the error that says why nothing was written.
+func (t *Table) uniqueFailed(ctx context.Context, w *writeRequest, stored map[string]types.AttributeValue, tce *types.TransactionCanceledException, err error, notMine map[string]bool) (again bool, _ error) {
+	uw := w.uniq
+	reasons := tce.CancellationReasons
+	failed := func(i int) bool { return i < len(reasons) && aws.ToString(reasons[i].Code) == "ConditionalCheckFailed" }
+	if failed(0) {
+		cur, known := t.failedTxItem(ctx, w, reasons[0].Item, nil)
+		if known && uw.kind != kindCreate && uw.moved(stored, cur) {
+			return true, nil
+		}
+		return false, t.explain(w, cur, known, err)
+	}
+	for i, g := range uw.guards {
+		if !failed(i+1) || !g.claim {
+			continue
+		}
+		holder := reasons[i+1].Item
+		if holder == nil {
+			holder, _ = t.readBack(ctx, g.key)
+		}
+		return false, t.itemErr(w, g.uniqueError(t, w.info, holder, err))
+	}
+	for i, g := range uw.guards {
+		if failed(i+1) && !g.claim {
+			notMine[guardID(t, g.key)] = true // another item's: not this write's to free
+			again = true
+		}
+	}
+	if again {
+		return true, nil
+	}
+	return false, t.writeFailed(w, txHint([]*writeRequest{w}, err))
+}
+
+// moved reports whether the unique values the write touches differ between the
+// item as read (stored) and as it stood when the write failed (cur).
+func (uw *uniqueWrite) moved(stored, cur map[string]types.AttributeValue) bool {
+	info := uw.u.info
+	if stored != nil && !info.isType(stored) {
+		stored = nil
+	}
+	if cur != nil && !info.isType(cur) {
+		cur = nil
+	}
+	for _, c := range uw.touched {
+		for _, f := range c.fields {
+			a, b := stored[f.Name], cur[f.Name]
+			if (a == nil) != (b == nil) || a != nil && !attrvalue.Equal(a, b) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// ---- Transactions of the caller's (Transact, TransactWith).
+
+// txUniqueGuards conditions the planned actions of a transaction on the unique
+// values they take as stored, and returns the guard actions to append after
+// them, in order. It refuses a transaction that would exceed DynamoDB's 100
+// actions.
+func (t *Table) txUniqueGuards(ws []*writeRequest) ([]types.TransactWriteItem, error) {
+	var out []types.TransactWriteItem
+	for i, w := range ws {
+		uw := w.uniq
+		if uw == nil {
+			continue
+		}
+		guards, err := uw.build(t, w, w.b.Clone(), w.cond, uw.stored, nil)
+		if err != nil {
+			return nil, fmt.Errorf("singletable: Transact: action %d (%s %s): %w", i, w.kind, w.info.name, err)
+		}
+		out = append(out, guards...)
+	}
+	if n := len(ws) + len(out); n > maxTxActions {
+		return nil, fmt.Errorf("singletable: Transact: %d actions and %d unique-value guards come to %d, over the %d of a transaction: %w", len(ws), len(out), n, maxTxActions, ErrInvalidInput)
+	}
+	return out, nil
+}
+
+// txGuardReason is the reason of the guard action j (after the caller's
+// actions) of a cancelled transaction, at index i.
+func (t *Table) txGuardReason(ws []*writeRequest, i, j int, r types.CancellationReason) (TxReason, bool) {
+	for _, w := range ws {
+		if w.uniq == nil {
+			continue
+		}
+		if j >= len(w.uniq.guards) {
+			j -= len(w.uniq.guards)
+			continue
+		}
+		g := w.uniq.guards[j]
+		code := aws.ToString(r.Code)
+		reason := TxReason{Index: i, Op: "Unique", Entity: w.info.name, Key: t.keyStrings(g.key), Code: code, Message: aws.ToString(r.Message)}
+		if code == "ConditionalCheckFailed" {
+			if g.claim {
+				reason.Unique = g.uniqueError(t, w.info, r.Item, nil)
+				reason.Message = reason.Unique.Error()
+			} else {
+				reason.Message = "the guard of " + g.c.name + " " + strconv.Quote(valuesText(g.values)) + " that " + w.kind.String() + " frees is held by another item: the key value's unique values are not the stored ones"
+			}
+		}
+		return reason, true
+	}
+	return TxReason{}, false
+}
+
+// uniqueTxMessage says why a transaction's action of a unique entity failed its
+// condition when the unique values it took as stored (from the key value, or
+// TxPut's own) are not the item's (cur); "" otherwise.
+func (uw *uniqueWrite) txMessage(cur map[string]types.AttributeValue) string {
+	if uw == nil || !uw.tx || cur == nil || !uw.u.info.isType(cur) {
+		return ""
+	}
+	for _, c := range uw.touched {
+		for _, f := range c.fields {
+			a, b := uw.stored[f.Name], cur[f.Name]
+			if (a == nil) != (b == nil) || a != nil && !attrvalue.Equal(a, b) {
+				if uw.kind == kindPut {
+					return uw.u.info.attrName(f) + ": TxPut writes " + attrvalue.Text(a) + " but the item holds " + attrvalue.Text(b) + ": a transaction does not read, so TxPut cannot move a unique value; use Put, or TxUpdate with the stored value in the key value"
+				}
+				return uw.u.info.attrName(f) + " in the key value (" + attrvalue.Text(a) + ") is not the stored one (" + attrvalue.Text(b) + "): Tx" + uw.kind.String() + " of a unique entity takes the stored unique values from the key value; pass the item as read"
+			}
+		}
+	}
+	return ""
+}
+
+// valuesText is a constraint's values for messages.
+func valuesText(vs []types.AttributeValue) string {
+	s := ""
+	for i, v := range vs {
+		if i > 0 {
+			s += "+"
+		}
+		s += avText(v)
+	}
+	return s
+}

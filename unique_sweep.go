@@ -1,0 +1,271 @@
+package singletable
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/singletable/singletable/internal/expr"
+)
+
+// UniqueSweepOption configures [Entity.SweepUnique].
+type UniqueSweepOption interface{ applyUniqueSweep(*uniqueSweepOptions) }
+
+type uniqueSweepOptions struct{ repair bool }
+
+type repairUnique struct{}
+
+func (repairUnique) applyUniqueSweep(o *uniqueSweepOptions) { o.repair = true }
+
+// RepairUnique makes [Entity.SweepUnique] repair what it finds: it frees orphan
+// guards and restores missing ones. Without it the sweep only reports.
+func RepairUnique() UniqueSweepOption { return repairUnique{} }
+
+// UniqueFinding is one thing [Entity.SweepUnique] found.
+type UniqueFinding struct {
+	Constraint string            // the constraint ("email", "orgId+slug")
+	Values     []string          // its values, as text
+	Item       map[string]string // the item concerned: the guard's owner (Orphans), the item holding the value (Missing, Duplicates)
+	Holder     map[string]string // Duplicates: the item the guard names as the value's holder
+	Repaired   bool              // RepairUnique freed (Orphans) or restored (Missing) it
+}
+
+// UniqueSweepReport is what [Entity.SweepUnique] found and did.
+type UniqueSweepReport struct {
+	Guards int // guards of the entity read
+	Items  int // items of the entity read
+	// Orphans are guards whose owner is gone, of another type, or holds
+	// other values: they block the value for nobody's sake.
+	Orphans []UniqueFinding
+	// Missing are values items hold without a guard: another item could claim
+	// them.
+	Missing []UniqueFinding
+	// Duplicates are values held by an item whose guard names another item:
+	// two items hold one value (written outside the library). Reported, never
+	// repaired: which item keeps the value is the caller's decision.
+	Duplicates []UniqueFinding
+}
+
+// SweepUnique checks the guards of the entity's unique values against its items,
+// and reports (and with [RepairUnique], repairs) what writers outside the library
+// left behind: a guard whose owner no longer holds its value (deleted with the
+// SDK, expired by DynamoDB's TTL) is freed; a value held without a guard (an
+// item put with the SDK) is given one; a value held by two items is only
+// reported. Each repair is a transaction conditioned on what was read (the
+// guard's owner; the item still holding, or no longer holding, the value), so
+// a concurrent write of the library's is never undone.
+//
+// Cost: a consistent Scan of the whole table (1 RCU per 4 KB read, every type),
+// one consistent GetItem per guard and per value held, and a transaction (2
+// WCU per action) per repair. It is meant to be run now and then, or after a
+// bulk change made outside the library.
+func (e *Entity[T]) SweepUnique(ctx context.Context, opts ...UniqueSweepOption) (UniqueSweepReport, error) {
+	var rep UniqueSweepReport
+	if e == nil {
+		return rep, errNilEntity[T]("SweepUnique")
+	}
+	ctx = e.observe(ctx)
+	info, t := e.info, e.table
+	u := info.unique
+	if u == nil {
+		return rep, fmt.Errorf("singletable: SweepUnique %s: the entity has no unique values: %w", info.name, ErrInvalidInput)
+	}
+	var o uniqueSweepOptions
+	for _, opt := range opts {
+		if opt == nil {
+			return rep, fmt.Errorf("singletable: SweepUnique %s: a nil option: %w", info.name, ErrInvalidInput)
+		}
+		opt.applyUniqueSweep(&o)
+	}
+	var b expr.Builder
+	typ := b.Name(t.opts.TypeAttribute)
+	filter := "(" + typ + " = " + b.S(uniqueType) + " AND " + b.Name(guardOwnerType) + " = " + b.S(info.discriminator) + ") OR " + typ + " = " + b.S(info.discriminator)
+	p := dynamodb.NewScanPaginator(t.client, &dynamodb.ScanInput{TableName: t.namePtr(), ConsistentRead: aws.Bool(true),
+		FilterExpression: &filter, ExpressionAttributeNames: b.Names(), ExpressionAttributeValues: b.Values()})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return rep, fmt.Errorf("singletable: SweepUnique %s: Scan: %w", info.name, err)
+		}
+		for _, item := range page.Items {
+			var err error
+			if info.isType(item) {
+				rep.Items++
+				err = u.sweepItem(ctx, item, o.repair, &rep)
+			} else {
+				rep.Guards++
+				err = u.sweepGuard(ctx, item, o.repair, &rep)
+			}
+			if err != nil {
+				return rep, fmt.Errorf("singletable: SweepUnique %s: %w", info.name, err)
+			}
+		}
+	}
+	return rep, nil
+}
+
+// constraint returns the constraint named name.
+func (u *uniqueFeature) constraint(name string) *uniqueConstraint {
+	for _, c := range u.cons {
+		if c.name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// sweepGuard checks one guard against its owner.
+func (u *uniqueFeature) sweepGuard(ctx context.Context, g map[string]types.AttributeValue, repair bool, rep *UniqueSweepReport) error {
+	t, info := u.info.table, u.info
+	owner, _ := g[guardOwner].(*types.AttributeValueMemberS)
+	cname, _ := g[guardConstraint].(*types.AttributeValueMemberS)
+	vl, _ := g[guardValues].(*types.AttributeValueMemberL)
+	if owner == nil || cname == nil || vl == nil {
+		return nil // not a guard this library wrote
+	}
+	key, ok := ownerKey(t, owner.Value)
+	c := u.constraint(cname.Value)
+	if !ok || c == nil {
+		return nil
+	}
+	cur, err := t.readBack(ctx, key)
+	if err != nil {
+		return err
+	}
+	if cur != nil && info.isType(cur) {
+		if vs, ok := c.valuesOf(cur); ok && sameValues(vs, vl.Value) {
+			return nil // held by its owner
+		}
+	}
+	f := UniqueFinding{Constraint: c.name, Values: textsOf(vl.Value), Item: t.keyStrings(key)}
+	if repair {
+		// Free the guard if it is still this owner's and the owner still does not
+		// hold the value.
+		var gb, ob expr.Builder
+		gcond := gb.Name(guardOwner) + " = " + gb.S(owner.Value)
+		ocond := []string{"attribute_not_exists(" + ob.Name(t.opts.PartitionKey) + ")", ob.Name(t.opts.TypeAttribute) + " <> " + ob.S(info.discriminator)}
+		for i, fd := range c.fields {
+			n := ob.Name(fd.Name)
+			ocond = append(ocond, "attribute_not_exists("+n+")", n+" <> "+ob.Value(vl.Value[i]))
+		}
+		oc := orAll(ocond)
+		gkey := t.keyOf(g)
+		landed, err := u.repairTx(ctx, []types.TransactWriteItem{
+			{Delete: &types.Delete{TableName: t.namePtr(), Key: gkey, ConditionExpression: &gcond, ExpressionAttributeNames: gb.Names(), ExpressionAttributeValues: gb.Values()}},
+			{ConditionCheck: &types.ConditionCheck{TableName: t.namePtr(), Key: key, ConditionExpression: &oc, ExpressionAttributeNames: ob.Names(), ExpressionAttributeValues: ob.Values()}},
+		})
+		if err != nil {
+			return err
+		}
+		f.Repaired = landed
+	}
+	rep.Orphans = append(rep.Orphans, f)
+	return nil
+}
+
+// sweepItem checks the guards of one item's values.
+func (u *uniqueFeature) sweepItem(ctx context.Context, item map[string]types.AttributeValue, repair bool, rep *UniqueSweepReport) error {
+	t, info := u.info.table, u.info
+	key := t.keyOf(item)
+	me := ownerText(t, key)
+	for _, c := range u.cons {
+		vs, ok := c.valuesOf(item)
+		if !ok {
+			continue
+		}
+		gkey := u.guardKey(c, vs)
+		g, err := t.readBack(ctx, gkey)
+		if err != nil {
+			return err
+		}
+		f := UniqueFinding{Constraint: c.name, Values: textsOf(vs), Item: t.keyStrings(key)}
+		switch {
+		case guardOwnedBy(g, me):
+			continue
+		case g != nil:
+			if o, ok := g[guardOwner].(*types.AttributeValueMemberS); ok {
+				if hk, ok := ownerKey(t, o.Value); ok {
+					f.Holder = t.keyStrings(hk)
+				}
+			}
+			rep.Duplicates = append(rep.Duplicates, f)
+			continue
+		}
+		if repair {
+			// Claim the value for the item if no guard appeared and the item still
+			// holds it.
+			var ib expr.Builder
+			conds := []string{ib.Name(t.opts.TypeAttribute) + " = " + ib.S(info.discriminator)}
+			for i, fd := range c.fields {
+				conds = append(conds, ib.Name(fd.Name)+" = "+ib.Value(vs[i]))
+			}
+			ic := expr.And(conds...)
+			claim := guardAction{c: c, values: vs, key: gkey, claim: true}.action(t, info, me)
+			var gb expr.Builder
+			gc := "attribute_not_exists(" + gb.Name(t.opts.PartitionKey) + ")"
+			claim.Put.ConditionExpression, claim.Put.ExpressionAttributeNames, claim.Put.ExpressionAttributeValues = &gc, gb.Names(), nil
+			landed, err := u.repairTx(ctx, []types.TransactWriteItem{claim,
+				{ConditionCheck: &types.ConditionCheck{TableName: t.namePtr(), Key: key, ConditionExpression: &ic, ExpressionAttributeNames: ib.Names(), ExpressionAttributeValues: ib.Values()}},
+			})
+			if err != nil {
+				return err
+			}
+			f.Repaired = landed
+		}
+		rep.Missing = append(rep.Missing, f)
+	}
+	return nil
+}
+
+// repairTx sends a repair under a token of its own, sent again under it after a
+// lost answer: landed is false when a condition failed (the state changed since
+// it was read: nothing to repair, or not this sweep's to repair).
+func (u *uniqueFeature) repairTx(ctx context.Context, acts []types.TransactWriteItem) (landed bool, _ error) {
+	t := u.info.table
+	token, err := newToken()
+	if err != nil {
+		return false, err
+	}
+	b := t.opts.Backoff.withDefaults()
+	for attempt := 1; ; attempt++ {
+		_, err := t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: acts, ClientRequestToken: &token})
+		var tce *types.TransactionCanceledException
+		switch {
+		case err == nil:
+			return true, nil
+		case errors.As(err, &tce) && !onlyConflicts(tce):
+			return false, nil
+		case (ambiguous(err) || errors.As(err, &tce)) && attempt < b.MaxAttempts:
+			if werr := b.Wait(ctx, attempt); werr != nil {
+				return false, fmt.Errorf("repair: %w: %w", ErrAmbiguous, err)
+			}
+		case ambiguous(err):
+			return false, fmt.Errorf("repair: %w: %w", ErrAmbiguous, err)
+		default:
+			return false, fmt.Errorf("repair: %w", err)
+		}
+	}
+}
+
+func orAll(conds []string) string {
+	out := ""
+	for i, c := range conds {
+		if i > 0 {
+			out += " OR "
+		}
+		out += "(" + c + ")"
+	}
+	return out
+}
+
+func textsOf(vs []types.AttributeValue) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = avText(v)
+	}
+	return out
+}

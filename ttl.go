@@ -98,6 +98,9 @@ func (t *Table) EnableTTL(ctx context.Context) error {
 	if attr == "" {
 		return fmt.Errorf("singletable: EnableTTL %s: no TTL attribute: tag a field singletable:\"ttl\" or use WithTTLAttribute: %w", t.name, ErrInvalidInput)
 	}
+	if err := t.refuseExplain(ctx, "EnableTTL"); err != nil { // explain.go
+		return err
+	}
 	c, ok := t.user.(TTLClient)
 	if !ok {
 		return fmt.Errorf("singletable: EnableTTL %s: the table's client (%T) has no UpdateTimeToLive and DescribeTimeToLive (TTLClient): %w", t.name, t.user, ErrInvalidInput)

@@ -91,13 +91,19 @@ func (r Request) Cost(itemSize int) Cost {
 		}
 		return blocks(itemSize, readBlock) / 2
 	}
+	rate := func(a Action) string {
+		if a.Consistent {
+			return "1 RCU per 4 KB (strongly consistent)"
+		}
+		return "0.5 RCU per 4 KB (eventually consistent)"
+	}
 	var c Cost
 	switch r.API {
 	case "GetItem", "BatchGetItem":
 		for _, a := range r.Actions {
 			c.ReadUnits += read(a.Consistent)
 		}
-		c.Basis = "1 RCU per 4 KB of each item read consistently, 0.5 eventually; estimated for " + assumed
+		c.Basis = rate(r.Actions[0]) + " of each item, rounded up per item; estimated for " + assumed
 	case "TransactGetItems":
 		c.ReadUnits = 2 * blocks(itemSize, readBlock) * float64(len(r.Actions))
 		c.Basis = "2 RCU per 4 KB of each item, transactional; estimated for " + assumed
@@ -111,7 +117,7 @@ func (r Request) Cost(itemSize int) Cost {
 		if !a.Consistent {
 			c.ReadUnits /= 2
 		}
-		c.Basis = "a page: 1 RCU per 4 KB of the items read, consistent, 0.5 eventually; at most " + bound + "; each further page costs again"
+		c.Basis = "a page: " + rate(a) + " of the items read, summed; at most " + bound + ", filters do not lower it; each further page costs again"
 	case "PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems":
 		c.WriteUnits, c.Basis = r.writeUnits(itemSize, assumed)
 	}

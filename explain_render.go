@@ -416,7 +416,7 @@ func line(sb *strings.Builder, label, text string) {
 	if text == "" {
 		return
 	}
-	fmt.Fprintf(sb, "%-15s%s\n", label, text)
+	fmt.Fprintf(sb, "%-18s%s\n", label, text)
 }
 
 // render writes an action's lines; many marks one of several, shown by its Op.

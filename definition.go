@@ -73,6 +73,54 @@ func (t *Table) Definition(edits ...func(*dynamodb.CreateTableInput)) (*design.D
 	return &design.Definition{Input: in, TTLAttribute: t.ttlAttribute()}, nil // ttl.go
 }
 
+// CreateIndexInput returns the UpdateTable request that adds the declared global
+// secondary index name to a table that exists without it: the index's key schema
+// and projection as [Table.CreateTableInput] has them, and the definitions of its
+// key attributes. This is how an index joins a populated table: DynamoDB fills it
+// from the items that already store its key attributes (for a native index, the
+// items' own attributes: nothing to write first; see docs/modelling.md, "Moving
+// from synthetic keys"). It calls nothing; send it with the client's UpdateTable
+// and wait for the index to become ACTIVE. A table under PROVISIONED billing needs
+// the index's ProvisionedThroughput set on the returned input. A name the table
+// does not declare, or a local index (which only CreateTable can add), fails with
+// [ErrInvalidInput].
+func (t *Table) CreateIndexInput(name string) (*dynamodb.UpdateTableInput, error) {
+	in, err := t.CreateTableInput()
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, gsi := range in.GlobalSecondaryIndexes {
+		if aws.ToString(gsi.IndexName) != name {
+			names = append(names, aws.ToString(gsi.IndexName))
+			continue
+		}
+		var defs []types.AttributeDefinition
+		for _, k := range gsi.KeySchema {
+			for _, d := range in.AttributeDefinitions {
+				if aws.ToString(d.AttributeName) == aws.ToString(k.AttributeName) {
+					defs = append(defs, d)
+				}
+			}
+		}
+		return &dynamodb.UpdateTableInput{
+			TableName:            aws.String(t.name),
+			AttributeDefinitions: defs,
+			GlobalSecondaryIndexUpdates: []types.GlobalSecondaryIndexUpdate{{Create: &types.CreateGlobalSecondaryIndexAction{
+				IndexName:  gsi.IndexName,
+				KeySchema:  gsi.KeySchema,
+				Projection: gsi.Projection,
+			}}},
+		}, nil
+	}
+	for _, lsi := range in.LocalSecondaryIndexes {
+		if aws.ToString(lsi.IndexName) == name {
+			return nil, fmt.Errorf("singletable: CreateIndexInput(%q) on %s: a local secondary index can only be created with its table: %w", name, t.name, ErrInvalidInput)
+		}
+	}
+	return nil, fmt.Errorf("singletable: CreateIndexInput(%q) on %s: the table declares no such global index%s: %w", name, t.name, didYouMean(name, names), ErrInvalidInput)
+}
+
 // StreamView is an edit for [Table.CreateTable], [Table.CreateTableInput] and
 // [Table.Definition] that turns on the table's stream with the given view:
 // KEYS_ONLY, NEW_IMAGE, OLD_IMAGE or NEW_AND_OLD_IMAGES ([EnableStream], which

@@ -84,6 +84,11 @@ func (t *Table) describeEntity(info *entityInfo) design.Entity {
 	if mp := info.migration; mp != nil {
 		e.Schema, e.WriteBack = mp.current, writeBackName(mp.mode)
 	}
+	for _, ix := range t.opts.Indexes {
+		if v := info.native[ix.Name]; v != nil && v.member() {
+			e.NativeIndexes = append(e.NativeIndexes, ix.Name) // multiattr.go
+		}
+	}
 	info.hooks.describe(&e) // fieldtags.go
 	return e
 }

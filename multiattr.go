@@ -313,3 +313,85 @@ func keyAttrTexts(attrs []KeyAttribute) []string {
 	}
 	return out
 }
+
+// nativeKeysFeature is the write plan of an entity in native indexes: it refuses,
+// before anything is sent, a write that would store under a native index's key
+// attribute a value DynamoDB cannot index (an empty string or binary value, or a
+// NULL: a nil pointer without omitempty). DynamoDB refuses such a write whole ("A
+// value specified for a secondary index key is not supported"); an attribute left
+// out (an omitempty field's zero value, or Remove) only keeps the item out of the
+// index. Nothing is rendered or recomputed: the index reads the stored attribute.
+type nativeKeysFeature struct {
+	noOwner
+	keys map[*codec.Field]string // field → "index ByX, attribute \"x\""
+}
+
+// newNativeKeysFeature returns the plan of info's native key fields, or nil.
+func newNativeKeysFeature(info *entityInfo) featurePlan {
+	keys := map[*codec.Field]string{}
+	for _, ix := range info.table.opts.Indexes {
+		v := info.native[ix.Name]
+		if v == nil {
+			continue
+		}
+		for i, a := range ix.nativeAttrs() {
+			if f := v.fields[i]; f != nil && keys[f] == "" {
+				keys[f] = "native index " + ix.Name + ", key attribute " + strconv.Quote(a.Name)
+			}
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	return &nativeKeysFeature{keys: keys}
+}
+
+func (n *nativeKeysFeature) plan(p *writePlan) error {
+	switch {
+	case p.whole():
+		for f := range n.keys {
+			fv, ok := f.ValueOf(p.sv)
+			if !ok {
+				continue // under a nil embedded pointer: not stored
+			}
+			if err := n.check(p.info, f, fv); err != nil {
+				return err
+			}
+		}
+	case p.kind == kindUpdate:
+		for _, c := range p.checks {
+			if _, ok := n.keys[c.f]; ok && !c.removed {
+				if err := n.check(p.info, c.f, c.fv); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// check refuses fv when f would store it as a value no index key can hold.
+func (n *nativeKeysFeature) check(info *entityInfo, f *codec.Field, fv reflect.Value) error {
+	av, keep, err := f.Encode(fv)
+	if err != nil || !keep {
+		return nil // the codec's error is the write's own; left out, the item is only not in the index
+	}
+	var what string
+	switch x := av.(type) {
+	case *types.AttributeValueMemberS:
+		if x.Value == "" {
+			what = "an empty string"
+		}
+	case *types.AttributeValueMemberB:
+		if len(x.Value) == 0 {
+			what = "an empty binary value"
+		}
+	case *types.AttributeValueMemberNULL:
+		what = "NULL (a nil value)"
+	}
+	if what == "" {
+		return nil
+	}
+	return &ValidationError{Entity: info.name, Field: f.GoName, Attribute: f.Name,
+		Err: fmt.Errorf("%s cannot hold %s, and DynamoDB refuses the whole write: give a value, or tag the field omitempty to keep such items out of the index", n.keys[f], what)}
+}

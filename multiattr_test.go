@@ -3,6 +3,7 @@ package singletable
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -322,4 +323,105 @@ func TestMultiAttrDescribe(t *testing.T) {
 	require.NotNil(t, ix)
 	assert.Equal(t, []string{"tenant S", "status S"}, ix.PartitionAttrs)
 	assert.Equal(t, []string{"created N", "orderId S"}, ix.SortAttrs)
+}
+
+// maStrict stores its native key attributes without omitempty: an empty string
+// or a nil pointer would be stored as "" or NULL, which DynamoDB refuses in an
+// index key.
+type maStrict struct {
+	_      struct{} `Type:"MAStrict" PK:"S#{id}" SK:"S"`
+	ID     string   `dynamodbav:"id"`
+	Tenant string   `dynamodbav:"tenant"`
+	Status string   `dynamodbav:"status"`
+	Rank   *int     `dynamodbav:"rank"`
+	Bin    []byte   `dynamodbav:"bin"`
+	V      int64    `dynamodbav:"v" singletable:"version"`
+}
+
+// TestMultiAttrWriteRefusesUnindexableValues (issue 27 item 4): a value a native
+// index key cannot hold (an empty string, an empty binary value, NULL) is refused
+// before anything is sent, by every write kind, with a *ValidationError naming the
+// entity, field, index and attribute; DynamoDB itself refuses such a write whole
+// (checked below with a raw PutItem). Remove of a key attribute, and an omitempty
+// field's zero value, only take the item out of the index and are not refused.
+func TestMultiAttrWriteRefusesUnindexableValues(t *testing.T) {
+	tbl, _ := newTestTable(t,
+		WithNativeIndex("ByTenantStatus", NativeKey{Partition: []KeyAttribute{S("tenant"), S("status")}, Sort: []KeyAttribute{N("rank")}}),
+		WithNativeIndex("ByBin", NativeKey{Partition: []KeyAttribute{B("bin")}}))
+	ctx := context.Background()
+	st := MustRegister[maStrict](tbl)
+	good := func(id string) maStrict {
+		return maStrict{ID: id, Tenant: "t1", Status: "open", Rank: intp(1), Bin: []byte{1}}
+	}
+
+	// DynamoDB refuses the item the check refuses.
+	_, err := tbl.Client().PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(tbl.Name()), Item: map[string]types.AttributeValue{
+		"PK": &types.AttributeValueMemberS{Value: "S#raw"}, "SK": &types.AttributeValueMemberS{Value: "S"},
+		"tenant": &types.AttributeValueMemberS{Value: "t1"}, "status": &types.AttributeValueMemberS{Value: ""},
+	}})
+	require.Error(t, err, "DynamoDB refuses an empty string in a native index key")
+
+	bad := []struct {
+		name  string
+		field string
+		edit  func(*maStrict)
+	}{
+		{"empty partition string", "Status", func(v *maStrict) { v.Status = "" }},
+		{"nil sort number", "Rank", func(v *maStrict) { v.Rank = nil }},
+		{"empty binary", "Bin", func(v *maStrict) { v.Bin = []byte{} }},
+	}
+	refused := func(t *testing.T, err error, field string) {
+		t.Helper()
+		var ve *ValidationError
+		require.ErrorAs(t, err, &ve)
+		assert.Equal(t, "maStrict", ve.Entity)
+		assert.Equal(t, field, ve.Field)
+		assert.ErrorIs(t, err, ErrInvalidInput)
+		assert.Contains(t, err.Error(), "native index")
+	}
+	for i, c := range bad {
+		t.Run(c.name, func(t *testing.T) {
+			v := good("w" + strconv.Itoa(i))
+			c.edit(&v)
+			_, err := st.Put(ctx, v)
+			refused(t, err, c.field)
+			_, err = st.Create(ctx, v)
+			refused(t, err, c.field)
+			_, err = st.BatchPut(ctx, []maStrict{good("b" + strconv.Itoa(i)), v})
+			refused(t, err, c.field)
+			_, err = tbl.BatchWrite(ctx, st.BatchPutItem(good("m"+strconv.Itoa(i))), st.BatchPutItem(v))
+			refused(t, err, c.field)
+			err = tbl.Transact(ctx, st.TxPut(good("x"+strconv.Itoa(i))), st.TxPut(v))
+			refused(t, err, c.field)
+			// Nothing of any of them was written.
+			for _, id := range []string{v.ID, "b" + strconv.Itoa(i), "m" + strconv.Itoa(i), "x" + strconv.Itoa(i)} {
+				_, err := st.Get(ctx, maStrict{ID: id})
+				assert.ErrorIs(t, err, ErrNotFound, id)
+			}
+		})
+	}
+
+	// Update and Mutate: a Set of an unindexable value is refused; Remove is not.
+	_, err = st.Put(ctx, good("u"))
+	require.NoError(t, err)
+	_, err = st.Update(ctx, maStrict{ID: "u"}, Set("status", ""))
+	refused(t, err, "Status")
+	err = tbl.Transact(ctx, st.TxUpdate(maStrict{ID: "u"}, Set("bin", []byte{})))
+	refused(t, err, "Bin")
+	_, err = st.Mutate(ctx, maStrict{ID: "u"}, func(v *maStrict) error { v.Tenant = ""; return nil })
+	refused(t, err, "Tenant")
+	got, err := st.Get(ctx, maStrict{ID: "u"})
+	require.NoError(t, err)
+	want := good("u")
+	want.V = 1
+	assert.Equal(t, want, got, "nothing was written")
+
+	_, err = st.Update(ctx, maStrict{ID: "u", V: 1}, Remove("rank"))
+	require.NoError(t, err, "Remove takes the item out of the index")
+	n := 0
+	for _, err := range st.All(ctx, maStrict{Tenant: "t1", Status: "open"}, On("ByTenantStatus")) {
+		require.NoError(t, err)
+		n++
+	}
+	assert.Zero(t, n, "without rank the item is not in ByTenantStatus")
 }

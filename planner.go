@@ -149,8 +149,9 @@ type attrInc struct {
 
 // fieldValue is a value an Update gives a whole field.
 type fieldValue struct {
-	f  *codec.Field
-	fv reflect.Value
+	f       *codec.Field
+	fv      reflect.Value
+	removed bool // Remove: fv is the zero value the field reads as
 }
 
 // set stores an attribute of the library's own as given.

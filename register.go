@@ -353,6 +353,9 @@ func compileFeatures(info *entityInfo) {
 			fs = append(fs, &validationFeature{whole: h.validate, fields: h.fieldChecks})
 		}
 	}
+	if nk := newNativeKeysFeature(info); nk != nil {
+		fs = append(fs, nk) // multiattr.go
+	}
 	if info.version != nil {
 		fs = append(fs, newVersionFeature(info))
 	}

@@ -255,7 +255,7 @@ func (p *updatePlan) changes() error {
 			p.removes = append(p.removes, name)
 			p.newValues[c.attr] = nil
 			// Checked as a Set of the field's zero value is.
-			p.checks = append(p.checks, fieldValue{f: f, fv: reflect.Zero(f.Type)})
+			p.checks = append(p.checks, fieldValue{f: f, fv: reflect.Zero(f.Type), removed: true})
 			continue
 		}
 		fv, av, keep, err := p.encode(f, c.value)

@@ -19,8 +19,9 @@ import (
 
 // The shop model of the definition tests: customers and their orders in one
 // partition, an INCLUDE index of orders by status, a KEYS_ONLY index, an index
-// sorted by a number key, a local index by date, and sessions that expire (a
-// ttl field, so the table has a TTL attribute).
+// sorted by a number key, a local index by date, a native (multi-attribute)
+// index of orders by tenant and status sorted by total, and sessions that expire
+// (a ttl field, so the table has a TTL attribute).
 type shopCustomer struct {
 	_          struct{} `Type:"Customer" PK:"CUST#{customerId}" SK:"PROFILE"`
 	CustomerID string   `dynamodbav:"customerId"`
@@ -34,6 +35,7 @@ type shopOrder struct {
 	Status     string    `dynamodbav:"status"`
 	Total      int64     `dynamodbav:"total"`
 	CreatedAt  time.Time `dynamodbav:"createdAt"`
+	Tenant     string    `dynamodbav:"tenant,omitempty"`
 }
 
 type shopSession struct {
@@ -56,6 +58,10 @@ func shopTable(t *testing.T, client singletable.Client, name string) *singletabl
 		singletable.WithIndex("AMOUNT", "AMTPK", "AMTSK"),
 		singletable.WithKeyType("AMTSK", types.ScalarAttributeTypeN),
 		singletable.WithLocalIndex("LSI1", "LSI1SK"),
+		singletable.WithNativeIndex("ByTenantStatus", singletable.NativeKey{
+			Partition: []singletable.KeyAttribute{singletable.S("tenant"), singletable.S("status")},
+			Sort:      []singletable.KeyAttribute{singletable.N("total"), singletable.S("orderId")},
+		}, singletable.ProjectKeysOnly()),
 	)
 	require.NoError(t, err)
 	singletable.MustRegister[shopCustomer](table)

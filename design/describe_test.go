@@ -116,6 +116,30 @@ func githubTable(t testing.TB) *singletable.Table {
 	return table
 }
 
+// ticket is examples/tickets' model (main.go): a native index keyed by the
+// tickets' own attributes.
+type ticket struct {
+	_        struct{}  `Type:"Ticket" PK:"TICKET#{ticketId}" SK:"TICKET"`
+	TicketID string    `dynamodbav:"ticketId"`
+	Tenant   string    `dynamodbav:"tenant"`
+	Status   string    `dynamodbav:"status,omitempty"`
+	Priority int       `dynamodbav:"priority"`
+	Opened   time.Time `dynamodbav:"opened,unixtime"`
+	Title    string    `dynamodbav:"title"`
+}
+
+func ticketsTable(t testing.TB) *singletable.Table {
+	t.Helper()
+	table, err := singletable.NewTable(offlineClient(), "tickets",
+		singletable.WithNativeIndex("ByTenantStatus", singletable.NativeKey{
+			Partition: []singletable.KeyAttribute{singletable.S("tenant"), singletable.S("status")},
+			Sort:      []singletable.KeyAttribute{singletable.N("priority"), singletable.N("opened")},
+		}))
+	require.NoError(t, err)
+	singletable.MustRegister[ticket](table)
+	return table
+}
+
 // golden compares got with testdata/describe/name, or rewrites the file with -update.
 func golden(t *testing.T, name, got string) {
 	t.Helper()
@@ -143,6 +167,7 @@ func TestDescribeGolden(t *testing.T) {
 	}{
 		{"commerce", commerceTable},
 		{"github", githubTable},
+		{"tickets", ticketsTable},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := tc.table(t).Describe()

@@ -156,6 +156,10 @@ type Entity struct {
 	// Generated maps each attribute whose id the library generates
 	// (`singletable:"generate=..."`) to its kind: "ulid" or "uuidv7".
 	Generated map[string]string
+	// NativeIndexes names the native indexes the entity is in, in table order:
+	// it stores every key attribute of each (an item that lacks one is not in
+	// that index).
+	NativeIndexes []string
 }
 
 // Key is an entity's key templates on the base table or on one index.
@@ -233,6 +237,7 @@ func New(t Table, entities []Entity) *Design {
 		e.ShardBy = slices.Clone(e.ShardBy)
 		e.Defaults = slices.Clone(e.Defaults)
 		e.Generated = maps.Clone(e.Generated)
+		e.NativeIndexes = slices.Clone(e.NativeIndexes)
 		es[i] = e
 	}
 	slices.SortStableFunc(es, func(a, b Entity) int {
@@ -250,6 +255,11 @@ func New(t Table, entities []Entity) *Design {
 		}
 		for _, v := range m.views {
 			d.Patterns = append(d.Patterns, queryPatterns(m, v)...)
+		}
+		for _, name := range m.e.NativeIndexes {
+			if ix, ok := t.index(name); ok && ix.native() {
+				d.Patterns = append(d.Patterns, nativePatterns(m.e, ix)...)
+			}
 		}
 		d.Scans = append(d.Scans, scanPattern(m))
 	}

@@ -35,6 +35,9 @@ func (d *Design) Markdown() string {
 		for _, k := range e.Keys {
 			users[k.Index] = append(users[k.Index], e.Name)
 		}
+		for _, ix := range e.NativeIndexes {
+			users[ix] = append(users[ix], e.Name)
+		}
 	}
 	d.indexTable(&b, users)
 
@@ -185,6 +188,11 @@ func (d *Design) Mermaid() string {
 				text += "\n" + k.SortKey + " " + k.Sort
 			}
 			b.WriteString("  " + id + " -->|" + mermaidText(text) + "| " + ids[k.Index] + "\n")
+		}
+		for _, name := range e.NativeIndexes {
+			if ix, ok := d.index(name); ok {
+				b.WriteString("  " + id + " -->|" + mermaidText("stores "+nativeAttrNames(ix)) + "| " + ids[name] + "\n")
+			}
 		}
 	}
 	return b.String()
@@ -386,6 +394,17 @@ func (d *Design) scansSection(b *strings.Builder) {
 
 // nativeKeys describes a native index's key for the diagram: "HASH tenant S,
 // status S" and "RANGE created N" on lines of their own.
+// nativeAttrNames lists a native index's key attributes by name: "tenant,
+// status, created".
+func nativeAttrNames(ix Index) string {
+	var names []string
+	for _, a := range append(slices.Clone(ix.PartitionAttrs), ix.SortAttrs...) {
+		n, _, _ := strings.Cut(a, " ")
+		names = append(names, n)
+	}
+	return strings.Join(names, ", ")
+}
+
 func nativeKeys(ix Index) string {
 	keys := "HASH " + strings.Join(ix.PartitionAttrs, ", ")
 	if len(ix.SortAttrs) > 0 {

@@ -151,6 +151,39 @@ func queryPatterns(m *model, v view) []AccessPattern {
 	return out
 }
 
+// nativePatterns lists the queries of a native index the entity is in: equality
+// on every partition attribute, then on each sort attribute from the left, the
+// next one sorting (and narrowed by a range, between or begins_with).
+func nativePatterns(e *Entity, ix Index) []AccessPattern {
+	name := func(attr string) string { n, _, _ := strings.Cut(attr, " "); return n } // "tenant S"
+	var eq, given []string
+	for _, a := range ix.PartitionAttrs {
+		eq = append(eq, name(a)+" = {"+name(a)+"}")
+		given = append(given, "`"+name(a)+"`")
+	}
+	var out []AccessPattern
+	for level := 0; level <= len(ix.SortAttrs); level++ {
+		p := AccessPattern{Entities: []string{e.Name}, Index: ix.Name, Operation: "Query",
+			Description:  "query " + ix.Name + " by " + andList(given),
+			KeyCondition: strings.Join(eq, " AND "),
+			Call:         callOf("Query", ix.Name),
+		}
+		if level < len(ix.SortAttrs) {
+			var order []string
+			for _, a := range ix.SortAttrs[level:] {
+				order = append(order, "`"+name(a)+"`")
+			}
+			p.Description += ", sorted by " + strings.Join(order, ", then ")
+			p.Call += "; " + callOf("Query", ix.Name, "SK[T]().Between(lo, hi)")
+			a := name(ix.SortAttrs[level])
+			eq = append(eq, a+" = {"+a+"}")
+			given = append(given, "`"+a+"`")
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
 // group is the entities whose partition key templates on one index have one shape.
 type group struct {
 	index  string

@@ -323,5 +323,5 @@ func TestTableDefinitionMatchesDesign(t *testing.T) {
 		require.NotNil(t, proj, ix.Name)
 		require.Equal(t, ix.NonKeyAttributes, proj.NonKeyAttributes, "%s: the design shows the INCLUDE list the table is created with", ix.Name)
 	}
-	require.Equal(t, []string{"GSI1", "KEYS", "AMOUNT", "LSI1"}, names)
+	require.Equal(t, []string{"GSI1", "KEYS", "AMOUNT", "LSI1", "ByTenantStatus"}, names)
 }

@@ -46,6 +46,26 @@ resource "aws_dynamodb_table" "shop_provisioned" {
     type = "S"
   }
 
+  attribute {
+    name = "orderId"
+    type = "S"
+  }
+
+  attribute {
+    name = "status"
+    type = "S"
+  }
+
+  attribute {
+    name = "tenant"
+    type = "S"
+  }
+
+  attribute {
+    name = "total"
+    type = "N"
+  }
+
   global_secondary_index {
     name               = "GSI1"
     hash_key           = "GSI1PK"
@@ -71,6 +91,33 @@ resource "aws_dynamodb_table" "shop_provisioned" {
     read_capacity   = 5
     write_capacity  = 2
     projection_type = "ALL"
+  }
+
+  global_secondary_index {
+    name            = "ByTenantStatus"
+    read_capacity   = 5
+    write_capacity  = 2
+    projection_type = "KEYS_ONLY"
+
+    key_schema {
+      attribute_name = "tenant"
+      key_type       = "HASH"
+    }
+
+    key_schema {
+      attribute_name = "status"
+      key_type       = "HASH"
+    }
+
+    key_schema {
+      attribute_name = "total"
+      key_type       = "RANGE"
+    }
+
+    key_schema {
+      attribute_name = "orderId"
+      key_type       = "RANGE"
+    }
   }
 
   local_secondary_index {

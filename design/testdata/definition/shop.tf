@@ -47,6 +47,26 @@ resource "aws_dynamodb_table" "shop" {
     type = "S"
   }
 
+  attribute {
+    name = "orderId"
+    type = "S"
+  }
+
+  attribute {
+    name = "status"
+    type = "S"
+  }
+
+  attribute {
+    name = "tenant"
+    type = "S"
+  }
+
+  attribute {
+    name = "total"
+    type = "N"
+  }
+
   global_secondary_index {
     name               = "GSI1"
     hash_key           = "GSI1PK"
@@ -66,6 +86,31 @@ resource "aws_dynamodb_table" "shop" {
     hash_key        = "AMTPK"
     range_key       = "AMTSK"
     projection_type = "ALL"
+  }
+
+  global_secondary_index {
+    name            = "ByTenantStatus"
+    projection_type = "KEYS_ONLY"
+
+    key_schema {
+      attribute_name = "tenant"
+      key_type       = "HASH"
+    }
+
+    key_schema {
+      attribute_name = "status"
+      key_type       = "HASH"
+    }
+
+    key_schema {
+      attribute_name = "total"
+      key_type       = "RANGE"
+    }
+
+    key_schema {
+      attribute_name = "orderId"
+      key_type       = "RANGE"
+    }
   }
 
   local_secondary_index {

@@ -577,3 +577,15 @@ func TestExplainBatchesAndTokens(t *testing.T) {
 	_ = aws.String
 	_ = dynamodb.Options{}
 }
+
+// TestExplainWaitStopKeepsItsError: a wait stopped by its Backoff.Sleep while
+// its context goes on (as Explain stops waits) returns that error, wrapped; it
+// was lost before (a nil context error was wrapped instead).
+func TestExplainWaitStopKeepsItsError(t *testing.T) {
+	stop := errors.New("stop")
+	bo := Backoff{MaxAttempts: 5, Sleep: func(context.Context, time.Duration) error { return stop }}
+	_, stats, err := WaitFor(t.Context(), func(context.Context) (int, error) { return 0, nil }, func(int) bool { return false }, RetryBackoff(bo))
+	require.ErrorIs(t, err, stop)
+	assert.Equal(t, 1, stats.Attempts)
+	assert.Contains(t, err.Error(), "wait stopped after 1 attempts")
+}

@@ -72,12 +72,19 @@ func (b Backoff) Delay(n int) time.Duration {
 }
 
 // Wait sleeps for Delay(n), returning early with the context's error.
+// Under [Explain] it does not wait: the call stops there.
 func (b Backoff) Wait(ctx context.Context, n int) error {
+	if err := explainWait(ctx); err != nil { // explain.go
+		return err
+	}
 	b = b.withDefaults()
 	return b.Sleep(ctx, b.Delay(n))
 }
 
 func sleepContext(ctx context.Context, d time.Duration) error {
+	if err := explainWait(ctx); err != nil { // explain.go
+		return err
+	}
 	if d <= 0 {
 		return ctx.Err()
 	}

@@ -100,6 +100,9 @@ func WaitFor[R any](ctx context.Context, read func(context.Context) (R, error), 
 // waitEnded turns the end of ctx into the wait's error: a timeout for a deadline,
 // the context's own error for a cancellation.
 func waitEnded(ctx context.Context, stats WaitStats, err error) error {
+	if ctx.Err() == nil { // the wait itself stopped (a Backoff.Sleep's error, Explain)
+		return fmt.Errorf("singletable: wait stopped after %d attempts: %w", stats.Attempts, err)
+	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return &ConsistencyTimeoutError{Attempts: stats.Attempts, Elapsed: stats.Elapsed, Err: err}
 	}

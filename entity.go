@@ -102,7 +102,13 @@ func (e *Entity[T]) Type() string {
 // item, a wait's), through the read path's phases (readpath.go): an item not
 // provably a T is ErrTypeMismatch; an older one is migrated in memory, and written
 // back only when writeBack is set.
+//
+// Under [Explain] a write returns no item: it decodes to the zero T.
 func (e *Entity[T]) decodeWith(ctx context.Context, item map[string]types.AttributeValue, writeBack bool) (T, error) {
+	if item == nil && explaining(ctx) != nil {
+		var zero T
+		return zero, nil
+	}
 	p := readPlan{t: e.table, info: e.info, byKey: true, whole: writeBack}
 	v, _, err := readAs[T](ctx, &p, item)
 	return v, err

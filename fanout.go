@@ -532,8 +532,10 @@ func (e *Entity[T]) refill(ctx context.Context, fq *fanoutQuery, n int, want fun
 		}
 	}
 	for len(todo) > 0 {
-		if len(todo) == 1 {
-			todo[0].fetch(ctx, e.table, e.info.name, limit)
+		if len(todo) == 1 || explaining(ctx) != nil { // explain.go: one at a time, in shard order
+			for _, s := range todo {
+				s.fetch(ctx, e.table, e.info.name, limit)
+			}
 		} else {
 			var wg sync.WaitGroup
 			sem := make(chan struct{}, fq.parallel)

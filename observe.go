@@ -37,7 +37,7 @@ type entityKey struct{}
 
 // observe tags ctx with the entity a call is for, when the table reports calls.
 func (e *Entity[T]) observe(ctx context.Context) context.Context {
-	if e.table.observing() {
+	if e.table.observing() || explaining(ctx) != nil { // explain.go names it too
 		return context.WithValue(ctx, entityKey{}, e.info.name)
 	}
 	return ctx
@@ -76,6 +76,9 @@ func (a *attempts) HandleInitialize(ctx context.Context, in middleware.Initializ
 func observed[I, O any](ctx context.Context, t *Table, name string, do func(context.Context, *I, ...func(*dynamodb.Options)) (*O, error), in *I, f []func(*dynamodb.Options)) (*O, error) {
 	if p, ok := askCapacity(in).(*I); ok {
 		in = p
+	}
+	if explaining(ctx) != nil { // explain.go: recorded below, not sent: nothing to report
+		return do(ctx, in, f...)
 	}
 	var a *attempts
 	if t.traits.APIOptions {

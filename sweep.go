@@ -216,6 +216,10 @@ func (e *Entity[T]) Sweep(ctx context.Context, opts ...SweepOption) (_ SweepStat
 	var wg sync.WaitGroup
 	errs := make([]error, o.to-o.from)
 	for i := range errs {
+		if explaining(ctx) != nil { // explain.go: one at a time, in segment order
+			errs[i] = s.segment(ctx, i)
+			continue
+		}
 		wg.Go(func() { errs[i] = s.segment(ctx, i) })
 	}
 	wg.Wait()

@@ -444,7 +444,6 @@ func NewTable(client ItemClient, name string, opts ...TableOption) (*Table, erro
 		return nil, fmt.Errorf("singletable: NewTable %q: WithWireDecoding(true): the client (%T) is not known to apply SDK middleware (APIOptions) and return the SDK's outputs unchanged, which the wire path needs; declare it with WithClientTraits or TraitsClient, or leave the option out: %w", name, client, ErrInvalidInput)
 	}
 	t := &Table{
-		client:   compatClient{ItemClient: client}, // compat.go: errors of old DynamoDB Local releases name their cause
 		user:     client,
 		traits:   traits,
 		name:     name,
@@ -454,6 +453,9 @@ func NewTable(client ItemClient, name string, opts ...TableOption) (*Table, erro
 		entities: map[string]*entityInfo{},
 		byGoType: map[reflect.Type]*entityInfo{},
 	}
+	// compat.go: errors of old DynamoDB Local releases name their cause;
+	// explain.go: calls under Explain are recorded, not sent.
+	t.client = compatClient{ItemClient: explainClient{c: client, t: t}}
 	if t.observing() {
 		t.client = observedClient{c: t.client, t: t} // observe.go
 	}
@@ -630,6 +632,9 @@ func (t *Table) index(name string) (Index, bool) {
 // the table has a TTL attribute ([Table.EnableTTL]). Each edit may adjust the
 // input before it is sent, for example to enable a stream ([EnableStream]).
 func (t *Table) CreateTable(ctx context.Context, edits ...func(*dynamodb.CreateTableInput)) error {
+	if err := t.refuseExplain(ctx, "CreateTable"); err != nil { // explain.go
+		return err
+	}
 	in, err := t.CreateTableInput(edits...) // definition.go
 	if err != nil {
 		return err
@@ -660,6 +665,9 @@ func (t *Table) CreateTable(ctx context.Context, edits ...func(*dynamodb.CreateT
 // DeleteTable calls DeleteTable and waits until the table is gone. A table that does
 // not exist is not an error. Meant for tests.
 func (t *Table) DeleteTable(ctx context.Context) error {
+	if err := t.refuseExplain(ctx, "DeleteTable"); err != nil { // explain.go
+		return err
+	}
 	tc, err := t.tableCalls("DeleteTable", "DeleteTable", "DescribeTable") // client.go
 	if err != nil {
 		return err

@@ -94,6 +94,9 @@ func (t *Table) TTLAttribute() string { return t.ttlAttribute() }
 // DynamoDB may take up to an hour to apply the change. The table's client must be
 // a [TTLClient].
 func (t *Table) EnableTTL(ctx context.Context) error {
+	if err := t.refuseExplain(ctx, "EnableTTL"); err != nil { // explain.go
+		return err
+	}
 	attr := t.ttlAttribute()
 	if attr == "" {
 		return fmt.Errorf("singletable: EnableTTL %s: no TTL attribute: tag a field singletable:\"ttl\" or use WithTTLAttribute: %w", t.name, ErrInvalidInput)

@@ -55,8 +55,10 @@ import (
 // Explain returns fn's error, wrapped, as the call's own: bad input (a key
 // that cannot be rendered, an invalid option) fails as it would when sent, and
 // what was recorded before it comes back too. Errors that an empty table's
-// answers cause are not errors of Explain: fn's error matching [ErrNotFound], or
-// a wait stopped by Explain, returns nil. A nil fn, or an Explain inside another
+// answers cause are not errors of Explain: fn's error matching [ErrNotFound] or
+// [ErrAmbiguous] (a write judged by reading it back, which the empty table
+// cannot show: under Explain no request fails, so nothing else makes one), or a
+// wait stopped by Explain, returns nil. A nil fn, or an Explain inside another
 // (ctx already explaining), fails with [ErrInvalidInput]. Calls with fn's
 // context made after fn returns are answered the same way, sent nowhere and
 // recorded nowhere. Explain is safe for concurrent use, and so is fn's context.
@@ -73,7 +75,7 @@ func Explain(ctx context.Context, fn func(context.Context) error) (*Explanation,
 	err := fn(context.WithValue(ctx, explainKey{}, rec))
 	x := rec.finish()
 	switch {
-	case err == nil, errors.Is(err, ErrNotFound), errors.Is(err, errExplainWait):
+	case err == nil, errors.Is(err, ErrNotFound), errors.Is(err, ErrAmbiguous), errors.Is(err, errExplainWait):
 		return x, nil
 	}
 	return x, fmt.Errorf("singletable: Explain: %w", err)

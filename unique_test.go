@@ -571,3 +571,34 @@ func TestUniqueSweepFindsAndRepairs(t *testing.T) {
 	_, err = users.Create(ctx, uUser{ID: "6", Email: "c@x.io"})
 	require.ErrorIs(t, err, ErrNotUnique, "the restored guard holds")
 }
+
+// TestUniqueExplained: Explain shows every write kind of an entity with a unique
+// field as it would be sent (the consistent read, then one TransactWriteItems
+// that carries the guard), and the read-back an Update judges itself by, which
+// the empty table Explain answers with cannot show, is not an error of Explain.
+func TestUniqueExplained(t *testing.T) {
+	tbl := offlineTable(t)
+	users := MustRegister[uUser](tbl)
+	for name, fn := range map[string]func(ctx context.Context) error{
+		"Create": func(ctx context.Context) error { _, err := users.Create(ctx, uUser{ID: "1", Email: "a@b"}); return err },
+		"Put":    func(ctx context.Context) error { _, err := users.Put(ctx, uUser{ID: "1", Email: "a@b"}); return err },
+		"Update": func(ctx context.Context) error {
+			_, err := users.Update(ctx, uUser{ID: "1"}, Set("email", "c@d"))
+			return err
+		},
+		"Delete": func(ctx context.Context) error { return users.Delete(ctx, uUser{ID: "1"}) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			x, err := Explain(context.Background(), fn)
+			require.NoError(t, err)
+			var apis []string
+			for _, r := range x.Requests {
+				apis = append(apis, r.API)
+			}
+			assert.Contains(t, apis, "TransactWriteItems")
+			if name != "Delete" {
+				assert.Contains(t, x.String(), "#singletable#unique#User#email#", "the guard's claim is shown")
+			}
+		})
+	}
+}

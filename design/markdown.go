@@ -413,10 +413,15 @@ func (d *Design) scansSection(b *strings.Builder) {
 func nativeAttrNames(ix Index) string {
 	var names []string
 	for _, a := range append(slices.Clone(ix.PartitionAttrs), ix.SortAttrs...) {
-		n, _, _ := strings.Cut(a, " ")
-		names = append(names, n)
+		names = append(names, attrOf(a))
 	}
 	return strings.Join(names, ", ")
+}
+
+// attrOf is the name in a native key attribute's text: "tenant" of "tenant S".
+func attrOf(text string) string {
+	name, _, _ := strings.Cut(text, " ")
+	return name
 }
 
 func nativeKeys(ix Index) string {

@@ -155,11 +155,10 @@ func queryPatterns(m *model, v view) []AccessPattern {
 // on every partition attribute, then on each sort attribute from the left, the
 // next one sorting (and narrowed by a range, between or begins_with).
 func nativePatterns(e *Entity, ix Index) []AccessPattern {
-	name := func(attr string) string { n, _, _ := strings.Cut(attr, " "); return n } // "tenant S"
 	var eq, given []string
 	for _, a := range ix.PartitionAttrs {
-		eq = append(eq, name(a)+" = {"+name(a)+"}")
-		given = append(given, "`"+name(a)+"`")
+		eq = append(eq, attrOf(a)+" = {"+attrOf(a)+"}")
+		given = append(given, "`"+attrOf(a)+"`")
 	}
 	var out []AccessPattern
 	for level := 0; level <= len(ix.SortAttrs); level++ {
@@ -171,11 +170,11 @@ func nativePatterns(e *Entity, ix Index) []AccessPattern {
 		if level < len(ix.SortAttrs) {
 			var order []string
 			for _, a := range ix.SortAttrs[level:] {
-				order = append(order, "`"+name(a)+"`")
+				order = append(order, "`"+attrOf(a)+"`")
 			}
 			p.Description += ", sorted by " + strings.Join(order, ", then ")
 			p.Call += "; " + callOf("Query", ix.Name, "SK[T]().Between(lo, hi)")
-			a := name(ix.SortAttrs[level])
+			a := attrOf(ix.SortAttrs[level])
 			eq = append(eq, a+" = {"+a+"}")
 			given = append(given, "`"+a+"`")
 		}

@@ -378,6 +378,11 @@ func (r *Railroad[K]) work(rl *rail[K]) {
 // next, or nil when the worker is to end. It is called, and returns, with r.mu
 // held, which it lets go while the task runs.
 func (r *Railroad[K]) step(rl *rail[K]) *rail[K] {
+	if rl.queue.len() == 0 {
+		// Close's cancel dropped the task this worker was started for
+		// before the worker got the lock: nothing to run here.
+		return r.handOn(rl)
+	}
 	j := rl.queue.pop()
 	if j.ctx.Err() != nil {
 		return r.finish(rl, j, context.Cause(j.ctx), false) // its submitter gave up
@@ -420,10 +425,8 @@ func callTask(ctx context.Context, fn func(context.Context) error) (err error) {
 }
 
 // finish records that j, the task rl ran (or skipped), ended with err, lets
-// waiting submitters in, and returns the rail the worker is to run next: rl
-// again when it has more and no other rail is waiting for a worker, else the
-// oldest ready rail, else nil, in which case the worker is counted out. r.mu is
-// held.
+// waiting submitters in, and returns the rail the worker is to run next (see
+// handOn). r.mu is held.
 func (r *Railroad[K]) finish(rl *rail[K], j job, err error, ran bool) *rail[K] {
 	if ran {
 		r.running--
@@ -434,6 +437,13 @@ func (r *Railroad[K]) finish(rl *rail[K], j job, err error, ran bool) *rail[K] {
 	r.admitWaiting()
 	r.admitRail(rl)
 	j.errc <- err // never blocks: buffered, and sent to once
+	return r.handOn(rl)
+}
+
+// handOn returns the rail the worker that ran rl is to run next: rl again when
+// it has more and no other rail is waiting for a worker, else the oldest ready
+// rail, else nil, in which case the worker is counted out. r.mu is held.
+func (r *Railroad[K]) handOn(rl *rail[K]) *rail[K] {
 	var next *rail[K]
 	switch {
 	case rl.queue.len() > 0 && r.ready.len() > 0:
@@ -514,6 +524,13 @@ func (r *Railroad[K]) Close(ctx context.Context) error {
 func (r *Railroad[K]) cancelAll() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.dropAll()
+}
+
+// dropAll drops every queued task and cancels the running ones. A worker
+// started for a rail whose task is dropped here may not have run yet; it finds
+// the queue empty and hands on (see step). r.mu is held.
+func (r *Railroad[K]) dropAll() {
 	for r.ready.len() > 0 {
 		r.ready.pop().scheduled = false // its queue is emptied below
 	}

@@ -544,3 +544,53 @@ func BenchmarkRailroad(b *testing.B) {
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*keys*perKey), "ns/task")
 	})
 }
+
+// TestRailroadCloseCancelsBeforeWorkerStarts: Close gives up, and drops the
+// queued tasks, between a worker's start for a new rail and its first turn
+// at the lock. The worker then finds its rail empty; it must hand on, not run
+// a task that is no longer there (this panicked once, on a nil context).
+func TestRailroadCloseCancelsBeforeWorkerStarts(t *testing.T) {
+	noLeaks(t)
+	r := NewRailroad[int](railroadOpts(4, 0, 0))
+	errc := make(chan error, 1)
+	ran := false
+	r.mu.Lock() // the worker admit starts waits for this lock
+	rl := r.newRail(1)
+	rl.held++
+	r.admit(rl, job{ctx: t.Context(), fn: func(context.Context) error { ran = true; return nil }, errc: errc})
+	r.closed = true
+	r.idle = make(chan struct{})
+	r.dropAll() // what Close does when its context ends
+	r.mu.Unlock()
+	r.wg.Wait()
+
+	assert.ErrorIs(t, recv(t, errc), ErrRailroadClosed)
+	assert.False(t, ran)
+	assert.Equal(t, RailroadStats{}, r.Stats())
+	assert.NoError(t, r.Close(t.Context()))
+}
+
+// TestRailroadCloseCancelsUnderLoad is the same race, reached through the
+// API: tasks submitted on fresh keys, then Close with an ended context at
+// once, many times over. Every task ends with nil or ErrRailroadClosed.
+func TestRailroadCloseCancelsUnderLoad(t *testing.T) {
+	noLeaks(t)
+	ended, cancel := context.WithCancel(t.Context())
+	cancel()
+	for range 300 {
+		r := NewRailroad[int](railroadOpts(8, 0, 0))
+		var errcs []<-chan error
+		for k := range 16 {
+			errc, err := r.Submit(t.Context(), k, func(context.Context) error { return nil })
+			require.NoError(t, err)
+			errcs = append(errcs, errc)
+		}
+		_ = r.Close(ended)
+		for _, errc := range errcs {
+			if err := recv(t, errc); err != nil {
+				require.ErrorIs(t, err, ErrRailroadClosed)
+			}
+		}
+		require.Equal(t, RailroadStats{}, r.Stats())
+	}
+}

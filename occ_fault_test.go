@@ -86,12 +86,14 @@ func TestLostResponsesOnVersionedWrites(t *testing.T) {
 // TestLostResponsesUnderContention runs concurrent Mutate increments while half the
 // responses are lost: receipts tell each writer whether its write landed, even
 // after other writers' writes. With eight writers racing (and the race detector
-// slowing them on a loaded 2-core machine), the version can move more than the
-// default four receipts between a writer's write and its read-back (CI once saw
-// it move 17), so this table keeps 64: past them, the outcome cannot be proven
-// and Mutate returns ErrAmbiguous, as it must.
+// slowing them on a loaded 2-core machine), the version can move past any
+// fixed window between a writer's write and its read-back (CI saw it move 17,
+// then more than 64), and past the window Mutate rightly returns ErrAmbiguous
+// (TestReceiptWindowExceeded). So this table keeps a receipt slot for every
+// write the test makes: no slot is reused, and every outcome is provable.
 func TestLostResponsesUnderContention(t *testing.T) {
-	tbl, inj := faultTable(t, WithReceipts(64))
+	const writers, each = 8, 40
+	tbl, inj := faultTable(t, WithReceipts(writers*each+1))
 	counters := MustRegister[vCounter](tbl)
 	ctx := context.Background()
 	// The item exists before the race: creators racing with lost answers cannot
@@ -100,7 +102,6 @@ func TestLostResponsesUnderContention(t *testing.T) {
 	_, err := counters.Create(ctx, vCounter{ID: "hot"})
 	require.NoError(t, err)
 	inj.Add(fault.Rule{Ops: []string{"UpdateItem"}, Fault: fault.LoseResponse(), Rate: 0.5})
-	const writers, each = 8, 40
 	retryOpt := RetryBackoff(Backoff{Base: time.Millisecond, Cap: 20 * time.Millisecond, MaxAttempts: 10_000})
 	for _, err := range hotMutate(writers, each, true, func() error {
 		_, err := counters.Mutate(ctx, vCounter{ID: "hot"}, func(c *vCounter) error { c.N++; return nil }, retryOpt)
@@ -146,4 +147,48 @@ func TestLostResponsesOnTransactions(t *testing.T) {
 	lost := inj.Stats().LostWrites
 	t.Logf("lost responses of applied transactions: %d", lost)
 	assert.GreaterOrEqual(t, lost, 200)
+}
+
+// TestReceiptWindowExceeded: a versioned write's answer is lost, and other
+// writers move the item on before the read-back. Within the receipts kept, the
+// writer's receipt proves it landed; once they move the version past the
+// window, the slot holding that receipt has been reused, the outcome cannot be
+// proven, and the write reports ErrAmbiguous naming the window, never a guess.
+func TestReceiptWindowExceeded(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		others int // writes by another client between the lost answer and the read-back
+		proven bool
+	}{
+		{"within the window", 2, true},
+		{"past the window", 3, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tbl, inj := faultTable(t, WithReceipts(3))
+			counters := MustRegister[vCounter](tbl)
+			// The other writer keeps as many slots: a receipt found in any
+			// slot proves a landing, whatever the window.
+			others := MustRegister[vCounter](otherClientWith(t, tbl, WithReceipts(3)))
+			ctx := context.Background()
+			cur, err := counters.Create(ctx, vCounter{ID: "w"})
+			require.NoError(t, err)
+			inj.Add(fault.Rule{Ops: []string{"UpdateItem"}, Times: 1, Fault: fault.LoseResponse().Then(func() {
+				for range tc.others {
+					_, err := others.Mutate(ctx, vCounter{ID: "w"}, func(c *vCounter) error { c.N += 10; return nil })
+					require.NoError(t, err)
+				}
+			})})
+			_, err = counters.Update(ctx, cur, Set("n", 1))
+			if tc.proven {
+				require.NoError(t, err, "its receipt is still in the window: it landed")
+			} else {
+				require.ErrorIs(t, err, ErrAmbiguous)
+				assert.Contains(t, err.Error(), "past the 3 receipts kept")
+			}
+			got, err := others.Get(ctx, vCounter{ID: "w"}, Consistent())
+			require.NoError(t, err)
+			assert.Equal(t, 1+10*tc.others, got.N, "applied once, never sent again")
+			assert.Equal(t, int64(2+tc.others), got.Version)
+		})
+	}
 }

@@ -134,7 +134,44 @@ func run(ctx context.Context, client singletable.Client, tableName string, out i
 	p := func(format string, args ...any) { fmt.Fprintf(out, format+"\n", args...) }
 	p("created table %s: PK/SK, GSI1 (customer timeline), GSI2 (status feed), GSI3 (customer + status feed)", tableName)
 
-	// 1. Customers.
+	if err := createCustomers(ctx, s, p); err != nil { // 1
+		return err
+	}
+	if err := placeOrders(ctx, s, p); err != nil { // 2
+		return err
+	}
+	if err := pointReads(ctx, s, p); err != nil { // 3
+		return err
+	}
+	if err := readOrder(ctx, s, p); err != nil { // 4 and 5
+		return err
+	}
+	if err := timeline(ctx, s, p); err != nil { // 6
+		return err
+	}
+	p("\n7. Status feeds")
+	if err := printFeeds(ctx, s, p, ""); err != nil {
+		return err
+	}
+	if err := shipOneLine(ctx, s, p); err != nil { // 8
+		return err
+	}
+	shipped, err := shipOrder(ctx, s, p) // 9
+	if err != nil {
+		return err
+	}
+	if err := deleteLine(ctx, s, p); err != nil { // 10
+		return err
+	}
+	if err := createRolledBack(ctx, s, p); err != nil { // 11
+		return err
+	}
+	return statusHistory(ctx, s, p, shipped) // 12
+}
+
+// createCustomers creates the sample customers, then Ann again: the second
+// create is a success that changes nothing.
+func createCustomers(ctx context.Context, s *Store, p func(string, ...any)) error {
 	p("\n1. Create customers (conditional PutItem: idempotent)")
 	for _, c := range sampleCustomers() {
 		created, err := s.CreateCustomer(ctx, c)
@@ -156,8 +193,11 @@ func run(ctx context.Context, client singletable.Client, tableName string, out i
 		return fmt.Errorf("second create of ann: created=%v, profile now %+v", created, ann)
 	}
 	p("   ann again (a retried sign-up): already exists, treated as success; profile unchanged: %s <%s>", ann.Name, ann.Email)
+	return nil
+}
 
-	// 2. Place orders.
+// placeOrders places the sample orders, each with its line items.
+func placeOrders(ctx context.Context, s *Store, p func(string, ...any)) error {
 	p("\n2. Place orders: each order and its line items in one transaction")
 	for _, so := range sampleOrders() {
 		agg, err := s.PlaceOrder(ctx, so.Order, so.Items)
@@ -167,8 +207,12 @@ func run(ctx context.Context, client singletable.Client, tableName string, out i
 		o := agg.Order
 		p("   %-3s %-4s %s  %-9s  %d item(s)  %s", o.OrderID, o.CustomerID, o.CreatedAt.Format("2006-01-02 15:04"), o.Status, len(agg.Items), money(agg.Total()))
 	}
+	return nil
+}
 
-	// 3. Point reads.
+// pointReads reads a customer, an order and a line item by their full primary
+// keys, and an order that does not exist.
+func pointReads(ctx context.Context, s *Store, p func(string, ...any)) error {
 	p("\n3. Point reads (GetItem on the full primary key)")
 	bob, err := s.GetCustomer(ctx, "bob")
 	if err != nil {
@@ -189,8 +233,12 @@ func run(ctx context.Context, client singletable.Client, tableName string, out i
 		return fmt.Errorf("get order o99: want ErrNotFound, got %v", err)
 	}
 	p("   order o99:     not found (errors.Is(err, singletable.ErrNotFound))")
+	return nil
+}
 
-	// 4. Line items by prefix.
+// readOrder reads o5's line items by prefix, then the whole order with its
+// items in one Query.
+func readOrder(ctx context.Context, s *Store, p func(string, ...any)) error {
 	p("\n4. Line items of o5: Query PK = ORDER#o5 AND begins_with(SK, \"ITEM#\")")
 	items, err := s.OrderItems(ctx, "o5")
 	if err != nil {
@@ -200,15 +248,17 @@ func run(ctx context.Context, client singletable.Client, tableName string, out i
 		p("   #%d %-8s x%-2d %s", it.Line, it.SKU, it.Quantity, money(it.Subtotal()))
 	}
 
-	// 5. The aggregate.
 	p("\n5. Order aggregate of o5 in one Query on PK = ORDER#o5")
 	agg, err := s.OrderAggregate(ctx, "o5")
 	if err != nil {
 		return err
 	}
 	p("   order %s (%s) with lines %s, total %s", agg.Order.OrderID, agg.Order.Status, lines(agg.Items), money(agg.Total()))
+	return nil
+}
 
-	// 6. Timeline.
+// timeline reads Ann's orders newest first, page by page.
+func timeline(ctx context.Context, s *Store, p func(string, ...any)) error {
 	p("\n6. Ann's timeline, newest first, 3 per page (GSI1, sort key {createdAt:rev}, no Descending needed)")
 	pages, err := collect(func(cursor string) (singletable.Page[Order], error) {
 		return s.CustomerTimeline(ctx, "ann", 3, cursor)
@@ -223,14 +273,11 @@ func run(ctx context.Context, client singletable.Client, tableName string, out i
 		}
 		p("   page %d: %-10s (%s)", i+1, orderIDs(pg.Items), more)
 	}
+	return nil
+}
 
-	// 7. Status feeds.
-	p("\n7. Status feeds")
-	if err := printFeeds(ctx, s, p, ""); err != nil {
-		return err
-	}
-
-	// 8. Item status.
+// shipOneLine ships o4's first line item on its own.
+func shipOneLine(ctx context.Context, s *Store, p func(string, ...any)) error {
 	p("\n8. Partial fulfilment: o4 line 1 ships before line 2 (UpdateItem on one line item)")
 	if _, err := s.ChangeItemStatus(ctx, "o4", 1, ItemShipped); err != nil {
 		return err
@@ -242,16 +289,20 @@ func run(ctx context.Context, client singletable.Client, tableName string, out i
 	for _, it := range o4items {
 		p("   o4 #%d %-6s %s", it.Line, it.SKU, it.Status)
 	}
+	return nil
+}
 
-	// 9. Order status.
+// shipOrder ships o4, shows the feeds it moved in, and ships it again from
+// the stale copy, which is refused. It returns the shipped order.
+func shipOrder(ctx context.Context, s *Store, p func(string, ...any)) (Order, error) {
 	p("\n9. Ship o4: PLACED -> SHIPPED in one transaction: update the order (status, version, GSI2 and GSI3 keys) if its version is unchanged, and append a history row")
 	o4, err := s.GetOrder(ctx, "o4")
 	if err != nil {
-		return err
+		return Order{}, err
 	}
 	shipped, err := s.ChangeOrderStatus(ctx, o4, StatusShipped)
 	if err != nil {
-		return err
+		return Order{}, err
 	}
 	p("   o4 is now %s, version %d -> %d; history row ORDER_STATUS_EVT#o4#V#%08d", shipped.Status, o4.Version, shipped.Version, o4.Version)
 	// Indexes are eventually consistent: on DynamoDB the move shows a moment
@@ -260,32 +311,40 @@ func run(ctx context.Context, client singletable.Client, tableName string, out i
 	for _, index := range []string{indexByStatus, indexByCustomerStatus} {
 		stats, err := s.Orders.WaitMoved(ctx, index, o4, shipped)
 		if err != nil {
-			return err
+			return Order{}, err
 		}
 		reads += stats.Attempts
 	}
 	p("   waited until GSI2 and GSI3 show the move (WaitMoved: %d index reads)", reads)
 	if err := printFeeds(ctx, s, p, "o4"); err != nil {
-		return err
+		return Order{}, err
 	}
 	_, err = s.ChangeOrderStatus(ctx, o4, StatusShipped)
 	if !errors.Is(err, singletable.ErrConflict) {
-		return fmt.Errorf("second transition of o4 from version %d: want ErrConflict, got %v", o4.Version, err)
+		return Order{}, fmt.Errorf("second transition of o4 from version %d: want ErrConflict, got %v", o4.Version, err)
 	}
 	p("   shipping o4 again from the stale copy (version %d): refused (errors.Is(err, singletable.ErrConflict)), nothing written:", o4.Version)
 	printReasons(p, err)
+	return shipped, nil
+}
 
-	// 10. Delete a line item.
+// deleteLine deletes o5's second line item.
+func deleteLine(ctx context.Context, s *Store, p func(string, ...any)) error {
 	p("\n10. Delete o5 line 2 (DeleteItem)")
 	if err := s.DeleteItem(ctx, "o5", 2); err != nil {
 		return err
 	}
-	if agg, err = s.OrderAggregate(ctx, "o5"); err != nil {
+	agg, err := s.OrderAggregate(ctx, "o5")
+	if err != nil {
 		return err
 	}
 	p("   o5 now has lines %s, total %s", lines(agg.Items), money(agg.Total()))
+	return nil
+}
 
-	// 11. Atomic create with rollback.
+// createRolledBack places an order whose id is taken: the transaction is
+// cancelled, and neither the order nor its items are visible afterwards.
+func createRolledBack(ctx context.Context, s *Store, p func(string, ...any)) error {
 	p("\n11. Atomic create that rolls back: Bob submits order o3, an id Ann's order already has, with 2 items")
 	before, err := s.OrderAggregate(ctx, "o3")
 	if err != nil {
@@ -320,8 +379,12 @@ func run(ctx context.Context, client singletable.Client, tableName string, out i
 	}
 	p("   nothing of it is visible: o3 is still %s's with lines %s; Bob's timeline is still %s",
 		after.Order.CustomerID, lines(after.Items), orderIDs(bobAfter.Items))
+	return nil
+}
 
-	// 12. Status history.
+// statusHistory delivers the shipped o4, lets two clerks change it from the
+// same version (the second is refused), and lists its status history.
+func statusHistory(ctx context.Context, s *Store, p func(string, ...any), shipped Order) error {
 	p("\n12. Status history of o4 (reference 002): deliver it, then list its history newest first")
 	delivered, err := s.ChangeOrderStatus(ctx, shipped, StatusDelivered)
 	if err != nil {
@@ -340,8 +403,8 @@ func run(ctx context.Context, client singletable.Client, tableName string, out i
 	}
 	p("   clerk 1 marks o4 %s (from version %d): done, version %d", returned.Status, clerk1.Version, returned.Version)
 	_, err = s.ChangeOrderStatus(ctx, clerk2, StatusCancelled)
-	var txErr2 *singletable.TxError
-	if !errors.Is(err, singletable.ErrConflict) || !errors.As(err, &txErr2) {
+	var txErr *singletable.TxError
+	if !errors.Is(err, singletable.ErrConflict) || !errors.As(err, &txErr) {
 		return fmt.Errorf("clerk 2's stale write: want a TxError matching ErrConflict, got %v", err)
 	}
 	p("   clerk 2 cancels o4 from the same version %d: refused (errors.Is(err, singletable.ErrConflict)):", clerk2.Version)

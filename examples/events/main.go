@@ -197,8 +197,41 @@ func run(ctx context.Context, client singletable.Client, tableName string, out i
 	p := func(format string, args ...any) { fmt.Fprintf(out, format+"\n", args...) }
 	p("created table %s (PK/SK, no index); events spread over %d shards a day", tableName, Shards)
 
-	all := sampleData()
-	busyDay := all[:busy]
+	w := &walk{s: s, calls: calls, p: p, all: sampleData()}
+	if err := w.write(ctx); err != nil { // 1, 2 and 3
+		return err
+	}
+	if err := w.newest(ctx); err != nil { // 4
+		return err
+	}
+	if err := w.wholeDay(ctx); err != nil { // 5
+		return err
+	}
+	if err := w.severalDays(ctx); err != nil { // 6
+		return err
+	}
+	if err := w.hashed(ctx); err != nil { // 7
+		return err
+	}
+	return w.pointReads(ctx) // 8
+}
+
+// walk is what the steps of run share: the store, the counter of its calls,
+// the printer and the sample data.
+type walk struct {
+	s     *Store
+	calls *counter
+	p     func(format string, args ...any)
+	all   []Event // the busy day's events (busy of them), then the quiet days'
+}
+
+// busyDay returns the sample events of day1.
+func (w *walk) busyDay() []Event { return w.all[:busy] }
+
+// write records one event, then the rest in batches, and prints how the busy
+// day spread over its shards.
+func (w *walk) write(ctx context.Context) error {
+	s, calls, p, all := w.s, w.calls, w.p, w.all
 	day2, day3 := day1.AddDate(0, 0, 1), day1.AddDate(0, 0, 2)
 
 	// 1. One write.
@@ -234,10 +267,14 @@ func run(ctx context.Context, client singletable.Client, tableName string, out i
 		return err
 	}
 	p("   every shard within ±%.0f%% of the mean: no partition takes more than its share of the writes", 100*tolerance)
+	return nil
+}
 
-	// 4. The newest events.
+// newest reads the busy day's newest events across its shards.
+func (w *walk) newest(ctx context.Context) error {
+	s, calls, p := w.s, w.calls, w.p
 	const newest = 8
-	before = calls.snapshot()
+	before := calls.snapshot()
 	latest, err := s.Latest(ctx, day1, newest, "")
 	if err != nil {
 		return err
@@ -246,17 +283,22 @@ func run(ctx context.Context, client singletable.Client, tableName string, out i
 	for _, e := range latest.Items {
 		p("   %s %s %-11s %s  shard %d", e.At.Format("15:04:05.000"), e.EventID, e.Kind, e.UserID, e.Shard)
 	}
-	if err := checkOrder(latest.Items, sorted(busyDay, true)[:newest]); err != nil {
+	if err := checkOrder(latest.Items, sorted(w.busyDay(), true)[:newest]); err != nil {
 		return fmt.Errorf("newest events: %w", err)
 	}
+	return nil
+}
 
-	// 5. The whole day, page by page.
+// wholeDay reads the busy day page by page, newest first, then oldest first
+// with AllShards.
+func (w *walk) wholeDay(ctx context.Context) error {
+	s, calls, p, all := w.s, w.calls, w.p, w.all
 	const limit = 500
 	p("\n5. All of %s, newest first, %d a page: each page queries every shard from where the cursor says it stopped, for its share of the page (1.5×%d/8+2 items), reading on in shards that hold more", day1.Format(time.DateOnly), limit, limit)
 	var pages []singletable.Page[Event]
 	whole := calls.snapshot()
 	for cursor := ""; len(pages) == 0 || cursor != ""; {
-		before = calls.snapshot()
+		before := calls.snapshot()
 		pg, err := s.Latest(ctx, day1, limit, cursor)
 		if err != nil {
 			return err
@@ -268,12 +310,12 @@ func run(ctx context.Context, client singletable.Client, tableName string, out i
 		cursor = pg.Cursor
 		p("   page %d: %3d events, %s back to %s (%s)", len(pages), len(pg.Items), pg.Items[0].At.Format("15:04:05.000"), pg.Items[len(pg.Items)-1].At.Format("15:04:05.000"), calls.since(before))
 	}
-	if err := checkOrder(concat(pages), sorted(busyDay, true)); err != nil {
+	if err := checkOrder(concat(pages), sorted(w.busyDay(), true)); err != nil {
 		return fmt.Errorf("%s by pages: %w", day1.Format(time.DateOnly), err)
 	}
 	p("   checked: the %d events in exact sort key order, each once, none missing", busy)
 	p("   %d items read for %d returned: the cursor keeps each shard's position, not what a page read beyond it, so the next page reads that again", calls.since(whole).read, busy)
-	before = calls.snapshot()
+	before := calls.snapshot()
 	var oldestFirst []Event
 	for e, err := range s.Events.AllShards(ctx, Event{Day: day1}, singletable.Limit(limit)) {
 		if err != nil {
@@ -281,15 +323,21 @@ func run(ctx context.Context, client singletable.Client, tableName string, out i
 		}
 		oldestFirst = append(oldestFirst, e)
 	}
-	if err := checkOrder(oldestFirst, sorted(busyDay, false)); err != nil {
+	if err := checkOrder(oldestFirst, sorted(w.busyDay(), false)); err != nil {
 		return fmt.Errorf("%s oldest first: %w", day1.Format(time.DateOnly), err)
 	}
 	p("   oldest first with AllShards, %d a page, is the exact reverse; it keeps what each shard returned between pages, so reads each item once (%s)", limit, calls.since(before))
 	p("   %s and %s share the instant %s: both kept, ordered by id", all[0].EventID, all[1].EventID, all[0].At.Format("15:04:05.000"))
+	return nil
+}
 
-	// 6. Several days.
-	before = calls.snapshot()
-	pages, err = readPages(func(cursor string) (singletable.Page[Event], error) { return s.Range(ctx, day1, day3, 1000, cursor) })
+// severalDays reads the three days, newest first, then the ten minutes around
+// the first midnight.
+func (w *walk) severalDays(ctx context.Context) error {
+	s, calls, p, all := w.s, w.calls, w.p, w.all
+	day2, day3 := day1.AddDate(0, 0, 1), day1.AddDate(0, 0, 2)
+	before := calls.snapshot()
+	pages, err := readPages(func(cursor string) (singletable.Page[Event], error) { return s.Range(ctx, day1, day3, 1000, cursor) })
 	if err != nil {
 		return err
 	}
@@ -315,10 +363,14 @@ func run(ctx context.Context, client singletable.Client, tableName string, out i
 	if err := checkOrder(window, sorted(inWindow(all, from, to), true)); err != nil {
 		return fmt.Errorf("window: %w", err)
 	}
+	return nil
+}
 
-	// 7. Hashed shards.
-	before = calls.snapshot()
-	if _, err := s.RecordAllHashed(ctx, busyDay); err != nil {
+// hashed writes the busy day again as HashedEvents and prints how they spread.
+func (w *walk) hashed(ctx context.Context) error {
+	s, calls, p := w.s, w.calls, w.p
+	before := calls.snapshot()
+	if _, err := s.RecordAllHashed(ctx, w.busyDay()); err != nil {
 		return err
 	}
 	p("\n7. The %d events of %s again, as HashedEvents: shardBy=eventId, so each goes to the shard its id hashes to (%s)", busy, day1.Format(time.DateOnly), calls.since(before))
@@ -331,11 +383,16 @@ func run(ctx context.Context, client singletable.Client, tableName string, out i
 		return fmt.Errorf("hashed: %w", err)
 	}
 	p("   as even as random draws here, because these ids are random; a hash spreads only as well as the ids vary")
+	return nil
+}
 
-	// 8. Point reads.
-	target := busyDay[busy/2]
+// pointReads reads one event of the busy day by its time and id, randomly
+// sharded and hashed, and a hashed event that does not exist.
+func (w *walk) pointReads(ctx context.Context) error {
+	s, calls, p := w.s, w.calls, w.p
+	target := w.busyDay()[busy/2]
 	p("\n8. Point reads of %s at %s (its day, time and id known)", target.EventID, target.At.Format(time.DateTime+".000"))
-	before = calls.snapshot()
+	before := calls.snapshot()
 	found, err := s.Find(ctx, target.At, target.EventID)
 	if err != nil {
 		return err

@@ -235,6 +235,47 @@ func run(ctx context.Context, client singletable.Client, streams stream.Client, 
 	}
 
 	log := &Log{steps: map[string][]int{}, byWorker: map[string]int{}}
+	workers := startWorkers(ctx, table, streams, leases, log)
+	defer func() { err = errors.Join(err, stopWorkers(workers)) }()
+	p("1. three consumers (blue, green, red) share the stream; leases in table %s (lease %s, renewed every %s)", tableName, lease, renew)
+	if err := writeSteps(ctx, ordersE, 0, steps/2); err != nil {
+		return err
+	}
+	owner, err := waitOwner(ctx, leases, table, "", 50*time.Millisecond)
+	if err != nil {
+		return err
+	}
+	p("   %d orders × %d steps written; %s holds the shard", orders, steps/2, owner)
+	if err := waitHandled(ctx, log, owner, orders*steps/4); err != nil {
+		return err
+	}
+
+	// 2. Kill the holder: no release, no last checkpoint.
+	kill(workers, owner)
+	killed := time.Now()
+	p("\n2. %s is killed after handling %d changes: it releases nothing and writes no last checkpoint", owner, log.handledBy(owner))
+	written := make(chan error, 1)
+	go func() { written <- writeSteps(ctx, ordersE, steps/2, steps) }()
+	next, err := waitOwner(ctx, leases, table, owner, 20*time.Millisecond)
+	if err != nil {
+		return err
+	}
+	took := time.Since(killed)
+	p("   %s took the shard %s after the kill (at most the lease, %s, plus a renewal interval, %s, give or take a round)", next, took.Round(100*time.Millisecond), lease, renew)
+	if err := <-written; err != nil {
+		return err
+	}
+	p("   the other %d steps of every order were written meanwhile", steps-steps/2)
+
+	if err := waitDone(ctx, log, killed); err != nil {
+		return err
+	}
+	return report(p, log, owner)
+}
+
+// startWorkers starts the three consumers, each in a goroutine of its own,
+// with its own worker id and lease store (over leases).
+func startWorkers(ctx context.Context, table *singletable.Table, streams stream.Client, leases stream.LeaseStore, log *Log) []*worker {
 	var workers []*worker
 	for _, id := range []string{"blue", "green", "red"} {
 		w := &worker{id: id, store: &mortal{LeaseStore: leases}, done: make(chan error, 1)}
@@ -247,75 +288,76 @@ func run(ctx context.Context, client singletable.Client, streams stream.Client, 
 		}()
 		workers = append(workers, w)
 	}
-	defer func() {
-		for _, w := range workers {
-			w.cancel()
-			if werr := <-w.done; werr != nil && !errors.Is(werr, context.Canceled) && !errors.Is(werr, errKilled) {
-				err = errors.Join(err, fmt.Errorf("%s: %w", w.id, werr))
-			}
-		}
-	}()
-	p("1. three consumers (blue, green, red) share the stream; leases in table %s (lease %s, renewed every %s)", tableName, lease, renew)
+	return workers
+}
 
-	write := func(from, to int) error {
-		for step := from; step < to; step++ {
-			for i := range orders {
-				c, o, _ := strings.Cut(orderID(i), "/")
-				if _, err := ordersE.Put(ctx, Order{CustomerID: c, OrderID: o, Step: step}); err != nil {
-					return err
-				}
+// stopWorkers stops the consumers and waits for them; it returns what they
+// failed with, other than being stopped or killed.
+func stopWorkers(workers []*worker) error {
+	var err error
+	for _, w := range workers {
+		w.cancel()
+		if werr := <-w.done; werr != nil && !errors.Is(werr, context.Canceled) && !errors.Is(werr, errKilled) {
+			err = errors.Join(err, fmt.Errorf("%s: %w", w.id, werr))
+		}
+	}
+	return err
+}
+
+// kill kills the consumer named id: its lease store stops getting through,
+// and it stops.
+func kill(workers []*worker, id string) {
+	for _, w := range workers {
+		if w.id == id {
+			w.store.kill()
+			w.cancel()
+		}
+	}
+}
+
+// writeSteps writes the steps from up to to of every order, a step of each
+// order at a time.
+func writeSteps(ctx context.Context, ordersE *singletable.Entity[Order], from, to int) error {
+	for step := from; step < to; step++ {
+		for i := range orders {
+			c, o, _ := strings.Cut(orderID(i), "/")
+			if _, err := ordersE.Put(ctx, Order{CustomerID: c, OrderID: o, Step: step}); err != nil {
+				return err
 			}
 		}
-		return nil
 	}
-	if err := write(0, steps/2); err != nil {
-		return err
-	}
+	return nil
+}
+
+// waitOwner waits, looking every interval, until a consumer other than not
+// holds the stream's shard, and returns it.
+func waitOwner(ctx context.Context, leases stream.LeaseStore, table *singletable.Table, not string, every time.Duration) (string, error) {
 	var owner string
-	for owner == "" {
+	for owner == "" || owner == not {
+		var err error
 		if owner, err = shardOwner(ctx, leases, table); err != nil {
-			return err
+			return "", err
 		}
-		if err := sleep(ctx, 50*time.Millisecond); err != nil {
-			return err
+		if err := sleep(ctx, every); err != nil {
+			return "", err
 		}
 	}
-	p("   %d orders × %d steps written; %s holds the shard", orders, steps/2, owner)
-	for log.handledBy(owner) < orders*steps/4 {
+	return owner, nil
+}
+
+// waitHandled waits until worker w has handled n changes.
+func waitHandled(ctx context.Context, log *Log, w string, n int) error {
+	for log.handledBy(w) < n {
 		if err := sleep(ctx, 10*time.Millisecond); err != nil {
 			return err
 		}
 	}
+	return nil
+}
 
-	// 2. Kill the holder: no release, no last checkpoint.
-	var dead *worker
-	for _, w := range workers {
-		if w.id == owner {
-			dead = w
-		}
-	}
-	dead.store.kill()
-	dead.cancel()
-	killed := time.Now()
-	p("\n2. %s is killed after handling %d changes: it releases nothing and writes no last checkpoint", owner, log.handledBy(owner))
-	written := make(chan error, 1)
-	go func() { written <- write(steps/2, steps) }()
-	var next string
-	for next == "" || next == owner {
-		if next, err = shardOwner(ctx, leases, table); err != nil {
-			return err
-		}
-		if err := sleep(ctx, 20*time.Millisecond); err != nil {
-			return err
-		}
-	}
-	took := time.Since(killed)
-	p("   %s took the shard %s after the kill (at most the lease, %s, plus a renewal interval, %s, give or take a round)", next, took.Round(100*time.Millisecond), lease, renew)
-	if err := <-written; err != nil {
-		return err
-	}
-	p("   the other %d steps of every order were written meanwhile", steps-steps/2)
-
+// waitDone waits until every change is handled, for two minutes at most
+// after killed.
+func waitDone(ctx context.Context, log *Log, killed time.Time) error {
 	for !log.done() {
 		if time.Since(killed) > 2*time.Minute {
 			return errors.New("not every change was handled in two minutes")
@@ -324,12 +366,20 @@ func run(ctx context.Context, client singletable.Client, streams stream.Client, 
 			return err
 		}
 	}
+	return nil
+}
+
+// report checks that every change was handled, each order's in order, and
+// prints who handled how many and how many twice (those the killed owner
+// handled after its last checkpoint).
+func report(p func(string, ...any), log *Log, owner string) error {
 	repeats, err := log.check()
 	if err != nil {
 		return err
 	}
 	p("\n3. every change handled: %d orders × %d steps, each order's in order", orders, steps)
 	log.mu.Lock()
+	defer log.mu.Unlock()
 	names := make([]string, 0, len(log.byWorker))
 	for w := range log.byWorker {
 		names = append(names, w)
@@ -340,7 +390,6 @@ func run(ctx context.Context, client singletable.Client, streams stream.Client, 
 	}
 	p("   %d handled twice: those %s handled after its last checkpoint (delivery is at least once)", repeats, owner)
 	p("   c0/o0: %v", log.steps["c0/o0"])
-	log.mu.Unlock()
 	return nil
 }
 

@@ -33,19 +33,65 @@ func (d *Definition) Terraform() ([]byte, error) {
 		return nil, err
 	}
 	in := d.Input
-	unsupported := func(what string) error {
-		return fmt.Errorf("design: Terraform of table %s: %s: %w", aws.ToString(in.TableName), what, ErrUnsupported)
-	}
 	var body hclBody
+	if err := d.tfTable(&body); err != nil {
+		return nil, err
+	}
+	for _, a := range in.AttributeDefinitions {
+		var b hclBody
+		b.attr("name", hclString(aws.ToString(a.AttributeName)))
+		b.attr("type", hclString(string(a.AttributeType)))
+		body.block("attribute", b)
+	}
+	for _, ix := range in.GlobalSecondaryIndexes {
+		body.block("global_secondary_index", tfGlobalIndex(ix))
+	}
+	for _, ix := range in.LocalSecondaryIndexes {
+		b, err := d.tfLocalIndex(ix)
+		if err != nil {
+			return nil, err
+		}
+		body.block("local_secondary_index", b)
+	}
+	if d.TTLAttribute != "" {
+		var b hclBody
+		b.attr("attribute_name", hclString(d.TTLAttribute))
+		b.attr("enabled", "true")
+		body.block("ttl", b)
+	}
+	if err := d.tfEncryption(&body); err != nil {
+		return nil, err
+	}
+	if len(in.Tags) > 0 {
+		var b hclBody
+		for _, tag := range in.Tags {
+			b.attr(hclKey(aws.ToString(tag.Key)), hclString(aws.ToString(tag.Value)))
+		}
+		body.object("tags", b)
+	}
+
+	var out bytes.Buffer
+	out.WriteString("resource \"aws_dynamodb_table\" " + hclString(name) + " {\n")
+	body.write(&out, "  ")
+	out.WriteString("}\n")
+	return out.Bytes(), nil
+}
+
+// tfUnsupported is Terraform's error for what it cannot write.
+func (d *Definition) tfUnsupported(what string) error {
+	return fmt.Errorf("design: Terraform of table %s: %s: %w", aws.ToString(d.Input.TableName), what, ErrUnsupported)
+}
+
+// tfTable writes the table's own attributes to body: name, billing mode and
+// capacity, keys, table class, stream and deletion protection.
+func (d *Definition) tfTable(body *hclBody) error {
+	in := d.Input
 	body.attr("name", hclString(aws.ToString(in.TableName)))
 	body.attr("billing_mode", hclString(string(billingMode(in))))
-	if p := in.ProvisionedThroughput; p != nil {
-		body.attr("read_capacity", strconv.FormatInt(aws.ToInt64(p.ReadCapacityUnits), 10))
-		body.attr("write_capacity", strconv.FormatInt(aws.ToInt64(p.WriteCapacityUnits), 10))
-	}
+	tfCapacity(body, in.ProvisionedThroughput)
 	hash, rng, ok := singleKeys(in.KeySchema)
 	if !ok {
-		return nil, unsupported("the table's key schema is not one HASH and at most one RANGE attribute")
+		return d.tfUnsupported("the table's key schema is not one HASH and at most one RANGE attribute")
 	}
 	body.attr("hash_key", hclString(hash))
 	if rng != "" {
@@ -61,79 +107,74 @@ func (d *Definition) Terraform() ([]byte, error) {
 	if in.DeletionProtectionEnabled != nil {
 		body.attr("deletion_protection_enabled", strconv.FormatBool(aws.ToBool(in.DeletionProtectionEnabled)))
 	}
+	return nil
+}
 
-	for _, a := range in.AttributeDefinitions {
-		var b hclBody
-		b.attr("name", hclString(aws.ToString(a.AttributeName)))
-		b.attr("type", hclString(string(a.AttributeType)))
-		body.block("attribute", b)
+// tfCapacity writes provisioned capacity, if any, to b.
+func tfCapacity(b *hclBody, p *types.ProvisionedThroughput) {
+	if p != nil {
+		b.attr("read_capacity", strconv.FormatInt(aws.ToInt64(p.ReadCapacityUnits), 10))
+		b.attr("write_capacity", strconv.FormatInt(aws.ToInt64(p.WriteCapacityUnits), 10))
 	}
-	for _, ix := range in.GlobalSecondaryIndexes {
-		var b hclBody
-		b.attr("name", hclString(aws.ToString(ix.IndexName)))
-		hash, rng, single := singleKeys(ix.KeySchema)
-		if single {
-			b.attr("hash_key", hclString(hash))
-			if rng != "" {
-				b.attr("range_key", hclString(rng))
-			}
-		}
-		if p := ix.ProvisionedThroughput; p != nil {
-			b.attr("read_capacity", strconv.FormatInt(aws.ToInt64(p.ReadCapacityUnits), 10))
-			b.attr("write_capacity", strconv.FormatInt(aws.ToInt64(p.WriteCapacityUnits), 10))
-		}
-		tfProjection(&b, ix.Projection)
-		if !single {
-			for _, k := range ix.KeySchema {
-				var ks hclBody
-				ks.attr("attribute_name", hclString(aws.ToString(k.AttributeName)))
-				ks.attr("key_type", hclString(string(k.KeyType)))
-				b.block("key_schema", ks)
-			}
-		}
-		body.block("global_secondary_index", b)
-	}
-	for _, ix := range in.LocalSecondaryIndexes {
-		hash, rng, single := singleKeys(ix.KeySchema)
-		if !single || hash != aws.ToString(in.KeySchema[0].AttributeName) || rng == "" {
-			return nil, unsupported("local index " + strconv.Quote(aws.ToString(ix.IndexName)) + " is not keyed by the table's partition key and one sort key")
-		}
-		var b hclBody
-		b.attr("name", hclString(aws.ToString(ix.IndexName)))
-		b.attr("range_key", hclString(rng))
-		tfProjection(&b, ix.Projection)
-		body.block("local_secondary_index", b)
-	}
-	if d.TTLAttribute != "" {
-		var b hclBody
-		b.attr("attribute_name", hclString(d.TTLAttribute))
-		b.attr("enabled", "true")
-		body.block("ttl", b)
-	}
-	if s := in.SSESpecification; s != nil {
-		if s.SSEType != "" && s.SSEType != types.SSETypeKms {
-			return nil, unsupported("SSESpecification.SSEType " + string(s.SSEType) + " (the provider's server_side_encryption is KMS)")
-		}
-		var b hclBody
-		b.attr("enabled", strconv.FormatBool(aws.ToBool(s.Enabled)))
-		if s.KMSMasterKeyId != nil {
-			b.attr("kms_key_arn", hclString(aws.ToString(s.KMSMasterKeyId)))
-		}
-		body.block("server_side_encryption", b)
-	}
-	if len(in.Tags) > 0 {
-		var b hclBody
-		for _, tag := range in.Tags {
-			b.attr(hclKey(aws.ToString(tag.Key)), hclString(aws.ToString(tag.Value)))
-		}
-		body.object("tags", b)
-	}
+}
 
-	var out bytes.Buffer
-	out.WriteString("resource \"aws_dynamodb_table\" " + hclString(name) + " {\n")
-	body.write(&out, "  ")
-	out.WriteString("}\n")
-	return out.Bytes(), nil
+// tfGlobalIndex is the global_secondary_index block of ix: its keys as
+// hash_key and range_key when each is one attribute, else as key_schema
+// blocks.
+func tfGlobalIndex(ix types.GlobalSecondaryIndex) hclBody {
+	var b hclBody
+	b.attr("name", hclString(aws.ToString(ix.IndexName)))
+	hash, rng, single := singleKeys(ix.KeySchema)
+	if single {
+		b.attr("hash_key", hclString(hash))
+		if rng != "" {
+			b.attr("range_key", hclString(rng))
+		}
+	}
+	tfCapacity(&b, ix.ProvisionedThroughput)
+	tfProjection(&b, ix.Projection)
+	if !single {
+		for _, k := range ix.KeySchema {
+			var ks hclBody
+			ks.attr("attribute_name", hclString(aws.ToString(k.AttributeName)))
+			ks.attr("key_type", hclString(string(k.KeyType)))
+			b.block("key_schema", ks)
+		}
+	}
+	return b
+}
+
+// tfLocalIndex is the local_secondary_index block of ix, which must be keyed
+// by the table's partition key and one sort key.
+func (d *Definition) tfLocalIndex(ix types.LocalSecondaryIndex) (hclBody, error) {
+	hash, rng, single := singleKeys(ix.KeySchema)
+	if !single || hash != aws.ToString(d.Input.KeySchema[0].AttributeName) || rng == "" {
+		return hclBody{}, d.tfUnsupported("local index " + strconv.Quote(aws.ToString(ix.IndexName)) + " is not keyed by the table's partition key and one sort key")
+	}
+	var b hclBody
+	b.attr("name", hclString(aws.ToString(ix.IndexName)))
+	b.attr("range_key", hclString(rng))
+	tfProjection(&b, ix.Projection)
+	return b, nil
+}
+
+// tfEncryption writes the server_side_encryption block, if the request has
+// one, to body; only KMS can be written.
+func (d *Definition) tfEncryption(body *hclBody) error {
+	s := d.Input.SSESpecification
+	if s == nil {
+		return nil
+	}
+	if s.SSEType != "" && s.SSEType != types.SSETypeKms {
+		return d.tfUnsupported("SSESpecification.SSEType " + string(s.SSEType) + " (the provider's server_side_encryption is KMS)")
+	}
+	var b hclBody
+	b.attr("enabled", strconv.FormatBool(aws.ToBool(s.Enabled)))
+	if s.KMSMasterKeyId != nil {
+		b.attr("kms_key_arn", hclString(aws.ToString(s.KMSMasterKeyId)))
+	}
+	body.block("server_side_encryption", b)
+	return nil
 }
 
 // singleKeys returns the attributes of a key schema of one HASH and at most one

@@ -64,131 +64,176 @@ func (s *splitter) Do(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	var in map[string]any
-	_ = json.Unmarshal(body, &in)
-	cut, shard := s.state()
-	forward := func(in map[string]any) (map[string]any, *http.Response, error) {
-		b, _ := json.Marshal(in)
-		r := req.Clone(req.Context())
-		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(b)), int64(len(b))
-		resp, err := s.next.Do(r)
-		if err != nil {
-			return nil, nil, err
-		}
-		rb, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			return nil, nil, err
-		}
-		var out map[string]any
-		if resp.StatusCode != http.StatusOK || json.Unmarshal(rb, &out) != nil {
-			resp.Body = io.NopCloser(bytes.NewReader(rb))
-			return nil, resp, nil
-		}
-		return out, resp, nil
-	}
-	reply := func(resp *http.Response, out map[string]any) (*http.Response, error) {
-		b, _ := json.Marshal(out)
-		resp.Header.Del("X-Amz-Crc32")
-		resp.Body, resp.ContentLength = io.NopCloser(bytes.NewReader(b)), int64(len(b))
-		resp.Header.Set("Content-Length", strconv.Itoa(len(b)))
-		return resp, nil
-	}
-	synthetic := func(out map[string]any) (*http.Response, error) {
-		b, _ := json.Marshal(out)
-		return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"application/x-amz-json-1.0"}, "Content-Length": {strconv.Itoa(len(b))}},
-			Body: io.NopCloser(bytes.NewReader(b)), ContentLength: int64(len(b)), Request: req}, nil
-	}
+	c := &splitCall{s: s, req: req}
+	_ = json.Unmarshal(body, &c.in)
+	c.cut, c.shard = s.state()
 	switch op {
 	case "DescribeStream":
-		out, resp, err := forward(in)
-		if out == nil {
-			return resp, err
-		}
-		d, _ := out["StreamDescription"].(map[string]any)
-		shards, _ := d["Shards"].([]any)
-		if len(shards) > 0 {
-			id, _ := shards[0].(map[string]any)["ShardId"].(string)
-			s.mu.Lock()
-			s.shard = id
-			s.mu.Unlock()
-			if cut != "" {
-				real := shards[0].(map[string]any)
-				real["SequenceNumberRange"].(map[string]any)["EndingSequenceNumber"] = cut
-				for i := range 2 {
-					shards = append(shards, map[string]any{"ShardId": child(id, i), "ParentShardId": id,
-						"SequenceNumberRange": map[string]any{"StartingSequenceNumber": cut}})
-				}
-				d["Shards"] = shards
-			}
-		}
-		return reply(resp, out)
+		return c.describeStream()
 	case "GetShardIterator":
-		id, _ := in["ShardId"].(string)
-		which := -1
-		for i := range 2 {
-			if cut != "" && id == child(shard, i) {
-				which = i
-			}
-		}
-		if which >= 0 {
-			in["ShardId"] = shard
-			if in["ShardIteratorType"] == "TRIM_HORIZON" {
-				in["ShardIteratorType"], in["SequenceNumber"] = "AFTER_SEQUENCE_NUMBER", cut
-			}
-		} else if cut != "" && in["ShardIteratorType"] == "AFTER_SEQUENCE_NUMBER" && compareSeq(in["SequenceNumber"].(string), cut) >= 0 {
-			return synthetic(map[string]any{"ShardIterator": "end|"}) // read to the parent's end
-		}
-		out, resp, err := forward(in)
-		if out == nil {
-			return resp, err
-		}
-		out["ShardIterator"] = fmt.Sprintf("%d|%s", which, out["ShardIterator"])
-		return reply(resp, out)
+		return c.getShardIterator()
 	case "GetRecords":
-		it, _ := in["ShardIterator"].(string)
-		if it == "end|" {
-			return synthetic(map[string]any{"Records": []any{}})
-		}
-		which := -1
-		if w, rest, ok := strings.Cut(it, "|"); ok {
-			which, _ = strconv.Atoi(w)
-			in["ShardIterator"] = rest
-		}
-		out, resp, err := forward(in)
-		if out == nil {
-			return resp, err
-		}
-		recs, _ := out["Records"].([]any)
-		var kept []any
-		ended := false
-		for _, r := range recs {
-			d := r.(map[string]any)["dynamodb"].(map[string]any)
-			seq := d["SequenceNumber"].(string)
-			switch {
-			case cut == "" || (which < 0 && compareSeq(seq, cut) <= 0):
-				kept = append(kept, r)
-				ended = ended || (cut != "" && seq == cut)
-			case which < 0:
-				ended = true // past the parent's end
-			case compareSeq(seq, cut) > 0 && route(d["Keys"].(map[string]any)) == which:
-				kept = append(kept, r)
-			}
-		}
-		out["Records"] = kept
-		if kept == nil {
-			out["Records"] = []any{}
-		}
-		if ended {
-			delete(out, "NextShardIterator")
-		} else if next, ok := out["NextShardIterator"].(string); ok {
-			out["NextShardIterator"] = fmt.Sprintf("%d|%s", which, next)
-		}
-		return reply(resp, out)
+		return c.getRecords()
 	}
 	r := req.Clone(req.Context())
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	return s.next.Do(r)
+}
+
+// splitCall is one request through the splitter: its decoded body and the
+// splitter's state when it came.
+type splitCall struct {
+	s     *splitter
+	req   *http.Request
+	in    map[string]any
+	cut   string // as splitter.cut
+	shard string // as splitter.shard
+}
+
+// forward sends in to DynamoDB Local and returns its decoded answer; when the
+// answer is not a decodable success, out is nil and resp is the answer as it
+// came.
+func (c *splitCall) forward(in map[string]any) (map[string]any, *http.Response, error) {
+	b, _ := json.Marshal(in)
+	r := c.req.Clone(c.req.Context())
+	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(b)), int64(len(b))
+	resp, err := c.s.next.Do(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	rb, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return nil, nil, err
+	}
+	var out map[string]any
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(rb, &out) != nil {
+		resp.Body = io.NopCloser(bytes.NewReader(rb))
+		return nil, resp, nil
+	}
+	return out, resp, nil
+}
+
+// reply returns resp with out as its body.
+func (c *splitCall) reply(resp *http.Response, out map[string]any) (*http.Response, error) {
+	b, _ := json.Marshal(out)
+	resp.Header.Del("X-Amz-Crc32")
+	resp.Body, resp.ContentLength = io.NopCloser(bytes.NewReader(b)), int64(len(b))
+	resp.Header.Set("Content-Length", strconv.Itoa(len(b)))
+	return resp, nil
+}
+
+// synthetic returns a success with out as its body, sent nowhere.
+func (c *splitCall) synthetic(out map[string]any) (*http.Response, error) {
+	b, _ := json.Marshal(out)
+	return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"application/x-amz-json-1.0"}, "Content-Length": {strconv.Itoa(len(b))}},
+		Body: io.NopCloser(bytes.NewReader(b)), ContentLength: int64(len(b)), Request: c.req}, nil
+}
+
+// describeStream learns the real shard's id and, once cut is set, shows the
+// shard ending at cut with two children starting there.
+func (c *splitCall) describeStream() (*http.Response, error) {
+	out, resp, err := c.forward(c.in)
+	if out == nil {
+		return resp, err
+	}
+	d, _ := out["StreamDescription"].(map[string]any)
+	shards, _ := d["Shards"].([]any)
+	if len(shards) > 0 {
+		id, _ := shards[0].(map[string]any)["ShardId"].(string)
+		c.s.mu.Lock()
+		c.s.shard = id
+		c.s.mu.Unlock()
+		if c.cut != "" {
+			real := shards[0].(map[string]any)
+			real["SequenceNumberRange"].(map[string]any)["EndingSequenceNumber"] = c.cut
+			for i := range 2 {
+				shards = append(shards, map[string]any{"ShardId": child(id, i), "ParentShardId": id,
+					"SequenceNumberRange": map[string]any{"StartingSequenceNumber": c.cut}})
+			}
+			d["Shards"] = shards
+		}
+	}
+	return c.reply(resp, out)
+}
+
+// getShardIterator gives a child's iterator as the real shard's from cut,
+// marked with the child, and the parent's past cut as its end.
+func (c *splitCall) getShardIterator() (*http.Response, error) {
+	in, cut := c.in, c.cut
+	id, _ := in["ShardId"].(string)
+	which := -1
+	for i := range 2 {
+		if cut != "" && id == child(c.shard, i) {
+			which = i
+		}
+	}
+	if which >= 0 {
+		in["ShardId"] = c.shard
+		if in["ShardIteratorType"] == "TRIM_HORIZON" {
+			in["ShardIteratorType"], in["SequenceNumber"] = "AFTER_SEQUENCE_NUMBER", cut
+		}
+	} else if cut != "" && in["ShardIteratorType"] == "AFTER_SEQUENCE_NUMBER" && compareSeq(in["SequenceNumber"].(string), cut) >= 0 {
+		return c.synthetic(map[string]any{"ShardIterator": "end|"}) // read to the parent's end
+	}
+	out, resp, err := c.forward(in)
+	if out == nil {
+		return resp, err
+	}
+	out["ShardIterator"] = fmt.Sprintf("%d|%s", which, out["ShardIterator"])
+	return c.reply(resp, out)
+}
+
+// getRecords reads the real shard and keeps what the iterator's shard holds:
+// the parent up to cut (and then no next iterator), a child the records after
+// cut that route to it.
+func (c *splitCall) getRecords() (*http.Response, error) {
+	in, cut := c.in, c.cut
+	it, _ := in["ShardIterator"].(string)
+	if it == "end|" {
+		return c.synthetic(map[string]any{"Records": []any{}})
+	}
+	which := -1
+	if w, rest, ok := strings.Cut(it, "|"); ok {
+		which, _ = strconv.Atoi(w)
+		in["ShardIterator"] = rest
+	}
+	out, resp, err := c.forward(in)
+	if out == nil {
+		return resp, err
+	}
+	recs, _ := out["Records"].([]any)
+	kept, ended := splitRecords(recs, cut, which)
+	out["Records"] = kept
+	if kept == nil {
+		out["Records"] = []any{}
+	}
+	if ended {
+		delete(out, "NextShardIterator")
+	} else if next, ok := out["NextShardIterator"].(string); ok {
+		out["NextShardIterator"] = fmt.Sprintf("%d|%s", which, next)
+	}
+	return c.reply(resp, out)
+}
+
+// splitRecords returns the records of recs that shard which holds (-1: the
+// parent, else a child) when the parent ends at cut, and whether the parent's
+// end was reached.
+func splitRecords(recs []any, cut string, which int) (kept []any, ended bool) {
+	for _, r := range recs {
+		d := r.(map[string]any)["dynamodb"].(map[string]any)
+		seq := d["SequenceNumber"].(string)
+		switch {
+		case cut == "" || (which < 0 && compareSeq(seq, cut) <= 0):
+			kept = append(kept, r)
+			ended = ended || (cut != "" && seq == cut)
+		case which < 0:
+			ended = true // past the parent's end
+		case compareSeq(seq, cut) > 0 && route(d["Keys"].(map[string]any)) == which:
+			kept = append(kept, r)
+		}
+	}
+	return kept, ended
 }
 
 // TestFleetLineageAcrossWorkers splits DynamoDB Local's shard at the HTTP

@@ -48,6 +48,35 @@ func TestWireKinds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkWireKinds(t, p)
+	field := func(name string) *Wire {
+		f, ok := p.Field(name)
+		if !ok {
+			t.Fatalf("no field %s", name)
+		}
+		return f.Wire()
+	}
+	if w := field("i8"); w.Size != 1 || w.AsString {
+		t.Errorf("i8: %+v", w)
+	}
+	if w := field("is"); w.Size != 8 || !w.AsString {
+		t.Errorf("is: %+v", w)
+	}
+	checkWireSequences(t, field)
+	checkWireNested(t, p, field)
+	if f, ok := p.LookupFold("STRS"); !ok || f.Name != "strs" {
+		t.Errorf("LookupFold(STRS) = %v, %v", f, ok)
+	}
+	ig := p.Ignore("PK", "s", "Type")
+	if !ig.Has("PK") || !ig.Has("Type") || ig.Has("s") || ig.Plan() != p {
+		t.Errorf("Ignore: %+v", ig)
+	}
+}
+
+// checkWireKinds checks each field of wireKitchen's plan: its position, its
+// wire kind and the type the kind decodes.
+func checkWireKinds(t *testing.T, p *Plan) {
+	t.Helper()
 	want := map[string]WireKind{
 		"s": WireString, "n": WireString, "b": WireBool, "i8": WireInt, "is": WireInt, "u32": WireUint, "f32": WireFloat,
 		"t": WireTime, "tu": WireTime, "mt": WireNone, "bytes": WireBytes, "arr": WireNone,
@@ -67,19 +96,12 @@ func TestWireKinds(t *testing.T) {
 			t.Errorf("%s: type %s, want %s", f.Name, w.Type, f.Type)
 		}
 	}
-	field := func(name string) *Wire {
-		f, ok := p.Field(name)
-		if !ok {
-			t.Fatalf("no field %s", name)
-		}
-		return f.Wire()
-	}
-	if w := field("i8"); w.Size != 1 || w.AsString {
-		t.Errorf("i8: %+v", w)
-	}
-	if w := field("is"); w.Size != 8 || !w.AsString {
-		t.Errorf("is: %+v", w)
-	}
+}
+
+// checkWireSequences checks the slices' element kinds and the sets each may
+// decode from.
+func checkWireSequences(t *testing.T, field func(string) *Wire) {
+	t.Helper()
 	if w := field("strs"); !w.Exact || w.Elem.Kind != WireString || w.Sets != WireSS|WireNS {
 		t.Errorf("strs: %+v", w)
 	}
@@ -95,6 +117,12 @@ func TestWireKinds(t *testing.T) {
 	if w := field("ums"); w.Elem.Kind != WireNone {
 		t.Errorf("ums: elements %d, want none", w.Elem.Kind)
 	}
+}
+
+// checkWireNested checks the nested shapes: a recursive slice of the plan's
+// own type, a pointer to a struct, maps and a map of slices of pointers.
+func checkWireNested(t *testing.T, p *Plan, field func(string) *Wire) {
+	t.Helper()
 	if w := field("rec"); w.Elem.Kind != WireStruct || w.Elem.Plan != p {
 		t.Errorf("rec: %+v", w.Elem)
 	}
@@ -106,12 +134,5 @@ func TestWireKinds(t *testing.T) {
 	}
 	if w := field("deep"); w.Exact || w.Elem.Kind != WireSlice || w.Elem.Elem.Kind != WirePointer || w.Elem.Elem.Elem.Kind != WireTime {
 		t.Errorf("deep: %+v", w)
-	}
-	if f, ok := p.LookupFold("STRS"); !ok || f.Name != "strs" {
-		t.Errorf("LookupFold(STRS) = %v, %v", f, ok)
-	}
-	ig := p.Ignore("PK", "s", "Type")
-	if !ig.Has("PK") || !ig.Has("Type") || ig.Has("s") || ig.Plan() != p {
-		t.Errorf("Ignore: %+v", ig)
 	}
 }

@@ -218,15 +218,7 @@ func (g *gen) value(v reflect.Value, depth int) {
 	case reflect.Bool:
 		v.SetBool(g.r.IntN(2) == 0)
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		bits := t.Bits()
-		switch g.r.IntN(4) {
-		case 0:
-			v.SetInt(-1 << (bits - 1))
-		case 1:
-			v.SetInt(1<<(bits-1) - 1)
-		default:
-			v.SetInt(g.r.Int64N(1000) - 500)
-		}
+		g.integer(v)
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		if g.r.IntN(3) == 0 {
 			v.SetUint(math.MaxUint64 >> (64 - t.Bits()))
@@ -244,41 +236,9 @@ func (g *gen) value(v reflect.Value, depth int) {
 		g.value(p.Elem(), depth+1)
 		v.Set(p)
 	case reflect.Slice:
-		if t.Elem().Kind() == reflect.Uint8 {
-			if g.r.IntN(5) != 0 || depth > 0 { // elements of [][]byte must not be nil (a binary set)
-				b := make([]byte, g.r.IntN(20))
-				for i := range b {
-					b[i] = byte(g.r.IntN(256))
-				}
-				v.Set(reflect.ValueOf(b).Convert(t))
-			}
-			return
-		}
-		if depth > 3 || g.r.IntN(5) == 0 {
-			return
-		}
-		n := g.r.IntN(4)
-		s := reflect.MakeSlice(t, n, n)
-		for i := range n {
-			g.value(s.Index(i), depth+1)
-		}
-		v.Set(s)
+		g.slice(v, depth)
 	case reflect.Map:
-		if depth > 3 || g.r.IntN(5) == 0 {
-			return
-		}
-		m := reflect.MakeMap(t)
-		for range g.r.IntN(4) {
-			k := reflect.New(t.Key()).Elem()
-			g.value(k, depth+1)
-			if k.Kind() == reflect.String && k.Len() == 0 {
-				k.SetString("k") // attributevalue refuses empty map keys
-			}
-			e := reflect.New(t.Elem()).Elem()
-			g.value(e, depth+1)
-			m.SetMapIndex(k, e)
-		}
-		v.Set(m)
+		g.mapOf(v, depth)
 	case reflect.Struct:
 		for i := range t.NumField() {
 			if t.Field(i).IsExported() {
@@ -290,12 +250,76 @@ func (g *gen) value(v reflect.Value, depth int) {
 			g.value(v.Index(i), depth+1)
 		}
 	case reflect.Interface:
-		switch g.r.IntN(3) {
-		case 0:
-			v.Set(reflect.ValueOf(g.str()))
-		case 1:
-			v.Set(reflect.ValueOf(float64(g.r.IntN(100))))
+		g.iface(v)
+	}
+}
+
+// integer fills v, a signed integer, with its type's least or greatest value
+// or a small one.
+func (g *gen) integer(v reflect.Value) {
+	bits := v.Type().Bits()
+	switch g.r.IntN(4) {
+	case 0:
+		v.SetInt(-1 << (bits - 1))
+	case 1:
+		v.SetInt(1<<(bits-1) - 1)
+	default:
+		v.SetInt(g.r.Int64N(1000) - 500)
+	}
+}
+
+// slice fills v, a slice, with random bytes or up to 3 random elements, or
+// leaves it nil.
+func (g *gen) slice(v reflect.Value, depth int) {
+	t := v.Type()
+	if t.Elem().Kind() == reflect.Uint8 {
+		if g.r.IntN(5) != 0 || depth > 0 { // elements of [][]byte must not be nil (a binary set)
+			b := make([]byte, g.r.IntN(20))
+			for i := range b {
+				b[i] = byte(g.r.IntN(256))
+			}
+			v.Set(reflect.ValueOf(b).Convert(t))
 		}
+		return
+	}
+	if depth > 3 || g.r.IntN(5) == 0 {
+		return
+	}
+	n := g.r.IntN(4)
+	s := reflect.MakeSlice(t, n, n)
+	for i := range n {
+		g.value(s.Index(i), depth+1)
+	}
+	v.Set(s)
+}
+
+// mapOf fills v, a map, with up to 3 random entries, or leaves it nil.
+func (g *gen) mapOf(v reflect.Value, depth int) {
+	if depth > 3 || g.r.IntN(5) == 0 {
+		return
+	}
+	t := v.Type()
+	m := reflect.MakeMap(t)
+	for range g.r.IntN(4) {
+		k := reflect.New(t.Key()).Elem()
+		g.value(k, depth+1)
+		if k.Kind() == reflect.String && k.Len() == 0 {
+			k.SetString("k") // attributevalue refuses empty map keys
+		}
+		e := reflect.New(t.Elem()).Elem()
+		g.value(e, depth+1)
+		m.SetMapIndex(k, e)
+	}
+	v.Set(m)
+}
+
+// iface fills v, an interface, with a string or a float64, or leaves it nil.
+func (g *gen) iface(v reflect.Value) {
+	switch g.r.IntN(3) {
+	case 0:
+		v.Set(reflect.ValueOf(g.str()))
+	case 1:
+		v.Set(reflect.ValueOf(float64(g.r.IntN(100))))
 	}
 }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"maps"
 	"os"
@@ -40,11 +39,7 @@ func newStore(t *testing.T, seed uint64) (*Store, *counter) {
 	s, err := NewStore(calls, localtest.TableName(t), seeded(seed))
 	require.NoError(t, err)
 	require.NoError(t, s.Table.CreateTable(t.Context()))
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		assert.NoError(t, s.Table.DeleteTable(ctx))
-	})
+	localtest.DeleteAtCleanup(t, s.Table)
 	return s, calls
 }
 

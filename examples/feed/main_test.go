@@ -47,11 +47,7 @@ func newStore(t *testing.T) (*Store, *countingClient) {
 	s, err := NewStore(client, localtest.TableName(t))
 	require.NoError(t, err)
 	require.NoError(t, s.Table.CreateTable(t.Context()))
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		assert.NoError(t, s.Table.DeleteTable(ctx))
-	})
+	localtest.DeleteAtCleanup(t, s.Table)
 	left, err := s.Follows.BatchPut(t.Context(), sampleFollows())
 	require.NoError(t, err)
 	require.Empty(t, left)

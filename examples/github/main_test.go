@@ -41,11 +41,7 @@ func newStoreWith(t *testing.T, client singletable.Client, opts ...func(*StoreOp
 	s, err := NewStore(client, localtest.TableName(t), opts...)
 	require.NoError(t, err)
 	require.NoError(t, s.Table.CreateTable(t.Context()))
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		assert.NoError(t, s.Table.DeleteTable(ctx))
-	})
+	localtest.DeleteAtCleanup(t, s.Table)
 	return s
 }
 

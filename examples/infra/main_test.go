@@ -2,12 +2,10 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -64,11 +62,7 @@ func TestCheckFindsDrift(t *testing.T) {
 	table, err := NewTable(client, localtest.TableName(t))
 	require.NoError(t, err)
 	require.NoError(t, table.CreateTable(t.Context())) // no edits: no stream; CreateTable turns TTL on
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		assert.NoError(t, table.DeleteTable(ctx))
-	})
+	localtest.DeleteAtCleanup(t, table)
 	drift, err := check(t.Context(), client, table)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"the table lacks: stream: NEW_AND_OLD_IMAGES", "the model lacks: stream: off"}, drift)

@@ -365,16 +365,7 @@ func TestExportedNamesDocumented(t *testing.T) {
 			return err
 		}
 		if d.IsDir() {
-			if path == "." {
-				return nil
-			}
-			if n := d.Name(); strings.HasPrefix(n, ".") || strings.HasPrefix(n, "_") || n == "testdata" || n == "examples" {
-				return filepath.SkipDir
-			}
-			if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil {
-				return filepath.SkipDir // another module
-			}
-			return nil
+			return skipNonPackageDir(path, d)
 		}
 		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
 			return nil
@@ -388,64 +379,7 @@ func TestExportedNamesDocumented(t *testing.T) {
 		}
 		dir := filepath.Dir(path)
 		packageDoc[dir] = packageDoc[dir] || f.Doc != nil
-		check := func(pos token.Pos, what, name string, doc *ast.CommentGroup) {
-			where := fset.Position(pos).String()
-			words := strings.Fields(doc.Text())
-			switch {
-			case doc == nil:
-				missing = append(missing, where+": "+what+" has no doc comment")
-			case !(len(words) > 0 && words[0] == name) && !(len(words) > 1 && (words[0] == "A" || words[0] == "An" || words[0] == "The") && words[1] == name):
-				missing = append(missing, where+": the doc comment of "+what+" does not start with "+name)
-			}
-		}
-		for _, decl := range f.Decls {
-			switch decl := decl.(type) {
-			case *ast.FuncDecl:
-				if !decl.Name.IsExported() {
-					continue
-				}
-				what := "func " + decl.Name.Name
-				if decl.Recv != nil {
-					recv := decl.Recv.List[0].Type
-					if star, ok := recv.(*ast.StarExpr); ok {
-						recv = star.X
-					}
-					switch x := recv.(type) {
-					case *ast.IndexExpr:
-						recv = x.X
-					case *ast.IndexListExpr:
-						recv = x.X
-					}
-					id, ok := recv.(*ast.Ident)
-					if !ok || !id.IsExported() {
-						continue // a method of an unexported type is not part of the API
-					}
-					what = "method " + id.Name + "." + decl.Name.Name
-				}
-				check(decl.Pos(), what, decl.Name.Name, decl.Doc)
-			case *ast.GenDecl:
-				for _, spec := range decl.Specs {
-					switch spec := spec.(type) {
-					case *ast.TypeSpec:
-						doc := spec.Doc
-						if doc == nil && !decl.Lparen.IsValid() {
-							doc = decl.Doc
-						}
-						if spec.Name.IsExported() {
-							check(spec.Pos(), "type "+spec.Name.Name, spec.Name.Name, doc)
-						}
-					case *ast.ValueSpec:
-						// A constant or variable may share its group's comment.
-						doc := cmp.Or(spec.Doc, spec.Comment, decl.Doc)
-						for _, name := range spec.Names {
-							if name.IsExported() && doc == nil {
-								missing = append(missing, fset.Position(name.Pos()).String()+": "+decl.Tok.String()+" "+name.Name+" has no doc comment")
-							}
-						}
-					}
-				}
-			}
-		}
+		missing = append(missing, undocumented(fset, f)...)
 		return nil
 	})
 	if err != nil {
@@ -460,4 +394,93 @@ func TestExportedNamesDocumented(t *testing.T) {
 	if len(missing) > 0 {
 		t.Errorf("%d exported names lack documentation:\n%s", len(missing), strings.Join(missing, "\n"))
 	}
+}
+
+// skipNonPackageDir returns filepath.SkipDir for a directory whose packages
+// TestExportedNamesDocumented leaves out (hidden, testdata, examples, another
+// module), nil for the others.
+func skipNonPackageDir(path string, d fs.DirEntry) error {
+	if path == "." {
+		return nil
+	}
+	if n := d.Name(); strings.HasPrefix(n, ".") || strings.HasPrefix(n, "_") || n == "testdata" || n == "examples" {
+		return filepath.SkipDir
+	}
+	if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil {
+		return filepath.SkipDir // another module
+	}
+	return nil
+}
+
+// undocumented returns, one line each, the exported names of f without a doc
+// comment or with one that does not start with the name.
+func undocumented(fset *token.FileSet, f *ast.File) []string {
+	var missing []string
+	check := func(pos token.Pos, what, name string, doc *ast.CommentGroup) {
+		where := fset.Position(pos).String()
+		words := strings.Fields(doc.Text())
+		switch {
+		case doc == nil:
+			missing = append(missing, where+": "+what+" has no doc comment")
+		case !(len(words) > 0 && words[0] == name) && !(len(words) > 1 && (words[0] == "A" || words[0] == "An" || words[0] == "The") && words[1] == name):
+			missing = append(missing, where+": the doc comment of "+what+" does not start with "+name)
+		}
+	}
+	for _, decl := range f.Decls {
+		switch decl := decl.(type) {
+		case *ast.FuncDecl:
+			if what, ok := exportedFunc(decl); ok {
+				check(decl.Pos(), what, decl.Name.Name, decl.Doc)
+			}
+		case *ast.GenDecl:
+			for _, spec := range decl.Specs {
+				switch spec := spec.(type) {
+				case *ast.TypeSpec:
+					doc := spec.Doc
+					if doc == nil && !decl.Lparen.IsValid() {
+						doc = decl.Doc
+					}
+					if spec.Name.IsExported() {
+						check(spec.Pos(), "type "+spec.Name.Name, spec.Name.Name, doc)
+					}
+				case *ast.ValueSpec:
+					// A constant or variable may share its group's comment.
+					doc := cmp.Or(spec.Doc, spec.Comment, decl.Doc)
+					for _, name := range spec.Names {
+						if name.IsExported() && doc == nil {
+							missing = append(missing, fset.Position(name.Pos()).String()+": "+decl.Tok.String()+" "+name.Name+" has no doc comment")
+						}
+					}
+				}
+			}
+		}
+	}
+	return missing
+}
+
+// exportedFunc names decl as undocumented reports it ("func F", "method T.M"),
+// and reports whether it is part of the API: an exported function, or an
+// exported method of an exported type.
+func exportedFunc(decl *ast.FuncDecl) (string, bool) {
+	if !decl.Name.IsExported() {
+		return "", false
+	}
+	if decl.Recv == nil {
+		return "func " + decl.Name.Name, true
+	}
+	recv := decl.Recv.List[0].Type
+	if star, ok := recv.(*ast.StarExpr); ok {
+		recv = star.X
+	}
+	switch x := recv.(type) {
+	case *ast.IndexExpr:
+		recv = x.X
+	case *ast.IndexListExpr:
+		recv = x.X
+	}
+	id, ok := recv.(*ast.Ident)
+	if !ok || !id.IsExported() {
+		return "", false // a method of an unexported type is not part of the API
+	}
+	return "method " + id.Name + "." + decl.Name.Name, true
 }

@@ -152,7 +152,50 @@ func checkResume(t *testing.T, tbl *Table, name, cursor string, base, pq *prepar
 // ErrInvalidCursor or resumes the same query in its own partition.
 func FuzzCursor(f *testing.F) {
 	q := newFuzzQueries(f)
-	// Seeds: real cursors of each query, and their payloads.
+	addCursorSeeds(f, q)
+	cases := q.cases()
+	bases := make([]*preparedQuery, len(cases))
+	for i, c := range cases {
+		var err error
+		bases[i], err = c.prepare("")
+		require.NoError(f, err)
+	}
+	eventKey := sEvent{Day: day0}
+	fanBase, err := q.events.prepareFanout(eventKey, nil)
+	require.NoError(f, err)
+
+	f.Fuzz(func(t *testing.T, cursor string, raw []byte, mode uint8) {
+		for i, c := range cases {
+			id := sha256.Sum256(bases[i].identity)
+			for _, cur := range []string{cursor, forgeCursor(q.plain, fuzzPayload(cursorVersion, id[:cursorIDLen], raw, mode))} {
+				checkQueryCursor(t, q, c, cursor, cur, bases[i])
+			}
+		}
+		// Fan-out cursors hold one start per shard.
+		for _, cur := range []string{cursor, forgeCursor(q.plain, fuzzPayload(fanoutCursorVersion, fanBase.identity[:cursorIDLen], raw, mode))} {
+			checkFanoutCursor(t, q, eventKey, cur)
+		}
+		// A sweep's checkpoint never panics, and reads back both key attributes,
+		// non-empty, or is refused.
+		scanID := q.plain.scanCursorID()
+		for _, cur := range []string{cursor, forgeCursor(q.plain, fuzzPayload(scanCursorVersion, scanID[:], raw, mode))} {
+			checkScanCursor(t, q, cur)
+		}
+		// Only the canonical encoding opens: whatever opened re-encodes to itself.
+		if cursor != "" {
+			if _, err := q.plain.openCursor(cursorVersion, cursorIDOf(bases[0].identity), cursor); err == nil {
+				raw, _ := base64.RawURLEncoding.DecodeString(cursor)
+				if base64.RawURLEncoding.EncodeToString(raw) != cursor {
+					t.Fatalf("cursor %q opened but is not canonical", cursor)
+				}
+			}
+		}
+	})
+}
+
+// addCursorSeeds seeds FuzzCursor with real cursors of each query, their
+// payloads, and a few hand-made ones.
+func addCursorSeeds(f *testing.F, q *fuzzQueries) {
 	for _, c := range q.cases() {
 		pq, err := c.prepare("")
 		require.NoError(f, err)
@@ -172,76 +215,60 @@ func FuzzCursor(f *testing.F) {
 	f.Add("", []byte("CUST#c1\xffORDER#o1\xffx"), uint8(2))
 	f.Add("", []byte("\x02\x01\x01a\x01b\x00"), uint8(1))
 	f.Add("not a cursor", []byte{}, uint8(0))
-	cases := q.cases()
-	bases := make([]*preparedQuery, len(cases))
-	for i, c := range cases {
-		var err error
-		bases[i], err = c.prepare("")
-		require.NoError(f, err)
-	}
-	eventKey := sEvent{Day: day0}
-	fanBase, err := q.events.prepareFanout(eventKey, nil)
-	require.NoError(f, err)
+}
 
-	f.Fuzz(func(t *testing.T, cursor string, raw []byte, mode uint8) {
-		for i, c := range cases {
-			id := sha256.Sum256(bases[i].identity)
-			for _, cur := range []string{cursor, forgeCursor(q.plain, fuzzPayload(cursorVersion, id[:cursorIDLen], raw, mode))} {
-				pq, err := c.prepare(cur)
-				if err != nil {
-					if !errors.Is(err, ErrInvalidCursor) {
-						t.Fatalf("%s: cursor %q: error %v is not ErrInvalidCursor", c.name, cur, err)
-					}
-					continue
-				}
-				if c.table == q.signed && cur != "" && cur != cursor {
-					t.Fatalf("%s: a cursor forged without the secret was accepted", c.name)
-				}
-				checkResume(t, c.table, c.name, cur, bases[i], pq)
-			}
+// checkQueryCursor prepares c's query after cur (the fuzzed cursor, or one
+// forged from it): it is refused with ErrInvalidCursor, or, unless forged for
+// the signed table, resumes the query base in its own partition.
+func checkQueryCursor(t *testing.T, q *fuzzQueries, c cursorCase, fuzzed, cur string, base *preparedQuery) {
+	t.Helper()
+	pq, err := c.prepare(cur)
+	if err != nil {
+		if !errors.Is(err, ErrInvalidCursor) {
+			t.Fatalf("%s: cursor %q: error %v is not ErrInvalidCursor", c.name, cur, err)
 		}
-		// Fan-out cursors hold one start per shard.
-		for _, cur := range []string{cursor, forgeCursor(q.plain, fuzzPayload(fanoutCursorVersion, fanBase.identity[:cursorIDLen], raw, mode))} {
-			fq, err := q.events.prepareFanout(eventKey, []ShardQueryOption{After(cur)})
-			if err != nil {
-				if !errors.Is(err, ErrInvalidCursor) {
-					t.Fatalf("fan-out: cursor %q: error %v is not ErrInvalidCursor", cur, err)
-				}
-				continue
-			}
-			for _, s := range fq.streams {
-				if s.start == nil {
-					continue
-				}
-				if p, _ := s.start[fq.index.PartitionKey].(*types.AttributeValueMemberS); p == nil || p.Value != s.pq.partition {
-					t.Fatalf("fan-out: cursor %q resumes shard %q in %v", cur, s.pq.partition, s.start)
-				}
-			}
+		return
+	}
+	if c.table == q.signed && cur != "" && cur != fuzzed {
+		t.Fatalf("%s: a cursor forged without the secret was accepted", c.name)
+	}
+	checkResume(t, c.table, c.name, cur, base, pq)
+}
+
+// checkFanoutCursor prepares a fan-out query of eventKey after cur: it is
+// refused with ErrInvalidCursor, or each shard resumes in its own partition.
+func checkFanoutCursor(t *testing.T, q *fuzzQueries, eventKey sEvent, cur string) {
+	t.Helper()
+	fq, err := q.events.prepareFanout(eventKey, []ShardQueryOption{After(cur)})
+	if err != nil {
+		if !errors.Is(err, ErrInvalidCursor) {
+			t.Fatalf("fan-out: cursor %q: error %v is not ErrInvalidCursor", cur, err)
 		}
-		// A sweep's checkpoint never panics, and reads back both key attributes,
-		// non-empty, or is refused.
-		scanID := q.plain.scanCursorID()
-		for _, cur := range []string{cursor, forgeCursor(q.plain, fuzzPayload(scanCursorVersion, scanID[:], raw, mode))} {
-			if key, err := q.plain.decodeScanCursor(cur); err == nil {
-				pk, _ := key["PK"].(*types.AttributeValueMemberS)
-				sk, _ := key["SK"].(*types.AttributeValueMemberS)
-				if len(key) != 2 || pk == nil || sk == nil || pk.Value == "" || sk.Value == "" {
-					t.Fatalf("scan cursor %q: %v", cur, key)
-				}
-			} else if !errors.Is(err, ErrInvalidCursor) {
-				t.Fatalf("scan cursor %q: %v", cur, err)
-			}
+		return
+	}
+	for _, s := range fq.streams {
+		if s.start == nil {
+			continue
 		}
-		// Only the canonical encoding opens: whatever opened re-encodes to itself.
-		if cursor != "" {
-			if _, err := q.plain.openCursor(cursorVersion, cursorIDOf(bases[0].identity), cursor); err == nil {
-				raw, _ := base64.RawURLEncoding.DecodeString(cursor)
-				if base64.RawURLEncoding.EncodeToString(raw) != cursor {
-					t.Fatalf("cursor %q opened but is not canonical", cursor)
-				}
-			}
+		if p, _ := s.start[fq.index.PartitionKey].(*types.AttributeValueMemberS); p == nil || p.Value != s.pq.partition {
+			t.Fatalf("fan-out: cursor %q resumes shard %q in %v", cur, s.pq.partition, s.start)
 		}
-	})
+	}
+}
+
+// checkScanCursor decodes cur as a sweep's checkpoint: it reads back both key
+// attributes, non-empty, or is refused with ErrInvalidCursor.
+func checkScanCursor(t *testing.T, q *fuzzQueries, cur string) {
+	t.Helper()
+	if key, err := q.plain.decodeScanCursor(cur); err == nil {
+		pk, _ := key["PK"].(*types.AttributeValueMemberS)
+		sk, _ := key["SK"].(*types.AttributeValueMemberS)
+		if len(key) != 2 || pk == nil || sk == nil || pk.Value == "" || sk.Value == "" {
+			t.Fatalf("scan cursor %q: %v", cur, key)
+		}
+	} else if !errors.Is(err, ErrInvalidCursor) {
+		t.Fatalf("scan cursor %q: %v", cur, err)
+	}
 }
 
 // fzThing has a field of each kind the codec plans, a version, and a schema

@@ -93,6 +93,16 @@ var testTableOptions TableOption = tableOptionFunc(func(o *TableOptions) error {
 	return nil
 })
 
+// createTestTable creates tbl on DynamoDB Local, with 30 s to do it, and
+// deletes it when the test ends.
+func createTestTable(t *testing.T, tbl *Table) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	require.NoError(t, tbl.CreateTable(ctx))
+	localtest.DeleteAtCleanup(t, tbl)
+}
+
 // newTestTable creates a table unique to the test on DynamoDB Local, deleted when
 // the test ends, and returns it with the counting client it calls through.
 func newTestTable(t *testing.T, opts ...TableOption) (*Table, *countingClient) {
@@ -100,16 +110,7 @@ func newTestTable(t *testing.T, opts ...TableOption) (*Table, *countingClient) {
 	client := newCountingClient(local.Client(t))
 	tbl, err := NewTable(client, localtest.TableName(t), append([]TableOption{testTableOptions}, opts...)...)
 	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	require.NoError(t, tbl.CreateTable(ctx))
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := tbl.DeleteTable(ctx); err != nil {
-			t.Errorf("delete table: %v", err)
-		}
-	})
+	createTestTable(t, tbl)
 	return tbl, client
 }
 

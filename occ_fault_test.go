@@ -34,16 +34,7 @@ func faultTable(t *testing.T, opts ...TableOption) (*Table, *fault.Injector) {
 	tbl, err := NewTable(client, localtest.TableName(t), append([]TableOption{testTableOptions,
 		WithBackoff(Backoff{Base: time.Millisecond, Cap: 20 * time.Millisecond, MaxAttempts: 50})}, opts...)...)
 	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	require.NoError(t, tbl.CreateTable(ctx))
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := tbl.DeleteTable(ctx); err != nil {
-			t.Errorf("delete table: %v", err)
-		}
-	})
+	createTestTable(t, tbl)
 	return tbl, inj
 }
 

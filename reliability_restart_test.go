@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"os/exec"
-	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -156,12 +155,8 @@ func TestKillAndRestartDynamoDBLocal(t *testing.T) {
 	led := newLedger()
 	stats := newOpStats()
 
-	type outcome struct {
-		began, ended time.Time
-		ok           bool
-	}
 	var mu sync.Mutex // protects outcomes
-	var outcomes []outcome
+	var outcomes []restartOutcome
 	stop := make(chan struct{})
 	const workers = 4
 	var wg sync.WaitGroup
@@ -169,79 +164,22 @@ func TestKillAndRestartDynamoDBLocal(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rng := rand.New(rand.NewPCG(uint64(w), 11))
-			counter := "kill" + strconv.Itoa(w)
-			seq := 0
-			var mine []relItem
+			rw := &relWorker{items: items, counters: counters, led: led, stats: stats,
+				w: w, rng: rand.New(rand.NewPCG(uint64(w), 11)), counter: "kill" + strconv.Itoa(w)}
 			for {
 				select {
 				case <-stop:
 					return
 				default:
 				}
-				opCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
-				began := time.Now()
-				var err error
-				switch rng.IntN(4) {
-				case 0:
-					seq++
-					v := relItem{Worker: w, Seq: seq, Op: "create"}
-					err = stats.run(opCtx, "Create", func(ctx context.Context) error { _, err := items.Create(ctx, v); return err })
-					led.wrote(err, v)
-					if err == nil {
-						mine = append(mine, v)
-					}
-				case 1:
-					batch := make([]relItem, 5)
-					for i := range batch {
-						seq++
-						batch[i] = relItem{Worker: w, Seq: seq, Op: "batch"}
-					}
-					var left []relItem
-					err = stats.run(opCtx, "BatchPut", func(ctx context.Context) error {
-						var err error
-						left, err = items.BatchPut(ctx, batch)
-						return err
-					})
-					for _, v := range batch {
-						if slices.Contains(left, v) {
-							led.wrote(err, v)
-						} else {
-							led.wrote(nil, v)
-							mine = append(mine, v)
-						}
-					}
-				case 2:
-					err = stats.run(opCtx, "Mutate", func(ctx context.Context) error {
-						_, err := counters.Mutate(ctx, vCounter{ID: counter}, func(c *vCounter) error { c.N++; return nil })
-						return err
-					})
-					led.mu.Lock()
-					if err == nil {
-						led.counters[counter]++
-					} else {
-						led.unknown[counter]++ // failed, or ambiguous: it may have landed
-					}
-					led.mu.Unlock()
-				case 3:
-					if len(mine) == 0 {
-						cancel()
-						continue
-					}
-					v := mine[rng.IntN(len(mine))]
-					err = stats.run(opCtx, "Get", func(ctx context.Context) error {
-						_, err := items.Get(ctx, v, Consistent())
-						if errors.Is(err, ErrNotFound) {
-							return fmt.Errorf("singletable: test: acknowledged item %v not found: %w", v.key(), err)
-						}
-						return err
-					})
+				o, ran := restartOp(ctx, rw)
+				if !ran {
+					continue
 				}
-				cancel()
 				mu.Lock()
-				outcomes = append(outcomes, outcome{began, time.Now(), err == nil})
+				outcomes = append(outcomes, o)
 				mu.Unlock()
-				if err != nil {
+				if !o.ok {
 					time.Sleep(10 * time.Millisecond)
 				}
 			}
@@ -263,38 +201,7 @@ func TestKillAndRestartDynamoDBLocal(t *testing.T) {
 
 	// Outcomes by phase.
 	mu.Lock()
-	var upOK, upFailed, downOK, downFailed, afterOK, afterFailed int
-	recovered := time.Duration(-1)
-	for _, o := range outcomes {
-		switch {
-		case o.began.Before(killedAt.Add(-5 * time.Second)):
-		case o.began.Before(killedAt):
-			if o.ok {
-				upOK++
-			} else {
-				upFailed++ // in flight when it was killed
-			}
-		case o.ended.Before(restartedAt):
-			if o.ok {
-				downOK++
-			} else {
-				downFailed++
-			}
-		case o.began.Before(readyAt): // began while it was starting: may go either way
-		default:
-			if o.ok {
-				afterOK++
-				if d := o.began.Sub(readyAt); recovered < 0 || d < recovered {
-					recovered = d
-				}
-			} else {
-				afterFailed++
-			}
-		}
-		if !o.ok && o.began.After(readyAt.Add(time.Second)) {
-			t.Errorf("an operation that began %s after the restart failed", o.began.Sub(readyAt))
-		}
-	}
+	ph := restartPhasesOf(t, outcomes, killedAt, restartedAt, readyAt)
 	mu.Unlock()
 
 	// Everything acknowledged is there, once, on the restarted DynamoDB Local.
@@ -317,14 +224,93 @@ func TestKillAndRestartDynamoDBLocal(t *testing.T) {
 	defer stats.mu.Unlock()
 	assert.Empty(t, stats.unclean, "errors that are not clean")
 	assert.Zero(t, stats.classes["other"]+stats.classes["condition"])
-	assert.Zero(t, downOK, "nothing succeeds while DynamoDB Local is down")
-	assert.Positive(t, downFailed, "operations were tried during the outage")
-	assert.Positive(t, afterOK, "the same Table and Entities work after the restart")
+	assert.Zero(t, ph.downOK, "nothing succeeds while DynamoDB Local is down")
+	assert.Positive(t, ph.downFailed, "operations were tried during the outage")
+	assert.Positive(t, ph.afterOK, "the same Table and Entities work after the restart")
 	assert.Zero(t, r.lost, "acknowledged items missing")
 	assert.Zero(t, r.overApplied+r.underApplied)
 	t.Logf("operations: %d ok, %d failed %v; before the kill ok %d / failed in flight %d; down ok %d / failed %d; after the restart ok %d / failed %d; first success %s after ready",
-		ok, failed, stats.classes, upOK, upFailed, downOK, downFailed, afterOK, afterFailed, recovered.Round(time.Millisecond))
+		ok, failed, stats.classes, ph.upOK, ph.upFailed, ph.downOK, ph.downFailed, ph.afterOK, ph.afterFailed, ph.recovered.Round(time.Millisecond))
 	t.Logf("max latency per operation during the run: %v", stats.maxLatency)
 	t.Logf("FIGURES kill: items written (acknowledged) %d, read back %d, lost %d, duplicated %d (present though reported failed, in flight at the kill: %d); increments acknowledged %d, extra %d",
 		len(led.acked), r.read, r.lost, extra, r.phantom, sumValues(led.counters), extra)
+}
+
+// restartOutcome is one operation of TestKillAndRestartDynamoDBLocal: when it
+// began and ended, and whether it succeeded.
+type restartOutcome struct {
+	began, ended time.Time
+	ok           bool
+}
+
+// restartOp runs one of rw's operations, drawn at random, with a timeout of
+// 5 s; ran is false when there was none to run (a read before any
+// acknowledged write).
+func restartOp(ctx context.Context, rw *relWorker) (o restartOutcome, ran bool) {
+	opCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	began := time.Now()
+	var err error
+	switch rw.rng.IntN(4) {
+	case 0:
+		err = rw.create(opCtx)
+	case 1:
+		err = rw.batchPut(opCtx, 5)
+	case 2:
+		err = rw.mutate(opCtx, true) // failed, or ambiguous: it may have landed
+	case 3:
+		v, ok := rw.pick()
+		if !ok {
+			return restartOutcome{}, false
+		}
+		err = rw.get(opCtx, v)
+	}
+	return restartOutcome{began, time.Now(), err == nil}, true
+}
+
+// restartPhases counts TestKillAndRestartDynamoDBLocal's operations by the
+// phase they ran in: up (in the 5 s before the kill), down (ended before the
+// restart) and after (began once it was ready again); recovered is how soon
+// after ready the first success began (-1: none).
+type restartPhases struct {
+	upOK, upFailed, downOK, downFailed, afterOK, afterFailed int
+	recovered                                                time.Duration
+}
+
+// restartPhasesOf sorts the outcomes into phases, and fails t for an
+// operation that began more than a second after the restart and failed.
+func restartPhasesOf(t *testing.T, outcomes []restartOutcome, killedAt, restartedAt, readyAt time.Time) restartPhases {
+	t.Helper()
+	ph := restartPhases{recovered: -1}
+	for _, o := range outcomes {
+		switch {
+		case o.began.Before(killedAt.Add(-5 * time.Second)):
+		case o.began.Before(killedAt):
+			if o.ok {
+				ph.upOK++
+			} else {
+				ph.upFailed++ // in flight when it was killed
+			}
+		case o.ended.Before(restartedAt):
+			if o.ok {
+				ph.downOK++
+			} else {
+				ph.downFailed++
+			}
+		case o.began.Before(readyAt): // began while it was starting: may go either way
+		default:
+			if o.ok {
+				ph.afterOK++
+				if d := o.began.Sub(readyAt); ph.recovered < 0 || d < ph.recovered {
+					ph.recovered = d
+				}
+			} else {
+				ph.afterFailed++
+			}
+		}
+		if !o.ok && o.began.After(readyAt.Add(time.Second)) {
+			t.Errorf("an operation that began %s after the restart failed", o.began.Sub(readyAt))
+		}
+	}
+	return ph
 }

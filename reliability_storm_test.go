@@ -3,7 +3,6 @@ package singletable
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -49,98 +48,13 @@ func TestStormThrottlingAnd5xx(t *testing.T) {
 	inj.Add(fault.Rule{Fault: fault.ServerError(), Rate: (failRate / 2) / (1 - failRate/2), For: storm})
 	deadline := time.Now().Add(storm)
 
+	st := &stormRun{tbl: tbl, items: items, counters: counters, led: led, stats: stats, deadline: deadline}
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rng := rand.New(rand.NewPCG(uint64(w), 7))
-			counter := "storm" + strconv.Itoa(w)
-			seq := 0
-			next := func(op string) relItem { seq++; return relItem{Worker: w, Seq: seq, Op: op} }
-			var mine []relItem // acknowledged items, for reads and ADDs
-			for time.Now().Before(deadline) {
-				opCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-				switch rng.IntN(8) {
-				case 0, 1:
-					v := next("create")
-					err := stats.run(opCtx, "Create", func(ctx context.Context) error { _, err := items.Create(ctx, v); return err })
-					led.wrote(err, v)
-					if err == nil {
-						mine = append(mine, v)
-					}
-				case 2:
-					batch := make([]relItem, 10)
-					for i := range batch {
-						batch[i] = next("batch")
-					}
-					var left []relItem
-					err := stats.run(opCtx, "BatchPut", func(ctx context.Context) error {
-						var err error
-						left, err = items.BatchPut(ctx, batch)
-						return err
-					})
-					for _, v := range batch {
-						if slices.Contains(left, v) {
-							led.wrote(err, v)
-						} else {
-							led.wrote(nil, v)
-							mine = append(mine, v)
-						}
-					}
-				case 3:
-					a, b := next("tx"), next("tx")
-					err := stats.run(opCtx, "Transact", func(ctx context.Context) error {
-						return tbl.Transact(ctx, items.TxCreate(a), items.TxCreate(b))
-					})
-					led.wrote(err, a, b)
-					if err == nil {
-						mine = append(mine, a, b)
-					}
-				case 4:
-					err := stats.run(opCtx, "Mutate", func(ctx context.Context) error {
-						_, err := counters.Mutate(ctx, vCounter{ID: counter}, func(c *vCounter) error { c.N++; return nil })
-						return err
-					})
-					led.mu.Lock()
-					switch {
-					case err == nil:
-						led.counters[counter]++
-					case errors.Is(err, ErrAmbiguous):
-						led.unknown[counter]++
-					}
-					led.mu.Unlock()
-				case 5:
-					if len(mine) == 0 {
-						break
-					}
-					v := mine[rng.IntN(len(mine))]
-					err := stats.run(opCtx, "Update ADD", func(ctx context.Context) error { _, err := items.Update(ctx, v, Add("hits", 1)); return err })
-					if err == nil {
-						led.mu.Lock()
-						led.hits[v.key()]++
-						led.mu.Unlock()
-					}
-				case 6:
-					if len(mine) == 0 {
-						break
-					}
-					v := mine[rng.IntN(len(mine))]
-					_ = stats.run(opCtx, "Get", func(ctx context.Context) error {
-						_, err := items.Get(ctx, v, Consistent())
-						if errors.Is(err, ErrNotFound) {
-							return fmt.Errorf("singletable: test: acknowledged item %v not found: %w", v.key(), err)
-						}
-						return err
-					})
-				case 7:
-					_ = stats.run(opCtx, "Query", func(ctx context.Context) error {
-						_, err := items.Query(ctx, relItem{Worker: w}, Limit(20), Consistent())
-						return err
-					})
-				}
-				cancel()
-			}
+			st.work(ctx, w)
 		}()
 	}
 
@@ -150,41 +64,7 @@ func TestStormThrottlingAnd5xx(t *testing.T) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		rng := rand.New(rand.NewPCG(99, 7))
-		seq := 0
-		for time.Now().Before(deadline) {
-			seq++
-			v := relItem{Worker: 900, Seq: seq, Op: "cancelled"}
-			opCtx, cancel := context.WithCancel(ctx)
-			type result struct {
-				err error
-				at  time.Time // when the operation returned
-			}
-			done := make(chan result, 1)
-			go func() {
-				err := stats.run(opCtx, "cancelled", func(ctx context.Context) error {
-					if seq%2 == 0 {
-						_, err := counters.Mutate(ctx, vCounter{ID: "cancelled"}, func(c *vCounter) error { c.N++; return nil })
-						return err
-					}
-					_, err := items.BatchPut(ctx, []relItem{v})
-					return err
-				})
-				done <- result{err, time.Now()}
-			}()
-			time.Sleep(time.Duration(rng.IntN(15_000)) * time.Microsecond)
-			cancelledAt := time.Now()
-			cancel()
-			res := <-done
-			err := res.err
-			if err != nil && errors.Is(err, context.Canceled) {
-				cancels = append(cancels, res.at.Sub(cancelledAt))
-			}
-			if err == nil && seq%2 == 1 {
-				led.wrote(nil, v)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		cancels = st.cancelMidway(ctx)
 	}()
 	wg.Wait()
 	stormStats := inj.Stats()
@@ -198,15 +78,7 @@ func TestStormThrottlingAnd5xx(t *testing.T) {
 	}
 	r := led.readBack(t, items, ws)
 	rc := led.readBack(t, items, []int{900})
-	counterOK, counterExtra := 0, 0
-	for id, want := range led.counters {
-		got, err := counters.Get(ctx, vCounter{ID: id}, Consistent())
-		require.NoError(t, err)
-		counterOK += want
-		counterExtra += max(0, got.N-want-led.unknown[id])
-		assert.GreaterOrEqual(t, got.N, want, "counter %s lost an acknowledged increment", id)
-		assert.LessOrEqual(t, got.N, want+led.unknown[id], "counter %s applied an increment twice", id)
-	}
+	counterOK, counterExtra := checkStormCounters(t, counters, led)
 
 	// Faults and attempts.
 	requests, faults := 0, 0
@@ -224,24 +96,7 @@ func TestStormThrottlingAnd5xx(t *testing.T) {
 	ok, failed := stats.total()
 	stats.mu.Lock()
 	defer stats.mu.Unlock()
-	// Per library call: one SDK call of up to 3 attempts for the unversioned
-	// single-request operations (no unprocessed items and no transaction
-	// conflicts in this storm). Mutate loops over a Get and a versioned write,
-	// each bounded by the table's Backoff.MaxAttempts.
-	for _, kind := range []string{"BatchPut", "Get", "Query"} {
-		assert.LessOrEqual(t, stats.maxAttempts[kind], int64(relSDKAttempts), "%s: retry budget", kind)
-	}
-	// A transaction whose answers were all lost reads one action's receipt back.
-	assert.LessOrEqual(t, stats.maxAttempts["Transact"], int64(relSDKAttempts+50), "Transact: retry budget")
-	// A write that resolves ambiguous failures itself (versioned writes; a Create
-	// once it tells its own lost write from another's) is sent up to MaxAttempts
-	// times, each followed by a read-back of up to MaxAttempts GetItems. Mutate
-	// makes up to MaxAttempts rounds of a Get and such a write.
-	const m = 50
-	write := int64(m * (relSDKAttempts + m*relSDKAttempts))
-	assert.LessOrEqual(t, stats.maxAttempts["Create"], write, "Create: retry budget")
-	assert.LessOrEqual(t, stats.maxAttempts["Update ADD"], write, "Update ADD: retry budget")
-	assert.LessOrEqual(t, stats.maxAttempts["Mutate"], m*(relSDKAttempts+write), "Mutate: retry budget")
+	checkStormBudgets(t, stats)
 	assert.Empty(t, stats.unclean, "errors that are not clean")
 	assert.Zero(t, r.lost+rc.lost, "acknowledged items missing")
 	assert.Zero(t, r.phantom, "items present though their write failed (faults here never reach DynamoDB Local)")
@@ -265,4 +120,153 @@ func TestStormThrottlingAnd5xx(t *testing.T) {
 	t.Logf("cancelled midway: %d, returned after the cancel in: median %s, 99th percentile %s, slowest five %v", len(cancels), cancels[len(cancels)/2], p99, cancels[max(0, len(cancels)-5):])
 	t.Logf("FIGURES storm: items written (acknowledged) %d, read back %d, lost %d, duplicated %d (ADDs acknowledged %d, applied twice %d; versioned increments acknowledged %d, applied twice %d); written though reported failed %d (cancelled midway, allowed: %d)",
 		len(led.acked), r.read+rc.read, r.lost+rc.lost, r.overApplied+counterExtra, sumValues(led.hits), r.overApplied, counterOK, counterExtra, r.phantom, rc.phantom)
+}
+
+// stormRun is what TestStormThrottlingAnd5xx's workers share.
+type stormRun struct {
+	tbl      *Table
+	items    *Entity[relItem]
+	counters *Entity[vCounter]
+	led      *relLedger
+	stats    *opStats
+	deadline time.Time // when the storm ends
+}
+
+// work runs worker w's operations, one drawn at random at a time, until the
+// storm ends.
+func (s *stormRun) work(ctx context.Context, w int) {
+	rw := &relWorker{items: s.items, counters: s.counters, led: s.led, stats: s.stats,
+		w: w, rng: rand.New(rand.NewPCG(uint64(w), 7)), counter: "storm" + strconv.Itoa(w)}
+	for time.Now().Before(s.deadline) {
+		opCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		switch rw.rng.IntN(8) {
+		case 0, 1:
+			_ = rw.create(opCtx)
+		case 2:
+			_ = rw.batchPut(opCtx, 10)
+		case 3:
+			stormTransact(opCtx, s.tbl, rw)
+		case 4:
+			_ = rw.mutate(opCtx, false)
+		case 5:
+			if v, ok := rw.pick(); ok {
+				stormAdd(opCtx, rw, v)
+			}
+		case 6:
+			if v, ok := rw.pick(); ok {
+				_ = rw.get(opCtx, v)
+			}
+		case 7:
+			_ = rw.stats.run(opCtx, "Query", func(ctx context.Context) error {
+				_, err := rw.items.Query(ctx, relItem{Worker: w}, Limit(20), Consistent())
+				return err
+			})
+		}
+		cancel()
+	}
+}
+
+// stormTransact creates two of rw's items in one transaction.
+func stormTransact(ctx context.Context, tbl *Table, rw *relWorker) {
+	a, b := rw.next("tx"), rw.next("tx")
+	err := rw.stats.run(ctx, "Transact", func(ctx context.Context) error {
+		return tbl.Transact(ctx, rw.items.TxCreate(a), rw.items.TxCreate(b))
+	})
+	rw.led.wrote(err, a, b)
+	if err == nil {
+		rw.mine = append(rw.mine, a, b)
+	}
+}
+
+// stormAdd adds 1 to the hits of v, one of rw's acknowledged items.
+func stormAdd(ctx context.Context, rw *relWorker, v relItem) {
+	err := rw.stats.run(ctx, "Update ADD", func(ctx context.Context) error { _, err := rw.items.Update(ctx, v, Add("hits", 1)); return err })
+	if err == nil {
+		rw.led.mu.Lock()
+		rw.led.hits[v.key()]++
+		rw.led.mu.Unlock()
+	}
+}
+
+// cancelMidway runs operations whose context is cancelled 0-15 ms after they
+// start, on a partition of their own (worker 900), until the storm ends, and
+// returns how long each one that saw the cancel took to return after it.
+func (s *stormRun) cancelMidway(ctx context.Context) []time.Duration {
+	var cancels []time.Duration
+	rng := rand.New(rand.NewPCG(99, 7))
+	seq := 0
+	for time.Now().Before(s.deadline) {
+		seq++
+		v := relItem{Worker: 900, Seq: seq, Op: "cancelled"}
+		opCtx, cancel := context.WithCancel(ctx)
+		type result struct {
+			err error
+			at  time.Time // when the operation returned
+		}
+		done := make(chan result, 1)
+		go func() {
+			err := s.stats.run(opCtx, "cancelled", func(ctx context.Context) error {
+				if seq%2 == 0 {
+					_, err := s.counters.Mutate(ctx, vCounter{ID: "cancelled"}, func(c *vCounter) error { c.N++; return nil })
+					return err
+				}
+				_, err := s.items.BatchPut(ctx, []relItem{v})
+				return err
+			})
+			done <- result{err, time.Now()}
+		}()
+		time.Sleep(time.Duration(rng.IntN(15_000)) * time.Microsecond)
+		cancelledAt := time.Now()
+		cancel()
+		res := <-done
+		err := res.err
+		if err != nil && errors.Is(err, context.Canceled) {
+			cancels = append(cancels, res.at.Sub(cancelledAt))
+		}
+		if err == nil && seq%2 == 1 {
+			s.led.wrote(nil, v)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return cancels
+}
+
+// checkStormCounters reads each counter back and checks it holds every
+// acknowledged increment, and no more than those plus the ones of unknown
+// outcome; it returns the increments acknowledged and those applied beyond.
+func checkStormCounters(t *testing.T, counters *Entity[vCounter], led *relLedger) (counterOK, counterExtra int) {
+	t.Helper()
+	for id, want := range led.counters {
+		got, err := counters.Get(context.Background(), vCounter{ID: id}, Consistent())
+		require.NoError(t, err)
+		counterOK += want
+		counterExtra += max(0, got.N-want-led.unknown[id])
+		assert.GreaterOrEqual(t, got.N, want, "counter %s lost an acknowledged increment", id)
+		assert.LessOrEqual(t, got.N, want+led.unknown[id], "counter %s applied an increment twice", id)
+	}
+	return counterOK, counterExtra
+}
+
+// checkStormBudgets checks the most HTTP attempts each kind of library call
+// made against its retry budget. stats.mu is held.
+func checkStormBudgets(t *testing.T, stats *opStats) {
+	t.Helper()
+	// Per library call: one SDK call of up to 3 attempts for the unversioned
+	// single-request operations (no unprocessed items and no transaction
+	// conflicts in this storm). Mutate loops over a Get and a versioned write,
+	// each bounded by the table's Backoff.MaxAttempts.
+	for _, kind := range []string{"BatchPut", "Get", "Query"} {
+		assert.LessOrEqual(t, stats.maxAttempts[kind], int64(relSDKAttempts), "%s: retry budget", kind)
+	}
+	// A transaction whose answers were all lost reads one action's receipt back.
+	assert.LessOrEqual(t, stats.maxAttempts["Transact"], int64(relSDKAttempts+50), "Transact: retry budget")
+	// A write that resolves ambiguous failures itself (versioned writes; a Create
+	// once it tells its own lost write from another's) is sent up to MaxAttempts
+	// times, each followed by a read-back of up to MaxAttempts GetItems. Mutate
+	// makes up to MaxAttempts rounds of a Get and such a write.
+	const m = 50
+	write := int64(m * (relSDKAttempts + m*relSDKAttempts))
+	assert.LessOrEqual(t, stats.maxAttempts["Create"], write, "Create: retry budget")
+	assert.LessOrEqual(t, stats.maxAttempts["Update ADD"], write, "Update ADD: retry budget")
+	assert.LessOrEqual(t, stats.maxAttempts["Mutate"], m*(relSDKAttempts+write), "Mutate: retry budget")
 }

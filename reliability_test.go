@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"slices"
 	"strings"
@@ -116,16 +117,7 @@ func relTable(t *testing.T, sdk func(*retry.StandardOptions), opts ...TableOptio
 	tbl, err := NewTable(counting, localtest.TableName(t), append([]TableOption{testTableOptions,
 		WithBackoff(Backoff{Base: time.Millisecond, Cap: 20 * time.Millisecond, MaxAttempts: 50})}, opts...)...)
 	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	require.NoError(t, tbl.CreateTable(ctx))
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := tbl.DeleteTable(ctx); err != nil {
-			t.Errorf("delete table: %v", err)
-		}
-	})
+	createTestTable(t, tbl)
 	return tbl, inj, counting
 }
 
@@ -394,4 +386,101 @@ func TestBatchUnprocessed10k(t *testing.T) {
 	t.Logf("BatchPut of %d items: %d BatchWriteItem requests (%d items withheld, %.1f%% of those sent), %s", n, batchRequests, withheld, 100*float64(withheld)/float64(withheld+n), wrote.Round(time.Millisecond))
 	t.Logf("BatchGet of %d keys: %d BatchGetItem requests; faults %v", n, getStats.Requests["BatchGetItem"], st.Faults)
 	t.Logf("FIGURES batch: items written %d, read back %d (BatchGet) and %d (Query), lost %d, duplicated %d", n, len(res.Items), inj2, len(res.Missing), twice)
+}
+
+// relWorker is one worker of a reliability run (TestStormThrottlingAnd5xx,
+// TestKillAndRestartDynamoDBLocal): its partition (w), its counter, its random
+// source and the items it was told were written. Its operations record their
+// outcomes in stats and led, and return their error.
+type relWorker struct {
+	items    *Entity[relItem]
+	counters *Entity[vCounter]
+	led      *relLedger
+	stats    *opStats
+	w        int
+	rng      *rand.Rand
+	counter  string
+	seq      int
+	mine     []relItem // acknowledged items, for reads and ADDs
+}
+
+// next returns the worker's next item, written by op.
+func (rw *relWorker) next(op string) relItem {
+	rw.seq++
+	return relItem{Worker: rw.w, Seq: rw.seq, Op: op}
+}
+
+// pick returns one of the worker's acknowledged items, drawn at random; false
+// when there is none yet.
+func (rw *relWorker) pick() (relItem, bool) {
+	if len(rw.mine) == 0 {
+		return relItem{}, false
+	}
+	return rw.mine[rw.rng.IntN(len(rw.mine))], true
+}
+
+// create creates the worker's next item.
+func (rw *relWorker) create(ctx context.Context) error {
+	v := rw.next("create")
+	err := rw.stats.run(ctx, "Create", func(ctx context.Context) error { _, err := rw.items.Create(ctx, v); return err })
+	rw.led.wrote(err, v)
+	if err == nil {
+		rw.mine = append(rw.mine, v)
+	}
+	return err
+}
+
+// batchPut puts the worker's next n items in one BatchPut; the items it
+// returns as left unwritten take its error, the others are written.
+func (rw *relWorker) batchPut(ctx context.Context, n int) error {
+	batch := make([]relItem, n)
+	for i := range batch {
+		batch[i] = rw.next("batch")
+	}
+	var left []relItem
+	err := rw.stats.run(ctx, "BatchPut", func(ctx context.Context) error {
+		var err error
+		left, err = rw.items.BatchPut(ctx, batch)
+		return err
+	})
+	for _, v := range batch {
+		if slices.Contains(left, v) {
+			rw.led.wrote(err, v)
+		} else {
+			rw.led.wrote(nil, v)
+			rw.mine = append(rw.mine, v)
+		}
+	}
+	return err
+}
+
+// mutate adds 1 to the worker's counter with Mutate (a versioned
+// read-modify-write). An increment that fails with ErrAmbiguous, or with any
+// error when failedMayLand (the server may have died after applying it), is
+// counted as of unknown outcome.
+func (rw *relWorker) mutate(ctx context.Context, failedMayLand bool) error {
+	err := rw.stats.run(ctx, "Mutate", func(ctx context.Context) error {
+		_, err := rw.counters.Mutate(ctx, vCounter{ID: rw.counter}, func(c *vCounter) error { c.N++; return nil })
+		return err
+	})
+	rw.led.mu.Lock()
+	switch {
+	case err == nil:
+		rw.led.counters[rw.counter]++
+	case failedMayLand || errors.Is(err, ErrAmbiguous):
+		rw.led.unknown[rw.counter]++
+	}
+	rw.led.mu.Unlock()
+	return err
+}
+
+// get reads v, one of the worker's acknowledged items, which must be there.
+func (rw *relWorker) get(ctx context.Context, v relItem) error {
+	return rw.stats.run(ctx, "Get", func(ctx context.Context) error {
+		_, err := rw.items.Get(ctx, v, Consistent())
+		if errors.Is(err, ErrNotFound) {
+			return fmt.Errorf("singletable: test: acknowledged item %v not found: %w", v.key(), err)
+		}
+		return err
+	})
 }

@@ -40,13 +40,7 @@ func newTTLTable(t *testing.T, opts ...TableOption) *Table {
 	t.Helper()
 	tbl, err := NewTable(local.Client(t), localtest.TableName(t), append([]TableOption{testTableOptions}, opts...)...)
 	require.NoError(t, err)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := tbl.DeleteTable(ctx); err != nil {
-			t.Errorf("delete table: %v", err)
-		}
-	})
+	localtest.DeleteAtCleanup(t, tbl)
 	return tbl
 }
 

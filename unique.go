@@ -277,89 +277,125 @@ type guardAction struct {
 // plan makes a write that stores, changes or frees a unique value a
 // transaction with its guards; refuses the writes that cannot carry one.
 func (u *uniqueFeature) plan(p *writePlan) error {
-	info := p.info
 	w := &uniqueWrite{u: u, kind: p.kind, tx: p.env != nil && p.env.tx}
 	switch p.kind {
 	case kindBatchPut:
 		return u.refuseBatch()
 	case kindCreate, kindPut:
-		w.touched = u.cons
-		w.next = map[string]types.AttributeValue{}
-		for _, name := range u.attrs {
-			f, _ := info.plan.Field(name)
-			av, err := encodeFieldOf(info, f, p.sv)
-			if err != nil {
-				return err
-			}
-			w.next[name] = av
-		}
-		if w.tx && p.kind == kindPut {
-			w.stored = w.next // TxPut: the stored values must be these, or no item
+		if err := u.planWhole(w, p); err != nil {
+			return err
 		}
 		p.receipt = true
 	case kindDelete:
 		w.touched = u.cons
-		if w.tx {
-			stored, err := u.keyValues(p.sv)
-			if err != nil {
-				return err
-			}
-			w.stored = stored
+		if err := u.txStored(w, p); err != nil {
+			return err
 		}
 	case kindUpdate:
-		w.next = map[string]types.AttributeValue{}
-		for _, c := range p.edits {
-			if !u.holds(c.attr) {
-				continue
-			}
-			f, _ := info.plan.Field(c.attr)
-			switch c.op {
-			case opRemove:
-				w.next[c.attr] = nil
-			case opSet:
-				fv, err := convertValue(c.value, f.Type)
-				if err != nil {
-					return fmt.Errorf("%s: %w: %w", info.attrName(f), ErrInvalidInput, err)
-				}
-				av, keep, err := f.Encode(fv)
-				if err != nil {
-					return fmt.Errorf("%s: %w: %w", info.attrName(f), ErrInvalidInput, err)
-				}
-				if !keep {
-					av = nil
-				}
-				w.next[c.attr] = av
-			default:
-				return fmt.Errorf("%s: %s of a unique value is not supported (the value a guard holds must be known before the write): use Set or Remove: %w", info.attrName(f), opNames[c.op], ErrInvalidInput)
-			}
+		next, err := u.updateValues(p)
+		if err != nil {
+			return err
 		}
-		for _, c := range u.cons {
-			for _, f := range c.fields {
-				if _, ok := w.next[f.Name]; ok {
-					w.touched = append(w.touched, c)
-					break
-				}
-			}
-		}
+		w.next = next
+		w.touched = u.touchedBy(next)
 		if len(w.touched) == 0 {
 			return nil // a plain UpdateItem
 		}
-		if w.tx {
-			stored, err := u.keyValues(p.sv)
-			if err != nil {
-				return err
-			}
-			w.stored = stored
+		if err := u.txStored(w, p); err != nil {
+			return err
 		}
 		p.receipt = true
 	default:
 		return nil
 	}
 	if !w.tx && (p.ret != "" || p.old != nil) {
-		return fmt.Errorf("%s: a write of unique values is a transaction, which returns no item as it was: Returning and ReturnOld do not apply: %w", info.name, ErrInvalidInput)
+		return fmt.Errorf("%s: a write of unique values is a transaction, which returns no item as it was: Returning and ReturnOld do not apply: %w", p.info.name, ErrInvalidInput)
 	}
 	p.w.uniq = w
 	return nil
+}
+
+// planWhole plans a whole item's write (Put, Create): it touches every
+// constraint and stores the item's unique values; a TxPut takes them as the
+// stored ones too.
+func (u *uniqueFeature) planWhole(w *uniqueWrite, p *writePlan) error {
+	info := p.info
+	w.touched = u.cons
+	w.next = map[string]types.AttributeValue{}
+	for _, name := range u.attrs {
+		f, _ := info.plan.Field(name)
+		av, err := encodeFieldOf(info, f, p.sv)
+		if err != nil {
+			return err
+		}
+		w.next[name] = av
+	}
+	if w.tx && p.kind == kindPut {
+		w.stored = w.next // TxPut: the stored values must be these, or no item
+	}
+	return nil
+}
+
+// txStored takes, for a transaction's action (which reads nothing), the
+// unique values the key value holds as the stored ones.
+func (u *uniqueFeature) txStored(w *uniqueWrite, p *writePlan) error {
+	if !w.tx {
+		return nil
+	}
+	stored, err := u.keyValues(p.sv)
+	if err != nil {
+		return err
+	}
+	w.stored = stored
+	return nil
+}
+
+// updateValues returns the unique attributes an Update's edits store: a Set's
+// value encoded (nil when it stores nothing), nil for a Remove. Any other
+// edit of a unique attribute is refused.
+func (u *uniqueFeature) updateValues(p *writePlan) (map[string]types.AttributeValue, error) {
+	info := p.info
+	next := map[string]types.AttributeValue{}
+	for _, c := range p.edits {
+		if !u.holds(c.attr) {
+			continue
+		}
+		f, _ := info.plan.Field(c.attr)
+		switch c.op {
+		case opRemove:
+			next[c.attr] = nil
+		case opSet:
+			fv, err := convertValue(c.value, f.Type)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w: %w", info.attrName(f), ErrInvalidInput, err)
+			}
+			av, keep, err := f.Encode(fv)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w: %w", info.attrName(f), ErrInvalidInput, err)
+			}
+			if !keep {
+				av = nil
+			}
+			next[c.attr] = av
+		default:
+			return nil, fmt.Errorf("%s: %s of a unique value is not supported (the value a guard holds must be known before the write): use Set or Remove: %w", info.attrName(f), opNames[c.op], ErrInvalidInput)
+		}
+	}
+	return next, nil
+}
+
+// touchedBy returns the constraints with an attribute in next, in order.
+func (u *uniqueFeature) touchedBy(next map[string]types.AttributeValue) []*uniqueConstraint {
+	var touched []*uniqueConstraint
+	for _, c := range u.cons {
+		for _, f := range c.fields {
+			if _, ok := next[f.Name]; ok {
+				touched = append(touched, c)
+				break
+			}
+		}
+	}
+	return touched
 }
 
 // refuseBatch is the error of a batch write of an entity with unique values.

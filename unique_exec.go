@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/singletable/singletable/internal/attrvalue"
+	"github.com/singletable/singletable/internal/expr"
 )
 
 // Sending the writes of unique values (unique.go): one TransactWriteItems of
@@ -34,87 +35,131 @@ import (
 
 // executeUnique runs a write that claims or frees unique values (w.uniq).
 func (t *Table) executeUnique(ctx context.Context, w *writeRequest) (map[string]types.AttributeValue, error) {
-	uw := w.uniq
 	w.ensureKey(t)
-	base, baseCond := w.b.Clone(), w.cond
-	b := t.opts.Backoff.withDefaults()
-	notMine := map[string]bool{}
-	var stored map[string]types.AttributeValue
-	var actions []types.TransactWriteItem
-	var token string
-	fresh, maybeSent := true, false
+	r := &uniqueRun{t: t, w: w, base: w.b.Clone(), baseCond: w.cond, b: t.opts.Backoff.withDefaults(), notMine: map[string]bool{}, fresh: true}
 	for attempt := 1; ; attempt++ {
-		if fresh {
-			if uw.kind != kindCreate {
-				cur, err := t.readBack(ctx, w.key)
-				if err != nil {
-					return nil, t.itemErr(w, fmt.Errorf("reading the unique values stored: nothing written: %w", err))
-				}
-				stored = cur
-			}
-			guards, err := uw.build(t, w, base, baseCond, stored, notMine)
-			if err != nil {
-				return nil, t.itemErr(w, err)
-			}
-			actions = append(append(actions[:0], w.transactItem(t.name)), guards...)
-			if len(actions) > maxTxActions {
-				return nil, t.itemErr(w, fmt.Errorf("the write and its %d unique-value guards come to %d actions, over the %d of a transaction: %w", len(guards), len(actions), maxTxActions, ErrInvalidInput))
-			}
-			if token, err = newToken(); err != nil {
+		if r.fresh {
+			if err := r.prepare(ctx); err != nil {
 				return nil, err
 			}
-			fresh = false
 		}
-		_, err := t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: actions, ClientRequestToken: aws.String(token)})
+		_, err := t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: r.actions, ClientRequestToken: aws.String(r.token)})
 		if err == nil {
 			return t.uniqueDone(ctx, w)
 		}
 		var tce *types.TransactionCanceledException
 		var tip *types.TransactionInProgressException
+		var out map[string]types.AttributeValue
+		var again bool
 		switch {
 		case errors.As(err, &tce):
-			if maybeSent && t.uniqueLanded(ctx, w) {
-				return t.uniqueDone(ctx, w)
-			}
-			if onlyConflicts(tce) && attempt < b.MaxAttempts {
-				if werr := b.Wait(ctx, attempt); werr != nil {
-					return nil, t.itemErr(w, fmt.Errorf("not applied: %w: %w", err, werr))
-				}
-				if !maybeSent { // no earlier attempt landed: a token of its own
-					if token, err = newToken(); err != nil {
-						return nil, err
-					}
-				}
-				continue
-			}
-			// Under the same token, an earlier attempt that landed would have been
-			// answered with success: none did.
-			again, ferr := t.uniqueFailed(ctx, w, stored, tce, err, notMine)
-			if ferr != nil {
-				return nil, ferr
-			}
-			if !again || attempt >= b.MaxAttempts {
-				return nil, t.itemErr(w, fmt.Errorf("not applied after %d attempts: the unique values stored kept changing: %w: %w", attempt, ErrCondition, err))
-			}
-			fresh, maybeSent = true, false
-			continue
+			out, again, err = r.cancelled(ctx, attempt, err, tce)
 		case errors.As(err, &tip) || ambiguous(err):
-			maybeSent = true
-			if ctx.Err() == nil && attempt < b.MaxAttempts {
-				if werr := b.Wait(ctx, attempt); werr == nil {
-					continue // the same actions under the same token
-				}
-			}
-			if ctx.Err() != nil {
-				return nil, t.unproven(w, err, "the context ended before the transaction could be sent again or the item read back")
-			}
-			if t.uniqueLanded(ctx, w) {
-				return t.uniqueDone(ctx, w)
-			}
-			return nil, t.unproven(w, err, "the transaction's answer was lost, and the item read back does not prove it landed")
+			out, again, err = r.lost(ctx, attempt, err)
+		default:
+			return nil, t.writeFailed(w, txHint([]*writeRequest{w}, err))
 		}
-		return nil, t.writeFailed(w, txHint([]*writeRequest{w}, err))
+		if !again {
+			return out, err
+		}
 	}
+}
+
+// uniqueRun is the state of one executeUnique: the write, its actions and
+// token, and what the attempts so far learnt.
+type uniqueRun struct {
+	t        *Table
+	w        *writeRequest
+	base     expr.Builder // the write's own expression, before any guard's part
+	baseCond string
+	b        Backoff
+	notMine  map[string]bool // guards found held by another item
+	stored   map[string]types.AttributeValue
+	actions  []types.TransactWriteItem
+	token    string
+	// fresh: the actions are to be planned again (from a new read) under a
+	// new token; maybeSent: an attempt under this token may have landed.
+	fresh, maybeSent bool
+}
+
+// prepare reads the unique values stored (but for a Create), plans the
+// write's guards against them, and draws a new token.
+func (r *uniqueRun) prepare(ctx context.Context) error {
+	t, w := r.t, r.w
+	if w.uniq.kind != kindCreate {
+		cur, err := t.readBack(ctx, w.key)
+		if err != nil {
+			return t.itemErr(w, fmt.Errorf("reading the unique values stored: nothing written: %w", err))
+		}
+		r.stored = cur
+	}
+	guards, err := w.uniq.build(t, w, r.base, r.baseCond, r.stored, r.notMine)
+	if err != nil {
+		return t.itemErr(w, err)
+	}
+	r.actions = append(append(r.actions[:0], w.transactItem(t.name)), guards...)
+	if len(r.actions) > maxTxActions {
+		return t.itemErr(w, fmt.Errorf("the write and its %d unique-value guards come to %d actions, over the %d of a transaction: %w", len(guards), len(r.actions), maxTxActions, ErrInvalidInput))
+	}
+	if r.token, err = newToken(); err != nil {
+		return err
+	}
+	r.fresh = false
+	return nil
+}
+
+// cancelled judges attempt's cancelled transaction (err, tce): done (out, or
+// the error to return), or again to send it again, as it is after only
+// conflicts, else planned afresh when the unique values stored changed.
+func (r *uniqueRun) cancelled(ctx context.Context, attempt int, err error, tce *types.TransactionCanceledException) (out map[string]types.AttributeValue, again bool, _ error) {
+	t, w := r.t, r.w
+	if r.maybeSent && t.uniqueLanded(ctx, w) {
+		out, err := t.uniqueDone(ctx, w)
+		return out, false, err
+	}
+	if onlyConflicts(tce) && attempt < r.b.MaxAttempts {
+		if werr := r.b.Wait(ctx, attempt); werr != nil {
+			return nil, false, t.itemErr(w, fmt.Errorf("not applied: %w: %w", err, werr))
+		}
+		if !r.maybeSent { // no earlier attempt landed: a token of its own
+			if r.token, err = newToken(); err != nil {
+				return nil, false, err
+			}
+		}
+		return nil, true, nil
+	}
+	// Under the same token, an earlier attempt that landed would have been
+	// answered with success: none did.
+	again, ferr := t.uniqueFailed(ctx, w, r.stored, tce, err, r.notMine)
+	if ferr != nil {
+		return nil, false, ferr
+	}
+	if !again || attempt >= r.b.MaxAttempts {
+		return nil, false, t.itemErr(w, fmt.Errorf("not applied after %d attempts: the unique values stored kept changing: %w: %w", attempt, ErrCondition, err))
+	}
+	r.fresh, r.maybeSent = true, false
+	return nil, true, nil
+}
+
+// lost judges attempt's lost answer (err): again, to send the same actions
+// under the same token after the backoff; when it cannot, the item read back
+// proves it landed, or it is ErrAmbiguous.
+func (r *uniqueRun) lost(ctx context.Context, attempt int, err error) (out map[string]types.AttributeValue, again bool, _ error) {
+	t, w := r.t, r.w
+	r.maybeSent = true
+	if ctx.Err() == nil && attempt < r.b.MaxAttempts {
+		if werr := r.b.Wait(ctx, attempt); werr == nil {
+			return nil, true, nil // the same actions under the same token
+		}
+	}
+	if ctx.Err() != nil {
+		return nil, false, t.unproven(w, err, "the context ended before the transaction could be sent again or the item read back")
+	}
+	if t.uniqueLanded(ctx, w) {
+		out, err := t.uniqueDone(ctx, w)
+		return out, false, err
+	}
+	return nil, false, t.unproven(w, err, "the transaction's answer was lost, and the item read back does not prove it landed")
 }
 
 // uniqueDone settles a unique write that landed: what DynamoDB would have

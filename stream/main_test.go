@@ -9,7 +9,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
@@ -98,11 +97,7 @@ func createTable(t *testing.T, opts []singletable.TableOption, edits ...func(*dy
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	require.NoError(t, tbl.CreateTable(ctx, edits...))
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		assert.NoError(t, tbl.DeleteTable(ctx))
-	})
+	localtest.DeleteAtCleanup(t, tbl)
 	return tbl
 }
 

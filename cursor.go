@@ -1,28 +1,16 @@
 package singletable
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/binary"
 	"fmt"
-	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/singletable/singletable/internal/cursor"
 )
 
 // Every cursor the package hands out or stores (a query's, a fan-out's, a sweep's
-// checkpoint) is one envelope, sealed by sealCursor and opened by openCursor:
-//
-//	base64url(kind(1) | id(8) | payload | mac(16))
-//
-// kind says which format the payload has; id is the first 8 bytes of a SHA-256 of
-// the identity of the query the cursor resumes; mac is HMAC-SHA256 of everything
-// before it, keyed by the table's CursorSecret, or by a fixed key when there is
-// none (then it is a checksum against accidents, not forgery). Only the canonical
-// encoding is accepted: unpadded base64url with no line breaks and zero trailing
-// bits, so one position has exactly one cursor. Each format encodes only its
-// payload:
+// checkpoint) is one envelope, sealed by sealCursor and opened by openCursor,
+// written by package internal/cursor: kind, the query's id, payload and MAC.
+// This file says what a payload means. Each format encodes only its payload:
 //
 //	query (1):   for each key attribute: uvarint(len) value
 //	fan-out (2): see encodeFanoutCursor
@@ -33,36 +21,18 @@ import (
 // query to another partition, whether or not it is signed.
 
 const (
-	cursorVersion       = 1 // kind of a query's cursor
-	fanoutCursorVersion = 2 // kind of a fan-out's cursor (QueryShards, AllShards)
-	scanCursorVersion   = 3 // kind of a sweep's checkpoint
-	cursorIDLen         = 8
-	cursorMACLen        = 16
+	cursorVersion       = cursor.KindQuery  // kind of a query's cursor
+	fanoutCursorVersion = cursor.KindFanout // kind of a fan-out's cursor (QueryShards, AllShards)
+	scanCursorVersion   = cursor.KindSweep  // kind of a sweep's checkpoint
+	cursorIDLen         = cursor.IDLen
+	cursorMACLen        = cursor.MACLen
 )
 
-// cursorChecksumKey keys the MAC of cursors on tables without a CursorSecret, and
-// of sweep checkpoints always.
-var cursorChecksumKey = []byte("singletable cursor checksum v1")
-
 // cursorID is the identity of the query a cursor resumes, as a cursor holds it.
-type cursorID [cursorIDLen]byte
+type cursorID = cursor.ID
 
 // cursorIDOf digests a query's identity.
-func cursorIDOf(identity []byte) cursorID {
-	sum := sha256.Sum256(identity)
-	return cursorID(sum[:cursorIDLen])
-}
-
-// cursorKindName names a kind in errors.
-func cursorKindName(kind byte) string {
-	switch kind {
-	case fanoutCursorVersion:
-		return "fan-out cursor"
-	case scanCursorVersion:
-		return "sweep checkpoint"
-	}
-	return "cursor"
-}
+func cursorIDOf(identity []byte) cursorID { return cursor.IDOf(identity) }
 
 // cursorAttrs lists the attributes of a LastEvaluatedKey for queries on ix, in order.
 func (t *Table) cursorAttrs(ix Index) []string {
@@ -82,59 +52,19 @@ func (t *Table) cursorAttrs(ix Index) []string {
 	return out
 }
 
-// cursorMAC is the MAC of a cursor's kind, id and payload. Sweep checkpoints stay
-// with the application (in its CheckpointStore) and are never handed to a client,
-// so they carry the checksum whatever the secret: a changed CursorSecret does not
-// strand a sweep.
-func (t *Table) cursorMAC(payload []byte) []byte {
-	key := t.opts.CursorSecret
-	if len(key) == 0 || (len(payload) > 0 && payload[0] == scanCursorVersion) {
-		key = cursorChecksumKey
-	}
-	m := hmac.New(sha256.New, key)
-	m.Write(payload)
-	return m.Sum(nil)[:cursorMACLen]
-}
+// cursorMAC is the MAC of a cursor's kind, id and payload, keyed by the table's
+// CursorSecret (a sweep checkpoint's by the checksum key always).
+func (t *Table) cursorMAC(payload []byte) []byte { return cursor.MAC(t.opts.CursorSecret, payload) }
 
-// beginCursor starts a cursor of kind for the query id; append the payload to it,
-// then pass it to sealCursor.
-func beginCursor(kind byte, id cursorID) []byte {
-	b := make([]byte, 0, 64+cursorMACLen)
-	b = append(b, kind)
-	return append(b, id[:]...)
-}
-
-// sealCursor signs a cursor begun with beginCursor and encodes it.
-func (t *Table) sealCursor(cursor []byte) string {
-	cursor = append(cursor, t.cursorMAC(cursor)...)
-	return base64.RawURLEncoding.EncodeToString(cursor)
-}
+// sealCursor signs a cursor begun with cursor.Begin and encodes it.
+func (t *Table) sealCursor(c []byte) string { return cursor.Seal(t.opts.CursorSecret, c) }
 
 // openCursor decodes a cursor of kind for the query id and returns its payload.
 // It refuses, with an error matching [ErrInvalidCursor], anything but the canonical
 // encoding, a cursor altered or signed with another secret, one of another kind,
 // and one of another query.
-func (t *Table) openCursor(kind byte, id cursorID, cursor string) ([]byte, error) {
-	what := cursorKindName(kind)
-	// The decoder skips line breaks even in strict mode; a cursor has none.
-	if strings.ContainsAny(cursor, "\r\n") {
-		return nil, fmt.Errorf("%w: not a %s: line breaks", ErrInvalidCursor, what)
-	}
-	raw, err := base64.RawURLEncoding.Strict().DecodeString(cursor)
-	if err != nil || len(raw) < 1+cursorIDLen+cursorMACLen {
-		return nil, fmt.Errorf("%w: not a %s", ErrInvalidCursor, what)
-	}
-	sealed, mac := raw[:len(raw)-cursorMACLen], raw[len(raw)-cursorMACLen:]
-	if !hmac.Equal(mac, t.cursorMAC(sealed)) {
-		return nil, fmt.Errorf("%w: %s altered, or signed with another secret", ErrInvalidCursor, what)
-	}
-	if sealed[0] != kind {
-		return nil, fmt.Errorf("%w: not a %s (kind %d)", ErrInvalidCursor, what, sealed[0])
-	}
-	if !hmac.Equal(sealed[1:1+cursorIDLen], id[:]) {
-		return nil, fmt.Errorf("%w: the %s belongs to another query", ErrInvalidCursor, what)
-	}
-	return sealed[1+cursorIDLen:], nil
+func (t *Table) openCursor(kind byte, id cursorID, c string) ([]byte, error) {
+	return cursor.Open(t.opts.CursorSecret, kind, id, c, ErrInvalidCursor)
 }
 
 // appendKeyValues appends the values of attrs in key (the text of each: a
@@ -146,8 +76,7 @@ func (t *Table) appendKeyValues(b []byte, attrs []string, key map[string]types.A
 		if !ok {
 			return nil, fmt.Errorf("key attribute %q is missing or not a %s", a, typeName(t.keyType(a)))
 		}
-		b = binary.AppendUvarint(b, uint64(len(s)))
-		b = append(b, s...)
+		b = cursor.AppendText(b, s)
 	}
 	return b, nil
 }
@@ -158,16 +87,15 @@ func (t *Table) appendKeyValues(b []byte, attrs []string, key map[string]types.A
 func (t *Table) readKeyValues(b []byte, attrs []string) (key map[string]types.AttributeValue, rest []byte, ok bool) {
 	key = make(map[string]types.AttributeValue, len(attrs))
 	for _, a := range attrs {
-		n, w := binary.Uvarint(b)
-		if w <= 0 || n == 0 || n > uint64(len(b)-w) {
+		text, after, ok := cursor.ReadText(b)
+		if !ok || text == "" {
 			return nil, nil, false
 		}
-		text := string(b[w : w+int(n)])
 		if t.keyType(a) == types.ScalarAttributeTypeN && !isNumberText(text) {
 			return nil, nil, false
 		}
 		key[a] = t.keyAV(a, text)
-		b = b[w+int(n):]
+		b = after
 	}
 	return key, b, true
 }
@@ -176,27 +104,27 @@ func (t *Table) readKeyValues(b []byte, attrs []string) (key map[string]types.At
 // Its errors have no package prefix: callers wrap them.
 func (t *Table) sealKeys(kind byte, id cursorID, attrs []string, key map[string]types.AttributeValue) (string, error) {
 	if len(key) != len(attrs) {
-		return "", fmt.Errorf("%s: the last evaluated key has %d attributes, want %d", cursorKindName(kind), len(key), len(attrs))
+		return "", fmt.Errorf("%s: the last evaluated key has %d attributes, want %d", cursor.KindName(kind), len(key), len(attrs))
 	}
-	b, err := t.appendKeyValues(beginCursor(kind, id), attrs, key)
+	b, err := t.appendKeyValues(cursor.Begin(kind, id), attrs, key)
 	if err != nil {
-		return "", fmt.Errorf("%s: %w", cursorKindName(kind), err)
+		return "", fmt.Errorf("%s: %w", cursor.KindName(kind), err)
 	}
 	return t.sealCursor(b), nil
 }
 
 // openKeys opens a cursor sealed by sealKeys and returns its key.
-func (t *Table) openKeys(kind byte, id cursorID, attrs []string, cursor string) (map[string]types.AttributeValue, error) {
-	payload, err := t.openCursor(kind, id, cursor)
+func (t *Table) openKeys(kind byte, id cursorID, attrs []string, c string) (map[string]types.AttributeValue, error) {
+	payload, err := t.openCursor(kind, id, c)
 	if err != nil {
 		return nil, err
 	}
 	key, rest, ok := t.readKeyValues(payload, attrs)
 	if !ok {
-		return nil, fmt.Errorf("%w: %s truncated", ErrInvalidCursor, cursorKindName(kind))
+		return nil, fmt.Errorf("%w: %s truncated", ErrInvalidCursor, cursor.KindName(kind))
 	}
 	if len(rest) != 0 {
-		return nil, fmt.Errorf("%w: %s has trailing bytes", ErrInvalidCursor, cursorKindName(kind))
+		return nil, fmt.Errorf("%w: %s has trailing bytes", ErrInvalidCursor, cursor.KindName(kind))
 	}
 	return key, nil
 }
@@ -205,8 +133,8 @@ func (t *Table) encodeCursor(pq *preparedQuery, last map[string]types.AttributeV
 	return t.sealKeys(cursorVersion, cursorIDOf(pq.identity), t.cursorAttrs(pq.index), last)
 }
 
-func (t *Table) decodeCursor(cursor string, pq *preparedQuery) (map[string]types.AttributeValue, error) {
-	start, err := t.openKeys(cursorVersion, cursorIDOf(pq.identity), t.cursorAttrs(pq.index), cursor)
+func (t *Table) decodeCursor(c string, pq *preparedQuery) (map[string]types.AttributeValue, error) {
+	start, err := t.openKeys(cursorVersion, cursorIDOf(pq.identity), t.cursorAttrs(pq.index), c)
 	if err != nil {
 		return nil, err
 	}

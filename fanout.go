@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/singletable/singletable/internal/codec"
+	"github.com/singletable/singletable/internal/cursor"
 )
 
 // Fan-out reading: a query of every partition of a sharded entity (every shard,
@@ -601,12 +602,10 @@ func (fq *fanoutQuery) failure() error {
 
 func (t *Table) encodeFanoutCursor(fq *fanoutQuery) (string, error) {
 	attrs := t.cursorAttrs(fq.index)
-	payload := beginCursor(fanoutCursorVersion, cursorID(fq.identity[:cursorIDLen]))
+	payload := cursor.Begin(fanoutCursorVersion, cursorID(fq.identity[:cursorIDLen]))
 	if b := fq.boundary; b != nil {
 		payload = append(payload, 1)
-		payload = binary.AppendUvarint(payload, uint64(b.stream))
-		payload = binary.AppendUvarint(payload, uint64(len(b.sk)))
-		payload = append(payload, b.sk...)
+		payload = cursor.AppendText(binary.AppendUvarint(payload, uint64(b.stream)), b.sk)
 	} else {
 		payload = append(payload, 0)
 	}
@@ -634,8 +633,8 @@ func (t *Table) encodeFanoutCursor(fq *fanoutQuery) (string, error) {
 	return t.sealCursor(payload), nil
 }
 
-func (t *Table) decodeFanoutCursor(cursor string, fq *fanoutQuery) error {
-	rest, err := t.openCursor(fanoutCursorVersion, cursorID(fq.identity[:cursorIDLen]), cursor)
+func (t *Table) decodeFanoutCursor(c string, fq *fanoutQuery) error {
+	rest, err := t.openCursor(fanoutCursorVersion, cursorID(fq.identity[:cursorIDLen]), c)
 	if err != nil {
 		return err
 	}
@@ -649,12 +648,12 @@ func (t *Table) decodeFanoutCursor(cursor string, fq *fanoutQuery) error {
 			return fmt.Errorf("%w: bad boundary", ErrInvalidCursor)
 		}
 		rest = rest[w:]
-		n, w := binary.Uvarint(rest)
-		if w <= 0 || n > uint64(len(rest)-w) {
+		sk, after, ok := cursor.ReadText(rest)
+		if !ok {
 			return fmt.Errorf("%w: bad boundary", ErrInvalidCursor)
 		}
-		fq.boundary = &mergePos{stream: int(stream), sk: string(rest[w : w+int(n)])}
-		rest = rest[w+int(n):]
+		fq.boundary = &mergePos{stream: int(stream), sk: sk}
+		rest = after
 	} else if rest[0] == 0 {
 		rest = rest[1:]
 	} else {

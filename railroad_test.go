@@ -385,32 +385,6 @@ func TestRailroadCloseCancels(t *testing.T) {
 	assert.ErrorIs(t, err, ErrRailroadClosed)
 }
 
-// TestRailroadReclaimsIdleRails: once their tasks are done, rails and workers
-// are gone, without Close.
-func TestRailroadReclaimsIdleRails(t *testing.T) {
-	noLeaks(t)
-	r := NewRailroad[int](railroadOpts(8, 0, 0))
-	var errcs []<-chan error
-	for round := range 3 {
-		for k := range 1000 {
-			errc, err := r.Submit(t.Context(), k+1000*round, func(context.Context) error { return nil })
-			require.NoError(t, err)
-			errcs = append(errcs, errc)
-		}
-	}
-	for _, errc := range errcs {
-		require.NoError(t, recv(t, errc))
-	}
-	assert.Equal(t, RailroadStats{}, r.Stats(), "no rail, task or worker left")
-	r.mu.Lock()
-	assert.Empty(t, r.rails)
-	// The map is remade whenever it empties after holding more than 64 rails,
-	// so what is left is a map that never grew past 64 since (workers may have
-	// emptied it between submissions, and a small map is kept).
-	assert.LessOrEqual(t, r.peak, 64, "the map that held up to 1,000 rails was let go")
-	r.mu.Unlock()
-}
-
 // TestRailroadSlowConsumer floods a railroad whose tasks are slow from eight
 // submitters, two of them on one hot key: the bounds hold throughout (tasks held per key and in all,
 // workers, goroutines), and every task runs.
@@ -476,26 +450,6 @@ func TestRailroadOptions(t *testing.T) {
 	assert.Error(t, err)
 }
 
-func TestRailroadFIFO(t *testing.T) {
-	var q fifo[int]
-	for i := range 10 {
-		q.push(i)
-	}
-	for i := range 5 {
-		assert.Equal(t, i, q.pop())
-	}
-	for i := 10; i < 20; i++ {
-		q.push(i) // wraps around, then grows
-	}
-	assert.True(t, q.remove(func(v int) bool { return v == 12 }))
-	assert.False(t, q.remove(func(v int) bool { return v == 99 }))
-	var got []int
-	for q.len() > 0 {
-		got = append(got, q.pop())
-	}
-	assert.Equal(t, []int{5, 6, 7, 8, 9, 10, 11, 13, 14, 15, 16, 17, 18, 19}, got)
-}
-
 // BenchmarkRailroad runs no-op tasks on 1,000 keys, ten per key per operation,
 // through a Railroad and through the obvious alternative: a goroutine per task
 // that locks its key's mutex. The mutex baseline neither keeps order nor
@@ -543,31 +497,6 @@ func BenchmarkRailroad(b *testing.B) {
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*keys*perKey), "ns/task")
 	})
-}
-
-// TestRailroadCloseCancelsBeforeWorkerStarts: Close gives up, and drops the
-// queued tasks, between a worker's start for a new rail and its first turn
-// at the lock. The worker then finds its rail empty; it must hand on, not run
-// a task that is no longer there (this panicked once, on a nil context).
-func TestRailroadCloseCancelsBeforeWorkerStarts(t *testing.T) {
-	noLeaks(t)
-	r := NewRailroad[int](railroadOpts(4, 0, 0))
-	errc := make(chan error, 1)
-	ran := false
-	r.mu.Lock() // the worker admit starts waits for this lock
-	rl := r.newRail(1)
-	rl.held++
-	r.admit(rl, job{ctx: t.Context(), fn: func(context.Context) error { ran = true; return nil }, errc: errc})
-	r.closed = true
-	r.idle = make(chan struct{})
-	r.dropAll() // what Close does when its context ends
-	r.mu.Unlock()
-	r.wg.Wait()
-
-	assert.ErrorIs(t, recv(t, errc), ErrRailroadClosed)
-	assert.False(t, ran)
-	assert.Equal(t, RailroadStats{}, r.Stats())
-	assert.NoError(t, r.Close(t.Context()))
 }
 
 // TestRailroadCloseCancelsUnderLoad is the same race, reached through the

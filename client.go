@@ -92,12 +92,6 @@ type TraitsClient interface {
 	ClientTraits() ClientTraits
 }
 
-// WithClientTraits declares the traits of the table's client, over whatever the
-// client declares itself ([TraitsClient]); see [ClientTraits].
-func WithClientTraits(tr ClientTraits) TableOption {
-	return tableOptionFunc(func(o *TableOptions) error { o.ClientTraits = &tr; return nil })
-}
-
 // traitsOf returns what c is known to do: everything for a *dynamodb.Client,
 // what it declares for a TraitsClient, nothing otherwise.
 func traitsOf(c ItemClient) ClientTraits {

@@ -1,10 +1,13 @@
 package singletable
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -231,4 +234,90 @@ func keySchemaText(ks []types.KeySchemaElement) string {
 		out += aws.ToString(k.AttributeName) + " " + string(k.KeyType)
 	}
 	return out
+}
+
+// CreateTable calls CreateTable with the request [Table.CreateTableInput] returns
+// for the same edits (key attributes, on-demand billing, the global and local
+// secondary indexes with their projections, then each edit, checked); then waits
+// (DescribeTable) until the table is ACTIVE or ctx ends, and turns TTL on when
+// the table has a TTL attribute ([Table.EnableTTL]). Each edit may adjust the
+// input before it is sent, for example to enable a stream ([EnableStream]).
+func (t *Table) CreateTable(ctx context.Context, edits ...func(*dynamodb.CreateTableInput)) error {
+	if err := t.refuseExplain(ctx, "CreateTable"); err != nil { // explain.go
+		return err
+	}
+	in, err := t.CreateTableInput(edits...) // definition.go
+	if err != nil {
+		return err
+	}
+	tc, err := t.tableCalls("CreateTable", "CreateTable", "DescribeTable") // client.go
+	if err != nil {
+		return err
+	}
+	if _, err := tc.CreateTable(ctx, in); err != nil {
+		return fmt.Errorf("singletable: CreateTable %s: %w", t.name, err)
+	}
+	err = t.waitStatus(ctx, tc, func(out *dynamodb.DescribeTableOutput, err error) (bool, error) {
+		if err != nil {
+			var nf *types.ResourceNotFoundException
+			if errors.As(err, &nf) {
+				return false, nil
+			}
+			return false, err
+		}
+		return out.Table != nil && out.Table.TableStatus == types.TableStatusActive, nil
+	})
+	if err != nil {
+		return err
+	}
+	return t.enableTTLAfterCreate(ctx) // ttl.go
+}
+
+// DeleteTable calls DeleteTable and waits until the table is gone. A table that does
+// not exist is not an error. Meant for tests.
+func (t *Table) DeleteTable(ctx context.Context) error {
+	if err := t.refuseExplain(ctx, "DeleteTable"); err != nil { // explain.go
+		return err
+	}
+	tc, err := t.tableCalls("DeleteTable", "DeleteTable", "DescribeTable") // client.go
+	if err != nil {
+		return err
+	}
+	_, err = tc.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(t.name)})
+	var nf *types.ResourceNotFoundException
+	if errors.As(err, &nf) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("singletable: DeleteTable %s: %w", t.name, err)
+	}
+	return t.waitStatus(ctx, tc, func(_ *dynamodb.DescribeTableOutput, err error) (bool, error) {
+		if errors.As(err, &nf) {
+			return true, nil
+		}
+		return false, err
+	})
+}
+
+// waitStatus polls DescribeTable until done says so, with a short fixed interval.
+func (t *Table) waitStatus(ctx context.Context, tc TableClient, done func(*dynamodb.DescribeTableOutput, error) (bool, error)) error {
+	for {
+		out, err := tc.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(t.name)})
+		if ok, derr := done(out, err); derr != nil {
+			return fmt.Errorf("singletable: DescribeTable %s: %w", t.name, derr)
+		} else if ok {
+			return nil
+		}
+		if err := sleepContext(ctx, 50*time.Millisecond); err != nil {
+			return fmt.Errorf("singletable: waiting for table %s: %w", t.name, err)
+		}
+	}
+}
+
+func keySchema(pk, sk string) []types.KeySchemaElement {
+	ks := []types.KeySchemaElement{{AttributeName: aws.String(pk), KeyType: types.KeyTypeHash}}
+	if sk != "" {
+		ks = append(ks, types.KeySchemaElement{AttributeName: aws.String(sk), KeyType: types.KeyTypeRange})
+	}
+	return ks
 }

@@ -206,7 +206,7 @@
 //	                                                                ConsistentScan, Segments, Segment
 //	RetryOption        WaitFor, WaitIndexed..., Mutate              RetryBackoff
 //	DecodeOption       Table.Decode, Table.DecodeRecord             OnUnknown
-//	IndexOption        WithIndex, WithLocalIndex                    ProjectAll, ProjectKeysOnly, ProjectInclude
+//	IndexOption        WithIndex, WithLocalIndex, WithNativeIndex   ProjectAll, ProjectKeysOnly, ProjectInclude
 //	RailroadOption     NewRailroad                                  RailroadOptions
 //
 // # Testing

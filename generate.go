@@ -52,18 +52,6 @@ import (
 // Register refuses a field that is not a string, has another role or a default,
 // and a uuidv7 field in a key of a table whose delimiter is '-'.
 
-// WithIDSource sets the randomness of generated ids; see [TableOptions.IDSource].
-// r must be safe for concurrent use.
-func WithIDSource(r io.Reader) TableOption {
-	return tableOptionFunc(func(o *TableOptions) error {
-		if r == nil {
-			return fmt.Errorf("WithIDSource(nil): %w", ErrInvalidInput)
-		}
-		o.IDSource = r
-		return nil
-	})
-}
-
 // idKind is the kind of a generated id.
 type idKind uint8
 

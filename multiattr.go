@@ -48,38 +48,6 @@ type NativeKey struct {
 	Sort      []KeyAttribute
 }
 
-// WithNativeIndex adds a global secondary index keyed by the items' own
-// attributes (DynamoDB's multi-attribute keys): no template, nothing rendered,
-// nothing recomputed on Update. An item is in it when it stores every attribute
-// of key (see the package's native index notes in docs/modelling.md). It projects
-// every attribute unless an option says otherwise ([ProjectKeysOnly],
-// [ProjectInclude]). [NewTable] refuses, with [ErrInvalidInput] naming the
-// index and attribute, what DynamoDB would refuse: no or more than 4 partition
-// attributes, more than 4 sort attributes, an attribute repeated, a type other
-// than S, N or B, an attribute given two types on one table; and an attribute
-// the library writes itself (keys of the table or of templated indexes, type,
-// schema, receipt and incarnation attributes). key is copied.
-func WithNativeIndex(name string, key NativeKey, opts ...IndexOption) TableOption {
-	part, sort := slices.Clone(key.Partition), slices.Clone(key.Sort)
-	return tableOptionFunc(func(o *TableOptions) error {
-		ix := Index{Name: name, PartitionAttrs: slices.Clone(part), SortAttrs: slices.Clone(sort)}
-		for i := range ix.PartitionAttrs {
-			ix.PartitionAttrs[i].Type = scalarOrS(ix.PartitionAttrs[i].Type)
-		}
-		for i := range ix.SortAttrs {
-			ix.SortAttrs[i].Type = scalarOrS(ix.SortAttrs[i].Type)
-		}
-		if len(ix.PartitionAttrs) == 0 {
-			return fmt.Errorf("WithNativeIndex(%q): no partition attribute: a native index needs 1 to 4: %w", name, ErrInvalidInput)
-		}
-		if err := applyIndexOptions(&ix, opts); err != nil { // indexes.go
-			return err
-		}
-		o.Indexes = append(o.Indexes, ix)
-		return nil
-	})
-}
-
 func scalarOrS(t types.ScalarAttributeType) types.ScalarAttributeType {
 	if t == "" {
 		return types.ScalarAttributeTypeS

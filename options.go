@@ -254,7 +254,8 @@ type SweepOption interface {
 // [WithLocalIndex], [WithTypeAttribute], [WithDelimiter], [WithCursorSecret],
 // [WithBackoff], [WithObserver], [WithLogger], [WithTracer], [WithReceipts],
 // [WithReceiptAttribute], [WithIncarnationAttribute], [WithSchemaAttribute],
-// [WithRandom], [WithClock], [WithTTLAttribute] and [WithWireDecoding]. A
+// [WithRandom], [WithClock], [WithTTLAttribute], [WithWireDecoding],
+// [WithClientTraits], [WithIDSource] and [WithNativeIndex]. A
 // [Table]'s options are read with [Table.Options] and never change after
 // NewTable.
 type TableOption interface {

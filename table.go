@@ -1,8 +1,6 @@
 package singletable
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,7 +15,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/singletable/singletable/internal/explain"
@@ -289,6 +286,71 @@ func WithTTLAttribute(name string) TableOption {
 		o.TTLAttribute = name
 		return nil
 	})
+}
+
+// WithClientTraits declares the traits of the table's client, over whatever the
+// client declares itself ([TraitsClient]); see [ClientTraits].
+func WithClientTraits(tr ClientTraits) TableOption {
+	return tableOptionFunc(func(o *TableOptions) error { o.ClientTraits = &tr; return nil })
+}
+
+// WithIDSource sets the randomness of generated ids; see [TableOptions.IDSource].
+// r must be safe for concurrent use.
+func WithIDSource(r io.Reader) TableOption {
+	return tableOptionFunc(func(o *TableOptions) error {
+		if r == nil {
+			return fmt.Errorf("WithIDSource(nil): %w", ErrInvalidInput)
+		}
+		o.IDSource = r
+		return nil
+	})
+}
+
+// WithNativeIndex adds a global secondary index keyed by the items' own
+// attributes (DynamoDB's multi-attribute keys): no template, nothing rendered,
+// nothing recomputed on Update. An item is in it when it stores every attribute
+// of key (see the package's native index notes in docs/modelling.md). It projects
+// every attribute unless an option says otherwise ([ProjectKeysOnly],
+// [ProjectInclude]). [NewTable] refuses, with [ErrInvalidInput] naming the
+// index and attribute, what DynamoDB would refuse: no or more than 4 partition
+// attributes, more than 4 sort attributes, an attribute repeated, a type other
+// than S, N or B, an attribute given two types on one table; and an attribute
+// the library writes itself (keys of the table or of templated indexes, type,
+// schema, receipt and incarnation attributes). key is copied.
+func WithNativeIndex(name string, key NativeKey, opts ...IndexOption) TableOption {
+	part, sort := slices.Clone(key.Partition), slices.Clone(key.Sort)
+	return tableOptionFunc(func(o *TableOptions) error {
+		ix := Index{Name: name, PartitionAttrs: slices.Clone(part), SortAttrs: slices.Clone(sort)}
+		for i := range ix.PartitionAttrs {
+			ix.PartitionAttrs[i].Type = scalarOrS(ix.PartitionAttrs[i].Type)
+		}
+		for i := range ix.SortAttrs {
+			ix.SortAttrs[i].Type = scalarOrS(ix.SortAttrs[i].Type)
+		}
+		if len(ix.PartitionAttrs) == 0 {
+			return fmt.Errorf("WithNativeIndex(%q): no partition attribute: a native index needs 1 to 4: %w", name, ErrInvalidInput)
+		}
+		if err := applyIndexOptions(&ix, opts); err != nil { // indexes.go
+			return err
+		}
+		o.Indexes = append(o.Indexes, ix)
+		return nil
+	})
+}
+
+// WithWireDecoding turns the wire path of reads on or off (see
+// [TableOptions.WireDecoding]). By default it is on where the table's client is
+// known to apply SDK middleware and return the SDK's outputs unchanged: a
+// *dynamodb.Client, or a client that declares both [ClientTraits]; through any
+// other client (DAX's, a wrapper that edits outputs) reads decode the output's
+// items, so what the client returns is what is read. On through a client not
+// known to allow it is refused by [NewTable]. Off, every item is decoded from the
+// SDK's attribute values, as the SDK's deserializer builds them. Through such a
+// client the results are the same; the wire path costs less CPU and allocates
+// less, and fails an attempt whose body does not match its X-Amz-Crc32 (the SDK
+// retries it) where the SDK's path only logs it.
+func WithWireDecoding(on bool) TableOption {
+	return tableOptionFunc(func(o *TableOptions) error { o.WireDecoding = &on; return nil })
 }
 
 // Table is one DynamoDB table shared by many entity types. Create it with
@@ -625,92 +687,6 @@ func (t *Table) index(name string) (Index, bool) {
 		}
 	}
 	return Index{}, false
-}
-
-// CreateTable calls CreateTable with the request [Table.CreateTableInput] returns
-// for the same edits (key attributes, on-demand billing, the global and local
-// secondary indexes with their projections, then each edit, checked); then waits
-// (DescribeTable) until the table is ACTIVE or ctx ends, and turns TTL on when
-// the table has a TTL attribute ([Table.EnableTTL]). Each edit may adjust the
-// input before it is sent, for example to enable a stream ([EnableStream]).
-func (t *Table) CreateTable(ctx context.Context, edits ...func(*dynamodb.CreateTableInput)) error {
-	if err := t.refuseExplain(ctx, "CreateTable"); err != nil { // explain.go
-		return err
-	}
-	in, err := t.CreateTableInput(edits...) // definition.go
-	if err != nil {
-		return err
-	}
-	tc, err := t.tableCalls("CreateTable", "CreateTable", "DescribeTable") // client.go
-	if err != nil {
-		return err
-	}
-	if _, err := tc.CreateTable(ctx, in); err != nil {
-		return fmt.Errorf("singletable: CreateTable %s: %w", t.name, err)
-	}
-	err = t.waitStatus(ctx, tc, func(out *dynamodb.DescribeTableOutput, err error) (bool, error) {
-		if err != nil {
-			var nf *types.ResourceNotFoundException
-			if errors.As(err, &nf) {
-				return false, nil
-			}
-			return false, err
-		}
-		return out.Table != nil && out.Table.TableStatus == types.TableStatusActive, nil
-	})
-	if err != nil {
-		return err
-	}
-	return t.enableTTLAfterCreate(ctx) // ttl.go
-}
-
-// DeleteTable calls DeleteTable and waits until the table is gone. A table that does
-// not exist is not an error. Meant for tests.
-func (t *Table) DeleteTable(ctx context.Context) error {
-	if err := t.refuseExplain(ctx, "DeleteTable"); err != nil { // explain.go
-		return err
-	}
-	tc, err := t.tableCalls("DeleteTable", "DeleteTable", "DescribeTable") // client.go
-	if err != nil {
-		return err
-	}
-	_, err = tc.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(t.name)})
-	var nf *types.ResourceNotFoundException
-	if errors.As(err, &nf) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("singletable: DeleteTable %s: %w", t.name, err)
-	}
-	return t.waitStatus(ctx, tc, func(_ *dynamodb.DescribeTableOutput, err error) (bool, error) {
-		if errors.As(err, &nf) {
-			return true, nil
-		}
-		return false, err
-	})
-}
-
-// waitStatus polls DescribeTable until done says so, with a short fixed interval.
-func (t *Table) waitStatus(ctx context.Context, tc TableClient, done func(*dynamodb.DescribeTableOutput, error) (bool, error)) error {
-	for {
-		out, err := tc.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(t.name)})
-		if ok, derr := done(out, err); derr != nil {
-			return fmt.Errorf("singletable: DescribeTable %s: %w", t.name, derr)
-		} else if ok {
-			return nil
-		}
-		if err := sleepContext(ctx, 50*time.Millisecond); err != nil {
-			return fmt.Errorf("singletable: waiting for table %s: %w", t.name, err)
-		}
-	}
-}
-
-func keySchema(pk, sk string) []types.KeySchemaElement {
-	ks := []types.KeySchemaElement{{AttributeName: aws.String(pk), KeyType: types.KeyTypeHash}}
-	if sk != "" {
-		ks = append(ks, types.KeySchemaElement{AttributeName: aws.String(sk), KeyType: types.KeyTypeRange})
-	}
-	return ks
 }
 
 func sortedKeys[V any](m map[string]V) []string {

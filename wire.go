@@ -37,21 +37,6 @@ import (
 // sweeps, the lookups of random shards, fan-out queries, waits for an index), use
 // the attribute-value path.
 
-// WithWireDecoding turns the wire path of reads on or off (see
-// [TableOptions.WireDecoding]). By default it is on where the table's client is
-// known to apply SDK middleware and return the SDK's outputs unchanged: a
-// *dynamodb.Client, or a client that declares both [ClientTraits]; through any
-// other client (DAX's, a wrapper that edits outputs) reads decode the output's
-// items, so what the client returns is what is read. On through a client not
-// known to allow it is refused by [NewTable]. Off, every item is decoded from the
-// SDK's attribute values, as the SDK's deserializer builds them. Through such a
-// client the results are the same; the wire path costs less CPU and allocates
-// less, and fails an attempt whose body does not match its X-Amz-Crc32 (the SDK
-// retries it) where the SDK's path only logs it.
-func WithWireDecoding(on bool) TableOption {
-	return tableOptionFunc(func(o *TableOptions) error { o.WireDecoding = &on; return nil })
-}
-
 // wireOn reports whether reads take the wire path: as the option says (NewTable
 // refuses it on where the client is not known to allow it), else by default
 // where the client is known to apply middleware and return outputs unchanged

@@ -1,11 +1,12 @@
 package singletable
 
 import (
-	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/singletable/singletable/internal/keyshape"
 )
 
 // Disjoint primary keys. Two entities on one table must never render the same
@@ -13,16 +14,15 @@ import (
 // other entity's item. Register proves it: each key template is a regular
 // language over bytes (literal text exactly; each placeholder what keys.go can
 // render for its field), and two entities are refused when their partition key
-// languages intersect and their sort key languages do too. The languages are
-// nondeterministic automata over byte classes, and an intersection is found by a
-// breadth-first search of their product, which also gives the shortest key both
-// can render, for the error.
+// languages intersect and their sort key languages do too. The languages
+// (internal/keyshape's Lang) are nondeterministic automata over byte classes,
+// and an intersection is found by a breadth-first search of their product,
+// which also gives the shortest key both can render, for the error. This file
+// describes each template's segments to them and builds the error.
 //
 // What a placeholder renders (see Template.appendValueAt):
 //
-//	string            one or more bytes, none the delimiter (an over-approximation of
-//	                  valid UTF-8 without the delimiter: bytes that UTF-8 never uses
-//	                  are left out, partial sequences are not)
+//	string            one or more bytes, none the delimiter
 //	signed integer    0, or a non-zero digit then digits, maybe after '-' (never with
 //	                  the delimiter '-', which refuses negative values)
 //	unsigned integer  0, or a non-zero digit then digits
@@ -33,68 +33,8 @@ import (
 //	{t:date}          2006-01-02 with any digits
 //	{t:unix}, unixms, rev   10, 13, 19 digits
 //
-// Every class is a superset of what is rendered, so "disjoint" is a proof. The
-// classes are exact for strings, integers and padded numbers; for times they admit
-// digits no calendar has (month 13), for shards numbers past the count. A collision
-// is reported with the shortest key both templates accept, which they really render
-// unless a literal of one of them is such a time or shard.
-
-// byteSet is a set of bytes.
-type byteSet [4]uint64
-
-func (s *byteSet) add(c byte) { s[c>>6] |= 1 << (c & 63) }
-
-func (s byteSet) has(c byte) bool { return s[c>>6]&(1<<(c&63)) != 0 }
-
-func (s byteSet) and(o byteSet) byteSet {
-	return byteSet{s[0] & o[0], s[1] & o[1], s[2] & o[2], s[3] & o[3]}
-}
-
-func (s byteSet) empty() bool { return s == byteSet{} }
-
-func rangeSet(lo, hi byte) byteSet {
-	var s byteSet
-	for c := int(lo); c <= int(hi); c++ {
-		s.add(byte(c))
-	}
-	return s
-}
-
-func byteOf(c byte) byteSet {
-	var s byteSet
-	s.add(c)
-	return s
-}
-
-// pick returns a byte of s, which is not empty: a letter, digit or punctuation
-// when it holds one, so that a witness key reads well; '1' before '0', so that a
-// run of any digits reads as a real date and time (1111-11-11T11:11:11...).
-func (s byteSet) pick() byte {
-	for _, r := range [...][2]byte{{'a', 'z'}, {'A', 'Z'}, {'1', '9'}, {'0', '0'}, {'!', '~'}, {0, 0xff}} {
-		for c := int(r[0]); c <= int(r[1]); c++ {
-			if s.has(byte(c)) {
-				return byte(c)
-			}
-		}
-	}
-	return 0
-}
-
-var (
-	digitSet   = rangeSet('0', '9')
-	nonzeroSet = rangeSet('1', '9')
-)
-
-// plainSet holds the bytes a plain string value may hold: every byte valid UTF-8
-// uses (not 0xC0, 0xC1, 0xF5-0xFF), except the delimiter.
-func plainSet(delim byte) byteSet {
-	s := rangeSet(0, 0xbf)
-	for c := 0xc2; c <= 0xf4; c++ {
-		s.add(byte(c))
-	}
-	s[delim>>6] &^= 1 << (delim & 63)
-	return s
-}
+// A collision is reported with the shortest key both templates accept, which
+// they really render unless a literal of one of them is such a time or shard.
 
 // phLang is what decides one placeholder's language besides its format: the kind
 // of its field, and for the shard field the number of shards (0 otherwise).
@@ -103,194 +43,45 @@ type phLang struct {
 	shards int
 }
 
-// keyLang is a nondeterministic automaton over bytes accepting every key a
-// template can render (and, for the classes above, some more). State 0 starts.
-type keyLang struct {
-	edges  [][]langEdge // by state
-	accept []bool
-}
+type keyLang = keyshape.Lang
 
-type langEdge struct {
-	on byteSet
-	to int
-}
-
-// langBuilder appends to a keyLang: front is the states the text so far ends in.
-type langBuilder struct {
-	l     keyLang
-	front []int
-}
-
-func (b *langBuilder) state() int {
-	b.l.edges = append(b.l.edges, nil)
-	b.l.accept = append(b.l.accept, false)
-	return len(b.l.edges) - 1
-}
-
-func (b *langBuilder) edge(from int, on byteSet, to int) {
-	b.l.edges[from] = append(b.l.edges[from], langEdge{on, to})
-}
-
-// step reads one byte of on from every state of the front into a new state,
-// which becomes the front.
-func (b *langBuilder) step(on byteSet) int {
-	n := b.state()
-	for _, f := range b.front {
-		b.edge(f, on, n)
-	}
-	b.front = []int{n}
-	return n
-}
-
-// pattern reads a fixed-width layout: each digit of it stands for any digit.
-func (b *langBuilder) pattern(layout string) {
-	for i := 0; i < len(layout); i++ {
-		if c := layout[i]; '0' <= c && c <= '9' {
-			b.step(digitSet)
-		} else {
-			b.step(byteOf(c))
-		}
-	}
-}
-
-// decimal reads an integer in canonical decimal: "0" (unless positive), or a
-// non-zero digit and at most maxDigits-1 more (no bound when maxDigits is 0),
-// after a '-' when negative is set.
-func (b *langBuilder) decimal(negative, positive bool, maxDigits int) {
-	from := b.front
-	var ends []int
-	if !positive {
-		zero := b.state()
-		for _, f := range from {
-			b.edge(f, byteOf('0'), zero)
-		}
-		ends = append(ends, zero)
-	}
-	lead := b.state()
-	for _, f := range from {
-		b.edge(f, nonzeroSet, lead)
-	}
-	if negative {
-		minus := b.state()
-		for _, f := range from {
-			b.edge(f, byteOf('-'), minus)
-		}
-		b.edge(minus, nonzeroSet, lead)
-	}
-	ends = append(ends, lead)
-	if maxDigits == 0 {
-		b.edge(lead, digitSet, lead)
-	} else {
-		for prev, i := lead, 1; i < maxDigits; i++ {
-			n := b.state()
-			b.edge(prev, digitSet, n)
-			ends = append(ends, n)
-			prev = n
-		}
-	}
-	b.front = ends
-}
-
-// placeholder reads what segment s renders for a field described by ph.
-func (b *langBuilder) placeholder(s *segment, ph phLang, delim byte) {
-	switch s.format {
-	case fmtPad, fmtUnix, fmtUnixMs, fmtRev:
-		for range s.width {
-			b.step(digitSet)
-		}
-		return
-	case fmtTime:
-		b.pattern(timeLayout)
-		return
-	case fmtDate:
-		b.pattern(dateLayout)
-		return
-	}
-	switch {
-	case ph.shards > 0:
-		if ph.shards < 10 {
-			b.step(rangeSet('1', byte('0'+ph.shards)))
-		} else {
-			b.decimal(false, true, len(strconv.Itoa(ph.shards)))
-		}
-	case ph.kind == kvInt:
-		b.decimal(delim != '-', false, 0)
-	case ph.kind == kvUint:
-		b.decimal(false, false, 0)
-	case ph.kind == kvTime:
-		b.pattern(timeLayout)
-	default:
-		set := plainSet(delim)
-		n := b.step(set)
-		b.edge(n, set, n)
-	}
-}
+// zeros is the layout of a fixed number of digits (at most 20: keys.go).
+const zeros = "00000000000000000000"
 
 // newKeyLang returns the language of template tm whose placeholders, in order,
 // are described by phs.
 func newKeyLang(tm *Template, phs []phLang) *keyLang {
-	b := &langBuilder{}
-	b.front = []int{b.state()}
+	segs := make([]keyshape.Seg, len(tm.segs))
 	pi := 0
 	for si := range tm.segs {
 		s := &tm.segs[si]
 		if s.name == "" {
-			for i := 0; i < len(s.literal); i++ {
-				b.step(byteOf(s.literal[i]))
-			}
+			segs[si] = keyshape.Seg{Literal: s.literal}
 			continue
 		}
-		b.placeholder(s, phs[pi], tm.delim)
+		ph := phs[pi]
 		pi++
+		seg := keyshape.Seg{Placeholder: true, Kind: shapeKind(ph.kind), Shards: ph.shards}
+		switch s.format {
+		case fmtPad, fmtUnix, fmtUnixMs, fmtRev:
+			seg.Layout = zeros[:s.width]
+		case fmtTime:
+			seg.Layout = timeLayout
+		case fmtDate:
+			seg.Layout = dateLayout
+		default:
+			if ph.shards == 0 && ph.kind == kvTime {
+				seg.Layout = timeLayout // a plain time renders as {t:time}
+			}
+		}
+		segs[si] = seg
 	}
-	for _, f := range b.front {
-		b.l.accept[f] = true
-	}
-	return &b.l
+	return keyshape.NewLang(segs, tm.delim)
 }
 
 // commonKey returns a key that both languages accept, the shortest there is, or
-// ok=false when none exists. It visits only the pairs of states reachable
-// together, so two long literal templates cost about their length.
-func commonKey(a, b *keyLang) (key string, ok bool) {
-	type pair struct{ a, b int }
-	type step struct {
-		from pair
-		c    byte
-	}
-	seen := map[pair]step{{}: {}}
-	queue := []pair{{}}
-	for len(queue) > 0 {
-		p := queue[0]
-		queue = queue[1:]
-		if a.accept[p.a] && b.accept[p.b] {
-			var out []byte
-			for q := p; q != (pair{}); q = seen[q].from {
-				out = append(out, seen[q].c)
-			}
-			slices.Reverse(out)
-			return string(out), true
-		}
-		for _, ea := range a.edges[p.a] {
-			for _, eb := range b.edges[p.b] {
-				on := ea.on.and(eb.on)
-				if on.empty() {
-					continue
-				}
-				if n := (pair{ea.to, eb.to}); !hasKey(seen, n) {
-					seen[n] = step{p, on.pick()}
-					queue = append(queue, n)
-				}
-			}
-		}
-	}
-	return "", false
-}
-
-func hasKey[K comparable, V any](m map[K]V, k K) bool {
-	_, ok := m[k]
-	return ok
-}
+// ok=false when none exists.
+func commonKey(a, b *keyLang) (key string, ok bool) { return keyshape.CommonKey(a, b) }
 
 // phLangs describes kt's placeholders for newKeyLang.
 func (info *entityInfo) phLangs(kt *keyTemplate) []phLang {

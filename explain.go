@@ -7,16 +7,17 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/singletable/singletable/internal/explain"
 )
 
 // Explain: the requests a call would send, recorded at the client boundary
-// instead of sent. Every table's client is wrapped in explainClient (NewTable),
+// instead of sent. Every table's client is wrapped in explain.Client (NewTable),
 // below the observer; a call whose context carries an Explain's recorder is
 // recorded there and answered as an empty table that accepts every write would
-// answer it, without reaching the table's client. The rendering of what was
-// recorded is in explain_render.go, the cost model in explain_cost.go.
+// answer it, without reaching the table's client. The client wrapper, the
+// rendering of what was recorded, its JSON and the cost model are in
+// internal/explain, which works on the SDK's inputs and on plain structs that
+// this file copies into the public types.
 
 // Explain runs fn with a context under which no table of this package sends
 // anything: each DynamoDB request a call made with that context would send is
@@ -115,8 +116,8 @@ type Request struct {
 	// InputErr says why Input is nil: the SDK's validation of the input.
 	InputErr string
 
-	size   []int // item sizes of the Puts, by action (explain_cost.go)
-	ixCost []float64
+	size   []int     // item sizes of the Puts, by action (the cost model's)
+	ixCost []float64 // the index write units of the Puts, by action
 }
 
 // Action is one item operation of a [Request], with its key and expressions
@@ -182,25 +183,34 @@ var errExplainWait = errors.New("singletable: Explain: the call would wait here 
 // explainRecorder collects one Explain's requests. Its methods are safe for
 // concurrent use.
 type explainRecorder struct {
-	mu    sync.Mutex // protects reqs, notes, done and dry
+	mu    sync.Mutex // protects reqs, notes, done and json
 	reqs  []Request
 	notes []string
 	done  bool
-	dry   *dynamodb.Client // writes inputs' JSON (explain_render.go), made on first use
+	json  explain.JSON // writes inputs' JSON
 }
 
 // add records the request of one call to t's client.
 func (r *explainRecorder) add(ctx context.Context, t *Table, api string, in any) {
 	entity, _ := ctx.Value(entityKey{}).(string)
-	req := t.describeRequest(api, in) // explain_render.go
+	req := explain.Describe(t.explainSchema(), api, in)
 	req.Entity = entity
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.done {
 		return
 	}
-	req.Input, req.InputErr = r.inputJSON(ctx, api, in)
-	r.reqs = append(r.reqs, req)
+	req.Input, req.InputErr = r.json.Input(ctx, api, in)
+	r.reqs = append(r.reqs, requestOf(&req))
+}
+
+// explainSchema is what describing t's requests reads of t.
+func (t *Table) explainSchema() *explain.Schema {
+	s := &explain.Schema{Table: t.name, Keys: t.baseKeyAttrs(), TypeAttr: t.opts.TypeAttribute, SchemaAttr: t.opts.SchemaAttribute}
+	for _, ix := range t.opts.Indexes {
+		s.Indexes = append(s.Indexes, explain.Index{Keys: ix.keyAttrNames(), Projection: ix.Projection, NonKey: ix.NonKeyAttributes})
+	}
+	return s
 }
 
 // wait notes that the call would wait (and try again) after the last request.
@@ -238,99 +248,89 @@ func (t *Table) refuseExplain(ctx context.Context, op string) error {
 	return fmt.Errorf("singletable: %s %s under Explain: table management is not explained, and nothing is sent; Table.Definition shows the CreateTable request: %w", op, t.name, ErrInvalidInput)
 }
 
-// explainClient is the table's client with calls under Explain recorded and
-// answered as by an empty table that accepts every write, not sent. Like
-// observedClient, it does not embed the client: a method added to ItemClient
-// without one here does not compile, rather than be sent under Explain.
-type explainClient struct {
-	c ItemClient
-	t *Table
+// recordExplained records a call to t's client made under Explain, and reports
+// whether it did: the table's client (explain.Client, NewTable) then answers it
+// as an empty table that accepts every write would, without sending it.
+func (t *Table) recordExplained(ctx context.Context, api string, in any) bool {
+	r := explaining(ctx)
+	if r == nil {
+		return false
+	}
+	r.add(ctx, t, api, in)
+	return true
 }
 
-var _ ItemClient = explainClient{}
+// explain.Client does not embed the client: a method added to ItemClient
+// without one there does not compile, rather than be sent under Explain.
+var _ ItemClient = explain.Client{}
 
-func (c explainClient) GetItem(ctx context.Context, in *dynamodb.GetItemInput, f ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
-	if r := explaining(ctx); r != nil {
-		r.add(ctx, c.t, "GetItem", in)
-		return &dynamodb.GetItemOutput{}, nil
-	}
-	return c.c.GetItem(ctx, in, f...)
+// String renders the explanation for a code review: each request with its
+// actions (keys, expressions as sent and resolved), its cost for items of up to
+// 1 KB where the request does not carry the item (see [Request.Cost]), and its
+// JSON; then the notes and the total. The same requests always render the same.
+func (x *Explanation) String() string {
+	return explain.Render(x.internal(), x.Notes)
 }
 
-func (c explainClient) PutItem(ctx context.Context, in *dynamodb.PutItemInput, f ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
-	if r := explaining(ctx); r != nil {
-		r.add(ctx, c.t, "PutItem", in)
-		return &dynamodb.PutItemOutput{}, nil
-	}
-	return c.c.PutItem(ctx, in, f...)
+// Cost is what a request consumes in capacity units: read (RCU) and write
+// (WCU) request units for on-demand tables are counted the same way.
+type Cost struct {
+	ReadUnits, WriteUnits float64
+	// Basis says how the figures were reckoned and what in them is an
+	// estimate: the assumed size of items the request does not carry, an item
+	// a Put replaces that may be larger than the new one, index writes.
+	Basis string
 }
 
-func (c explainClient) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, f ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
-	if r := explaining(ctx); r != nil {
-		r.add(ctx, c.t, "UpdateItem", in)
-		return &dynamodb.UpdateItemOutput{}, nil
-	}
-	return c.c.UpdateItem(ctx, in, f...)
+// String renders the cost and its basis.
+func (c Cost) String() string { return explain.Cost(c).String() }
+
+// Cost returns what the request consumes when each item it reads, updates or
+// deletes without carrying it is itemSize bytes (0: up to 1 KB); a Put counts its
+// own item. The figures are estimates where [Cost.Basis] says so.
+func (r Request) Cost(itemSize int) Cost {
+	x := r.internal()
+	return Cost(x.Cost(itemSize))
 }
 
-func (c explainClient) DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, f ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
-	if r := explaining(ctx); r != nil {
-		r.add(ctx, c.t, "DeleteItem", in)
-		return &dynamodb.DeleteItemOutput{}, nil
-	}
-	return c.c.DeleteItem(ctx, in, f...)
+// Cost returns the cost of every request, summed (see [Request.Cost]).
+func (x *Explanation) Cost(itemSize int) Cost {
+	return Cost(explain.Total(x.internal(), itemSize))
 }
 
-func (c explainClient) Query(ctx context.Context, in *dynamodb.QueryInput, f ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
-	if r := explaining(ctx); r != nil {
-		r.add(ctx, c.t, "Query", in)
-		return &dynamodb.QueryOutput{Items: []map[string]types.AttributeValue{}}, nil
+// internal copies x's requests for internal/explain.
+func (x *Explanation) internal() []explain.Request {
+	out := make([]explain.Request, len(x.Requests))
+	for i, r := range x.Requests {
+		out[i] = r.internal()
 	}
-	return c.c.Query(ctx, in, f...)
+	return out
 }
 
-func (c explainClient) Scan(ctx context.Context, in *dynamodb.ScanInput, f ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error) {
-	if r := explaining(ctx); r != nil {
-		r.add(ctx, c.t, "Scan", in)
-		return &dynamodb.ScanOutput{Items: []map[string]types.AttributeValue{}}, nil
+// internal copies r for internal/explain.
+func (r Request) internal() explain.Request {
+	x := explain.Request{API: r.API, Table: r.Table, Entity: r.Entity, Token: r.Token, Input: r.Input, InputErr: r.InputErr,
+		Size: r.size, IxCost: r.ixCost, Actions: make([]explain.Action, len(r.Actions))}
+	for i, a := range r.Actions {
+		x.Actions[i] = explain.Action{Op: a.Op, Key: a.Key, Index: a.Index,
+			KeyCondition: explain.Expression(a.KeyCondition), Filter: explain.Expression(a.Filter), Condition: explain.Expression(a.Condition),
+			Update: explain.Expression(a.Update), Projection: explain.Expression(a.Projection),
+			Consistent: a.Consistent, Descending: a.Descending, Limit: a.Limit, Select: a.Select, Segment: a.Segment, Segments: a.Segments,
+			Start: a.Start, Attributes: a.Attributes, Bytes: a.Bytes, ReturnValues: a.ReturnValues}
 	}
-	return c.c.Scan(ctx, in, f...)
+	return x
 }
 
-func (c explainClient) BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, f ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error) {
-	if r := explaining(ctx); r != nil {
-		r.add(ctx, c.t, "BatchGetItem", in)
-		out := &dynamodb.BatchGetItemOutput{Responses: map[string][]map[string]types.AttributeValue{}}
-		for table := range in.RequestItems {
-			out.Responses[table] = []map[string]types.AttributeValue{}
-		}
-		return out, nil
+// requestOf copies a request that internal/explain described into a Request.
+func requestOf(x *explain.Request) Request {
+	r := Request{API: x.API, Table: x.Table, Entity: x.Entity, Token: x.Token, Input: x.Input, InputErr: x.InputErr,
+		size: x.Size, ixCost: x.IxCost, Actions: make([]Action, len(x.Actions))}
+	for i, a := range x.Actions {
+		r.Actions[i] = Action{Op: a.Op, Key: a.Key, Index: a.Index,
+			KeyCondition: Expression(a.KeyCondition), Filter: Expression(a.Filter), Condition: Expression(a.Condition),
+			Update: Expression(a.Update), Projection: Expression(a.Projection),
+			Consistent: a.Consistent, Descending: a.Descending, Limit: a.Limit, Select: a.Select, Segment: a.Segment, Segments: a.Segments,
+			Start: a.Start, Attributes: a.Attributes, Bytes: a.Bytes, ReturnValues: a.ReturnValues}
 	}
-	return c.c.BatchGetItem(ctx, in, f...)
-}
-
-func (c explainClient) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, f ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
-	if r := explaining(ctx); r != nil {
-		r.add(ctx, c.t, "BatchWriteItem", in)
-		return &dynamodb.BatchWriteItemOutput{}, nil
-	}
-	return c.c.BatchWriteItem(ctx, in, f...)
-}
-
-func (c explainClient) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, f ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
-	if r := explaining(ctx); r != nil {
-		r.add(ctx, c.t, "TransactWriteItems", in)
-		return &dynamodb.TransactWriteItemsOutput{}, nil
-	}
-	return c.c.TransactWriteItems(ctx, in, f...)
-}
-
-func (c explainClient) TransactGetItems(ctx context.Context, in *dynamodb.TransactGetItemsInput, f ...func(*dynamodb.Options)) (*dynamodb.TransactGetItemsOutput, error) {
-	if r := explaining(ctx); r != nil {
-		r.add(ctx, c.t, "TransactGetItems", in)
-		// One response per item, none holding an item: what DynamoDB answers
-		// when none of the keys has an item.
-		return &dynamodb.TransactGetItemsOutput{Responses: make([]types.ItemResponse, len(in.TransactItems))}, nil
-	}
-	return c.c.TransactGetItems(ctx, in, f...)
+	return r
 }

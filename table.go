@@ -16,6 +16,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/singletable/singletable/internal/explain"
 )
 
 // Index describes a secondary index: its name and its key attribute names.
@@ -517,7 +519,7 @@ func NewTable(client ItemClient, name string, opts ...TableOption) (*Table, erro
 	}
 	// compat.go: errors of old DynamoDB Local releases name their cause;
 	// explain.go: calls under Explain are recorded, not sent.
-	t.client = compatClient{ItemClient: explainClient{c: client, t: t}}
+	t.client = compatClient{ItemClient: explain.Client{C: client, Record: t.recordExplained}}
 	if t.observing() {
 		t.client = observedClient{c: t.client, t: t} // observe.go
 	}

@@ -1,4 +1,4 @@
-package singletable
+package explain
 
 import (
 	"fmt"
@@ -31,23 +31,19 @@ import (
 //   - A fan-out (QueryShards, AllShards) sends one Query per shard; a paginated
 //     read one request per page; Explain shows the first page of each.
 
-// Cost is what a request consumes in capacity units: read (RCU) and write
-// (WCU) request units for on-demand tables are counted the same way.
+// Cost is what a request consumes in capacity units (the root package's Cost).
 type Cost struct {
 	ReadUnits, WriteUnits float64
-	// Basis says how the figures were reckoned and what in them is an
-	// estimate: the assumed size of items the request does not carry, an item
-	// a Put replaces that may be larger than the new one, index writes.
-	Basis string
+	Basis                 string
 }
 
 // String renders the cost and its basis.
 func (c Cost) String() string {
-	return c.total() + " (" + c.Basis + ")"
+	return c.Total() + " (" + c.Basis + ")"
 }
 
-// total renders the units alone.
-func (c Cost) total() string {
+// Total renders the units alone.
+func (c Cost) Total() string {
 	switch {
 	case c.ReadUnits > 0 && c.WriteUnits > 0:
 		return unitsText(c.WriteUnits, "WCU") + " + " + unitsText(c.ReadUnits, "RCU")
@@ -78,7 +74,7 @@ func blocks(n, block int) float64 {
 // Cost returns what the request consumes when each item it reads, updates or
 // deletes without carrying it is itemSize bytes (0: up to 1 KB); a Put counts its
 // own item. The figures are estimates where [Cost.Basis] says so.
-func (r Request) Cost(itemSize int) Cost {
+func (r *Request) Cost(itemSize int) Cost {
 	assumed := "items of up to 1 KB"
 	if itemSize <= 0 {
 		itemSize = writeBlock
@@ -125,15 +121,15 @@ func (r Request) Cost(itemSize int) Cost {
 }
 
 // writeUnits reckons the write units of a write request.
-func (r Request) writeUnits(itemSize int, assumed string) (float64, string) {
+func (r *Request) writeUnits(itemSize int, assumed string) (float64, string) {
 	n, puts, others := 0.0, false, false
 	for i, a := range r.Actions {
 		switch a.Op {
 		case "Put":
 			puts = true
 			size, ix := a.Bytes, 0.0
-			if i < len(r.size) {
-				size, ix = r.size[i], r.ixCost[i]
+			if i < len(r.Size) {
+				size, ix = r.Size[i], r.IxCost[i]
 			}
 			n += blocks(size, writeBlock) + ix
 		default:
@@ -155,15 +151,15 @@ func (r Request) writeUnits(itemSize int, assumed string) (float64, string) {
 	return n, basis
 }
 
-// Cost returns the cost of every request, summed (see [Request.Cost]).
-func (x *Explanation) Cost(itemSize int) Cost {
+// Total returns the cost of every request, summed (see [Request.Cost]).
+func Total(reqs []Request, itemSize int) Cost {
 	var c Cost
-	for _, r := range x.Requests {
-		rc := r.Cost(itemSize)
+	for i := range reqs {
+		rc := reqs[i].Cost(itemSize)
 		c.ReadUnits += rc.ReadUnits
 		c.WriteUnits += rc.WriteUnits
 	}
-	c.Basis = fmt.Sprintf("the sum of %d requests' costs", len(x.Requests))
+	c.Basis = fmt.Sprintf("the sum of %d requests' costs", len(reqs))
 	return c
 }
 
@@ -172,10 +168,10 @@ func (x *Explanation) Cost(itemSize int) Cost {
 // projects (ALL: the whole item; KEYS_ONLY: the table's and the index's keys;
 // INCLUDE: those and the attributes named, the type and schema attributes among
 // them).
-func (t *Table) indexWriteUnits(item map[string]types.AttributeValue) float64 {
+func (s *Schema) indexWriteUnits(item map[string]types.AttributeValue) float64 {
 	n := 0.0
-	for _, ix := range t.opts.Indexes {
-		keys := ix.keyAttrNames()
+	for _, ix := range s.Indexes {
+		keys := ix.Keys
 		holds := true
 		for _, k := range keys {
 			if _, ok := item[k]; k != "" && !ok {
@@ -190,9 +186,9 @@ func (t *Table) indexWriteUnits(item map[string]types.AttributeValue) float64 {
 			continue
 		}
 		proj := map[string]types.AttributeValue{}
-		names := append(append(t.baseKeyAttrs(), keys...), ix.NonKeyAttributes...)
+		names := append(append(append([]string(nil), s.Keys...), keys...), ix.NonKey...)
 		if ix.Projection == types.ProjectionTypeInclude {
-			names = append(names, t.opts.TypeAttribute, t.opts.SchemaAttribute)
+			names = append(names, s.TypeAttr, s.SchemaAttr)
 		}
 		for _, k := range names {
 			if av, ok := item[k]; ok {

@@ -35,6 +35,7 @@ type Client struct {
 
 var _ ItemClient = Client{}
 
+// GetItem records in when ctx is explaining and answers that no item is there; otherwise it calls C.
 func (c Client) GetItem(ctx context.Context, in *dynamodb.GetItemInput, f ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
 	if c.Record(ctx, "GetItem", in) {
 		return &dynamodb.GetItemOutput{}, nil
@@ -42,6 +43,7 @@ func (c Client) GetItem(ctx context.Context, in *dynamodb.GetItemInput, f ...fun
 	return c.C.GetItem(ctx, in, f...)
 }
 
+// PutItem records in when ctx is explaining and answers as if it was written; otherwise it calls C.
 func (c Client) PutItem(ctx context.Context, in *dynamodb.PutItemInput, f ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
 	if c.Record(ctx, "PutItem", in) {
 		return &dynamodb.PutItemOutput{}, nil
@@ -49,6 +51,7 @@ func (c Client) PutItem(ctx context.Context, in *dynamodb.PutItemInput, f ...fun
 	return c.C.PutItem(ctx, in, f...)
 }
 
+// UpdateItem records in when ctx is explaining and answers as if it was applied; otherwise it calls C.
 func (c Client) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, f ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
 	if c.Record(ctx, "UpdateItem", in) {
 		return &dynamodb.UpdateItemOutput{}, nil
@@ -56,6 +59,7 @@ func (c Client) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, f 
 	return c.C.UpdateItem(ctx, in, f...)
 }
 
+// DeleteItem records in when ctx is explaining and answers as if it was applied; otherwise it calls C.
 func (c Client) DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, f ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
 	if c.Record(ctx, "DeleteItem", in) {
 		return &dynamodb.DeleteItemOutput{}, nil
@@ -63,6 +67,7 @@ func (c Client) DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, f 
 	return c.C.DeleteItem(ctx, in, f...)
 }
 
+// Query records in when ctx is explaining and answers an empty page; otherwise it calls C.
 func (c Client) Query(ctx context.Context, in *dynamodb.QueryInput, f ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
 	if c.Record(ctx, "Query", in) {
 		return &dynamodb.QueryOutput{Items: []map[string]types.AttributeValue{}}, nil
@@ -70,6 +75,7 @@ func (c Client) Query(ctx context.Context, in *dynamodb.QueryInput, f ...func(*d
 	return c.C.Query(ctx, in, f...)
 }
 
+// Scan records in when ctx is explaining and answers an empty page; otherwise it calls C.
 func (c Client) Scan(ctx context.Context, in *dynamodb.ScanInput, f ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error) {
 	if c.Record(ctx, "Scan", in) {
 		return &dynamodb.ScanOutput{Items: []map[string]types.AttributeValue{}}, nil
@@ -77,6 +83,7 @@ func (c Client) Scan(ctx context.Context, in *dynamodb.ScanInput, f ...func(*dyn
 	return c.C.Scan(ctx, in, f...)
 }
 
+// BatchGetItem records in when ctx is explaining and answers no item for any table; otherwise it calls C.
 func (c Client) BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, f ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error) {
 	if c.Record(ctx, "BatchGetItem", in) {
 		out := &dynamodb.BatchGetItemOutput{Responses: map[string][]map[string]types.AttributeValue{}}
@@ -88,6 +95,7 @@ func (c Client) BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput
 	return c.C.BatchGetItem(ctx, in, f...)
 }
 
+// BatchWriteItem records in when ctx is explaining and answers every item processed; otherwise it calls C.
 func (c Client) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, f ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
 	if c.Record(ctx, "BatchWriteItem", in) {
 		return &dynamodb.BatchWriteItemOutput{}, nil
@@ -95,6 +103,7 @@ func (c Client) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemI
 	return c.C.BatchWriteItem(ctx, in, f...)
 }
 
+// TransactWriteItems records in when ctx is explaining and answers as if it was applied; otherwise it calls C.
 func (c Client) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, f ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
 	if c.Record(ctx, "TransactWriteItems", in) {
 		return &dynamodb.TransactWriteItemsOutput{}, nil
@@ -102,6 +111,7 @@ func (c Client) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWri
 	return c.C.TransactWriteItems(ctx, in, f...)
 }
 
+// TransactGetItems records in when ctx is explaining and answers no item for any key; otherwise it calls C.
 func (c Client) TransactGetItems(ctx context.Context, in *dynamodb.TransactGetItemsInput, f ...func(*dynamodb.Options)) (*dynamodb.TransactGetItemsOutput, error) {
 	if c.Record(ctx, "TransactGetItems", in) {
 		// One response per item, none holding an item: what DynamoDB answers

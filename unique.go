@@ -365,7 +365,7 @@ func (u *uniqueFeature) updateValues(p *writePlan) (map[string]types.AttributeVa
 		case opRemove:
 			next[c.attr] = nil
 		case opSet:
-			fv, err := convertValue(c.value, f.Type)
+			fv, err := codec.Convert(c.value, f.Type)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w: %w", info.attrName(f), ErrInvalidInput, err)
 			}

@@ -204,7 +204,7 @@ func (info *entityInfo) planUpdate(sv reflect.Value, opts []UpdateOption, env *p
 			return nil, err
 		}
 	}
-	w.update = strings.TrimSpace(joinUpdate(p.sets, p.removes, p.adds) + deleteClause(p.deletes))
+	w.update = expr.Update(p.sets, p.removes, p.adds, p.deletes)
 	w.paths, w.lists = p.paths, p.lists
 	w.resendable = p.resendable()
 	return w, p.condition(p.o.cond)

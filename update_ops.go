@@ -320,14 +320,6 @@ func (p *updatePlan) count(rp *docpath.Resolved, av types.AttributeValue) error 
 	return nil
 }
 
-// deleteClause is the DELETE clause of an update expression, "" without one.
-func deleteClause(dels []string) string {
-	if len(dels) == 0 {
-		return ""
-	}
-	return " DELETE " + strings.Join(dels, ", ")
-}
-
 // hint names, in DynamoDB's refusal of an update (a ValidationException), the
 // changes it was refused for, which only the server could check against the
 // stored item: an operand of another type than the change needs (Add to a string,

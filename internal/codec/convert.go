@@ -1,8 +1,11 @@
 package codec
 
 import (
+	"encoding"
 	"fmt"
 	"reflect"
+	"strconv"
+	"time"
 )
 
 // Convert turns a value given to an update (Set, Add, a path's value) into a
@@ -109,4 +112,84 @@ func Elems(lt reflect.Type, values []any) (reflect.Value, error) {
 		out.Index(i).Set(ev)
 	}
 	return out, nil
+}
+
+// ParseDefault parses text, a field's default= option, as a value of type t:
+// strings as they are, numbers and booleans as strconv parses them, times in
+// RFC 3339, and any type whose pointer implements encoding.TextUnmarshaler by
+// that.
+func ParseDefault(t reflect.Type, text string) (reflect.Value, error) {
+	v := reflect.New(t).Elem()
+	if reflect.PointerTo(t).Implements(textUnmarshalerType) && t != timeType {
+		if err := v.Addr().Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(text)); err != nil {
+			return v, err
+		}
+		return v, nil
+	}
+	var err error
+	switch {
+	case t == timeType:
+		var tm time.Time
+		if tm, err = time.Parse(time.RFC3339Nano, text); err == nil {
+			v.Set(reflect.ValueOf(tm))
+		}
+	case t.Kind() == reflect.String:
+		v.SetString(text)
+	case t.Kind() == reflect.Bool:
+		var b bool
+		if b, err = strconv.ParseBool(text); err == nil {
+			v.SetBool(b)
+		}
+	case v.CanInt():
+		var n int64
+		if n, err = strconv.ParseInt(text, 10, t.Bits()); err == nil {
+			v.SetInt(n)
+		}
+	case v.CanUint():
+		var n uint64
+		if n, err = strconv.ParseUint(text, 10, t.Bits()); err == nil {
+			v.SetUint(n)
+		}
+	case v.CanFloat():
+		var x float64
+		if x, err = strconv.ParseFloat(text, t.Bits()); err == nil {
+			v.SetFloat(x)
+		}
+	default:
+		return v, &unsupportedDefault{t}
+	}
+	if err != nil {
+		if ne, ok := err.(*strconv.NumError); ok {
+			err = ne.Err
+		}
+		return v, &badDefault{t: t, err: err}
+	}
+	return v, nil
+}
+
+type unsupportedDefault struct{ t reflect.Type }
+
+func (e *unsupportedDefault) Error() string {
+	return "a default is text, parsed for strings, numbers, booleans, times or encoding.TextUnmarshaler types, not " + e.t.String()
+}
+
+type badDefault struct {
+	t   reflect.Type
+	err error
+}
+
+func (e *badDefault) Error() string {
+	return "does not parse as " + e.t.String() + ": " + e.err.Error()
+}
+
+// SetThrough stores v in fv (a settable value of v's type, or of a pointer to
+// it: a new pointer to v then).
+func SetThrough(fv reflect.Value, v reflect.Value) {
+	if fv.Kind() == reflect.Pointer {
+		p := reflect.New(fv.Type().Elem())
+		p.Elem().Set(v)
+		fv.Set(p)
+		return
+	}
+	fv.Set(v)
 }

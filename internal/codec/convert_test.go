@@ -1,8 +1,10 @@
 package codec
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -70,4 +72,72 @@ func TestElems(t *testing.T) {
 	_, err = Elems(reflect.TypeFor[[]int8](), []any{1, 1000})
 	require.Error(t, err)
 	assert.Equal(t, "element 1: 1000 overflows int8", err.Error())
+}
+
+type level int
+
+func (l *level) UnmarshalText(b []byte) error {
+	switch string(b) {
+	case "low":
+		*l = 1
+	case "high":
+		*l = 2
+	default:
+		return fmt.Errorf("unknown level %q", b)
+	}
+	return nil
+}
+
+// TestParseDefault parses default= texts by type and names the type in its
+// errors.
+func TestParseDefault(t *testing.T) {
+	when := time.Date(2024, 5, 6, 7, 8, 9, 500, time.UTC)
+	for _, c := range []struct {
+		text string
+		to   reflect.Type
+		want any
+	}{
+		{"x y", reflect.TypeFor[named](), named("x y")},
+		{"true", reflect.TypeFor[bool](), true},
+		{"-7", reflect.TypeFor[int8](), int8(-7)},
+		{"200", reflect.TypeFor[uint8](), uint8(200)},
+		{"1.5", reflect.TypeFor[float32](), float32(1.5)},
+		{"2024-05-06T07:08:09.0000005Z", reflect.TypeFor[time.Time](), when},
+		{"high", reflect.TypeFor[level](), level(2)},
+	} {
+		v, err := ParseDefault(c.to, c.text)
+		require.NoError(t, err, c.text)
+		assert.Equal(t, c.want, v.Interface(), c.text)
+	}
+	for _, c := range []struct {
+		text string
+		to   reflect.Type
+		want string
+	}{
+		{"300", reflect.TypeFor[int8](), "does not parse as int8: value out of range"},
+		{"x", reflect.TypeFor[int](), "does not parse as int: invalid syntax"},
+		{"-1", reflect.TypeFor[uint](), "does not parse as uint: invalid syntax"},
+		{"yes!", reflect.TypeFor[bool](), "does not parse as bool: invalid syntax"},
+		{"2024-05-06", reflect.TypeFor[time.Time](), `does not parse as time.Time: parsing time "2024-05-06" as "2006-01-02T15:04:05.999999999Z07:00": cannot parse "" as "T"`},
+		{"mid", reflect.TypeFor[level](), `unknown level "mid"`},
+		{"[]", reflect.TypeFor[[]string](), "a default is text, parsed for strings, numbers, booleans, times or encoding.TextUnmarshaler types, not []string"},
+	} {
+		_, err := ParseDefault(c.to, c.text)
+		require.Error(t, err, c.text)
+		assert.Equal(t, c.want, err.Error())
+	}
+}
+
+// TestSetThrough sets a value, or a new pointer to it.
+func TestSetThrough(t *testing.T) {
+	var s struct {
+		N int
+		P *int
+	}
+	sv := reflect.ValueOf(&s).Elem()
+	SetThrough(sv.Field(0), reflect.ValueOf(3))
+	SetThrough(sv.Field(1), reflect.ValueOf(4))
+	assert.Equal(t, 3, s.N)
+	require.NotNil(t, s.P)
+	assert.Equal(t, 4, *s.P)
 }

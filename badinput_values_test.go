@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/singletable/singletable/internal/attrvalue"
+	"github.com/singletable/singletable/internal/keytmpl"
 )
 
 // Bad input: item values. The index of the bad-input tests is at the top of
@@ -54,7 +55,7 @@ func TestBadInputOversizedKeysAndItems(t *testing.T) {
 		{"partition key", biThing{Tenant: "t", ID: e2((MaxPartitionKeyBytes-len("T#t#"))/2) + "x", Kind: "k"}, "PK", "ID"},
 		{"sort key", biThing{Tenant: "t", ID: "i", Kind: e2((MaxSortKeyBytes-len("ITEM##000000"))/2) + "x"}, "SK", "Kind"},
 		{"index partition key", biThing{Tenant: "t", ID: "i", Kind: "k", At: t0, Group: e2((MaxPartitionKeyBytes-len("G#"))/2) + "x"}, "GSI1PK", "Group"},
-		{"index sort key", biThing{Tenant: "t", ID: strings.Repeat("i", MaxSortKeyBytes-len(timeLayout)), Kind: "k", At: t0, Group: "g"}, "GSI1SK", "ID"},
+		{"index sort key", biThing{Tenant: "t", ID: strings.Repeat("i", MaxSortKeyBytes-len(keytmpl.TimeLayout)), Kind: "k", At: t0, Group: "g"}, "GSI1SK", "ID"},
 	}
 	for _, c := range over {
 		t.Run(c.name, func(t *testing.T) {

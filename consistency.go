@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/singletable/singletable/internal/keytmpl"
 )
 
 // ConsistencyTimeoutError reports a wait that gave up. It matches
@@ -138,7 +140,7 @@ func (e *Entity[T]) indexLookup(index string, v T) (func(context.Context) (*T, e
 		if !complete {
 			unset := ""
 			for _, f := range skT.fields {
-				if keyValueOfField(f, sv).kind == kvMissing {
+				if keytmpl.ValueOfField(f, sv).Kind == keytmpl.KindMissing {
 					unset = ": " + fieldLabel(e.info.name, f) + " is unset"
 					break
 				}

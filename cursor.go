@@ -5,6 +5,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/singletable/singletable/internal/cursor"
+	"github.com/singletable/singletable/internal/keytmpl"
 )
 
 // Every cursor the package hands out or stores (a query's, a fan-out's, a sweep's
@@ -91,7 +92,7 @@ func (t *Table) readKeyValues(b []byte, attrs []string) (key map[string]types.At
 		if !ok || text == "" {
 			return nil, nil, false
 		}
-		if t.keyType(a) == types.ScalarAttributeTypeN && !isNumberText(text) {
+		if t.keyType(a) == types.ScalarAttributeTypeN && !keytmpl.IsNumberText(text) {
 			return nil, nil, false
 		}
 		key[a] = t.keyAV(a, text)
@@ -141,7 +142,7 @@ func (t *Table) decodeCursor(c string, pq *preparedQuery) (map[string]types.Attr
 	if pq.native != nil { // multiattr_query.go: every equality of the query
 		return start, pq.native.checkStart(start)
 	}
-	if got, _ := keyText(start[pq.index.PartitionKey]); got != pq.partition {
+	if got, _ := keytmpl.TextOf(start[pq.index.PartitionKey]); got != pq.partition {
 		return nil, fmt.Errorf("%w: it points into another partition", ErrInvalidCursor)
 	}
 	return start, nil

@@ -5,6 +5,8 @@ import (
 	"strconv"
 
 	"github.com/singletable/singletable/design"
+
+	"github.com/singletable/singletable/internal/keytmpl"
 )
 
 // The design of a table, built from its registered entities: what the package
@@ -70,7 +72,7 @@ func (t *Table) describeEntity(info *entityInfo) design.Entity {
 		e.Keys = append(e.Keys, k)
 	}
 	for _, f := range info.plan.Fields() {
-		e.Fields = append(e.Fields, design.Field{Name: f.Name, Kind: design.Kind(shapeKind(keyKindOf(derefType(f.Type))))})
+		e.Fields = append(e.Fields, design.Field{Name: f.Name, Kind: design.Kind(shapeKind(keytmpl.KindOf(derefType(f.Type))))})
 	}
 	if info.version != nil {
 		e.Version = info.version.Name

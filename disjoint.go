@@ -7,6 +7,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/singletable/singletable/internal/keyshape"
+	"github.com/singletable/singletable/internal/keytmpl"
 )
 
 // Disjoint primary keys. Two entities on one table must never render the same
@@ -20,7 +21,7 @@ import (
 // which also gives the shortest key both can render, for the error. This file
 // describes each template's segments to them and builds the error.
 //
-// What a placeholder renders (see Template.appendValueAt):
+// What a placeholder renders (see internal/keytmpl's Template.AppendValueAt):
 //
 //	string            one or more bytes, none the delimiter
 //	signed integer    0, or a non-zero digit then digits, maybe after '-' (never with
@@ -39,44 +40,44 @@ import (
 // phLang is what decides one placeholder's language besides its format: the kind
 // of its field, and for the shard field the number of shards (0 otherwise).
 type phLang struct {
-	kind   kvKind
+	kind   keytmpl.Kind
 	shards int
 }
 
 type keyLang = keyshape.Lang
 
-// zeros is the layout of a fixed number of digits (at most 20: keys.go).
+// zeros is the layout of a fixed number of digits (at most 20: internal/keytmpl).
 const zeros = "00000000000000000000"
 
 // newKeyLang returns the language of template tm whose placeholders, in order,
 // are described by phs.
 func newKeyLang(tm *Template, phs []phLang) *keyLang {
-	segs := make([]keyshape.Seg, len(tm.segs))
+	segs := make([]keyshape.Seg, len(tm.k.Segs))
 	pi := 0
-	for si := range tm.segs {
-		s := &tm.segs[si]
-		if s.name == "" {
-			segs[si] = keyshape.Seg{Literal: s.literal}
+	for si := range tm.k.Segs {
+		s := &tm.k.Segs[si]
+		if s.Name == "" {
+			segs[si] = keyshape.Seg{Literal: s.Literal}
 			continue
 		}
 		ph := phs[pi]
 		pi++
 		seg := keyshape.Seg{Placeholder: true, Kind: shapeKind(ph.kind), Shards: ph.shards}
-		switch s.format {
-		case fmtPad, fmtUnix, fmtUnixMs, fmtRev:
-			seg.Layout = zeros[:s.width]
-		case fmtTime:
-			seg.Layout = timeLayout
-		case fmtDate:
-			seg.Layout = dateLayout
+		switch s.Format {
+		case keytmpl.Pad, keytmpl.Unix, keytmpl.UnixMs, keytmpl.Rev:
+			seg.Layout = zeros[:s.Width]
+		case keytmpl.Time:
+			seg.Layout = keytmpl.TimeLayout
+		case keytmpl.Date:
+			seg.Layout = keytmpl.DateLayout
 		default:
-			if ph.shards == 0 && ph.kind == kvTime {
-				seg.Layout = timeLayout // a plain time renders as {t:time}
+			if ph.shards == 0 && ph.kind == keytmpl.KindTime {
+				seg.Layout = keytmpl.TimeLayout // a plain time renders as {t:time}
 			}
 		}
 		segs[si] = seg
 	}
-	return keyshape.NewLang(segs, tm.delim)
+	return keyshape.NewLang(segs, tm.k.Delim)
 }
 
 // commonKey returns a key that both languages accept, the shortest there is, or
@@ -87,9 +88,9 @@ func commonKey(a, b *keyLang) (key string, ok bool) { return keyshape.CommonKey(
 func (info *entityInfo) phLangs(kt *keyTemplate) []phLang {
 	out := make([]phLang, len(kt.fields))
 	for i, f := range kt.fields {
-		out[i].kind = keyKindOf(derefType(f.Type))
+		out[i].kind = keytmpl.KindOf(derefType(f.Type))
 		if kt.typ == types.ScalarAttributeTypeB {
-			out[i].kind = kvString // a binary key's bytes: any text, as far as colliding goes
+			out[i].kind = keytmpl.KindString // a binary key's bytes: any text, as far as colliding goes
 		}
 		if info.shard != nil && f == info.shard.field {
 			out[i].shards = info.shard.count

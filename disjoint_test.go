@@ -11,16 +11,18 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/singletable/singletable/internal/keytmpl"
 )
 
 var (
-	phS = phLang{kind: kvString}
-	phI = phLang{kind: kvInt}
-	phU = phLang{kind: kvUint}
-	phT = phLang{kind: kvTime}
+	phS = phLang{kind: keytmpl.KindString}
+	phI = phLang{kind: keytmpl.KindInt}
+	phU = phLang{kind: keytmpl.KindUint}
+	phT = phLang{kind: keytmpl.KindTime}
 )
 
-func phShard(n int) phLang { return phLang{kind: kvInt, shards: n} }
+func phShard(n int) phLang { return phLang{kind: keytmpl.KindInt, shards: n} }
 
 // side is one template of a pair, with what its placeholders hold.
 type side struct {
@@ -32,7 +34,7 @@ func sideLang(t testing.TB, s side, delim byte) (*Template, *keyLang) {
 	t.Helper()
 	tm, err := ParseTemplate(s.text, delim)
 	require.NoError(t, err, s.text)
-	require.Len(t, s.phs, len(tm.names), "%s: one phLang per placeholder", s.text)
+	require.Len(t, s.phs, len(tm.k.Names), "%s: one phLang per placeholder", s.text)
 	return tm, newKeyLang(tm, s.phs)
 }
 
@@ -44,25 +46,25 @@ func rendersAs(tm *Template, phs []phLang, key string) bool {
 		return false
 	}
 	vals := map[string]any{}
-	for i, name := range tm.names {
+	for i, name := range tm.k.Names {
 		v := raw[name]
 		s, isString := v.(string)
 		switch ph := phs[i]; {
 		case !isString: // a padded number or a time format, parsed already
-		case ph.kind == kvString:
-		case ph.kind == kvTime:
-			tv, err := time.Parse(timeLayout, s)
+		case ph.kind == keytmpl.KindString:
+		case ph.kind == keytmpl.KindTime:
+			tv, err := time.Parse(keytmpl.TimeLayout, s)
 			if err != nil {
 				return false
 			}
 			v = tv
-		case ph.kind == kvInt:
+		case ph.kind == keytmpl.KindInt:
 			n, err := strconv.ParseInt(s, 10, 64)
 			if err != nil || (ph.shards > 0 && (n < 1 || n > int64(ph.shards))) {
 				return false
 			}
 			v = n
-		case ph.kind == kvUint:
+		case ph.kind == keytmpl.KindUint:
 			n, err := strconv.ParseUint(s, 10, 64)
 			if err != nil {
 				return false
@@ -313,11 +315,11 @@ func TestCollidingKeysCannotOverwrite(t *testing.T) {
 // exactLangs reports whether newKeyLang is exact for tm: no time and no shard.
 func exactLangs(tm *Template, phs []phLang) bool {
 	pi := 0
-	for _, s := range tm.segs {
-		if s.name == "" {
+	for _, s := range tm.k.Segs {
+		if s.Name == "" {
 			continue
 		}
-		if s.format.isTime() || phs[pi].kind == kvTime || phs[pi].shards > 0 {
+		if s.Format.IsTime() || phs[pi].kind == keytmpl.KindTime || phs[pi].shards > 0 {
 			return false
 		}
 		pi++
@@ -328,10 +330,10 @@ func exactLangs(tm *Template, phs []phLang) bool {
 // fuzzPhLangs gives tm's placeholders kinds from the bytes of kinds, as far as
 // their formats allow.
 func fuzzPhLangs(tm *Template, kinds string) []phLang {
-	out := make([]phLang, 0, len(tm.names))
+	out := make([]phLang, 0, len(tm.k.Names))
 	pi := 0
-	for _, s := range tm.segs {
-		if s.name == "" {
+	for _, s := range tm.k.Segs {
+		if s.Name == "" {
 			continue
 		}
 		var k byte
@@ -340,9 +342,9 @@ func fuzzPhLangs(tm *Template, kinds string) []phLang {
 		}
 		pi++
 		switch {
-		case s.format == fmtPad:
+		case s.Format == keytmpl.Pad:
 			out = append(out, []phLang{phI, phU, phShard(int(k%20) + 1)}[k%3])
-		case s.format.isTime():
+		case s.Format.IsTime():
 			out = append(out, phT)
 		default:
 			out = append(out, []phLang{phS, phI, phU, phT, phShard(int(k/5%20) + 1)}[k%5])
@@ -377,19 +379,19 @@ func fuzzCandidates(ph phLang, texts []string, delim byte) []any {
 		for n := 1; n <= ph.shards && n <= 24; n++ {
 			add(strconv.Itoa(n), n)
 		}
-	case ph.kind == kvString:
+	case ph.kind == keytmpl.KindString:
 		for _, w := range words {
 			if w != "" && utf8.ValidString(w) && strings.IndexByte(w, delim) < 0 {
 				add(w, w)
 			}
 		}
-	case ph.kind == kvInt || ph.kind == kvUint:
+	case ph.kind == keytmpl.KindInt || ph.kind == keytmpl.KindUint:
 		for _, w := range append(words, "0", "7", "42", "99999", "12345", "1000000000") {
-			if n, err := strconv.ParseInt(w, 10, 64); err == nil && (ph.kind == kvInt || n >= 0) {
+			if n, err := strconv.ParseInt(w, 10, 64); err == nil && (ph.kind == keytmpl.KindInt || n >= 0) {
 				add(strconv.FormatInt(n, 10), n)
 			}
 		}
-	case ph.kind == kvTime:
+	case ph.kind == keytmpl.KindTime:
 		for _, tm := range []time.Time{time.Unix(0, 0), time.Date(2024, 5, 1, 9, 30, 0, 0, time.UTC), time.Date(2001, 9, 9, 1, 46, 40, 0, time.UTC)} {
 			add(tm.String(), tm)
 		}
@@ -403,7 +405,7 @@ func renderings(tm *Template, phs []phLang, texts []string) map[string]bool {
 	cands := make([][]any, len(phs))
 	total := 1
 	for i, ph := range phs {
-		cands[i] = fuzzCandidates(ph, texts, tm.delim)
+		cands[i] = fuzzCandidates(ph, texts, tm.k.Delim)
 		total *= max(len(cands[i]), 1)
 		if total > 5000 {
 			cands[i] = cands[i][:1]
@@ -420,7 +422,7 @@ func renderings(tm *Template, phs []phLang, texts []string) map[string]bool {
 			return
 		}
 		for _, v := range cands[i] {
-			vals[tm.names[i]] = v
+			vals[tm.k.Names[i]] = v
 			rec(i + 1)
 		}
 	}
@@ -443,7 +445,7 @@ func FuzzDisjointKeys(f *testing.F) {
 	f.Fuzz(func(t *testing.T, textA, textB, kindsA, kindsB string) {
 		ta, errA := ParseTemplate(textA, '#')
 		tb, errB := ParseTemplate(textB, '#')
-		if errA != nil || errB != nil || len(ta.names) > 3 || len(tb.names) > 3 || len(textA) > 64 || len(textB) > 64 {
+		if errA != nil || errB != nil || len(ta.k.Names) > 3 || len(tb.k.Names) > 3 || len(textA) > 64 || len(textB) > 64 {
 			return
 		}
 		pa, pb := fuzzPhLangs(ta, kindsA), fuzzPhLangs(tb, kindsB)

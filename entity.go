@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/singletable/singletable/internal/codec"
+	"github.com/singletable/singletable/internal/keytmpl"
 )
 
 // Entity is the typed access to one registered entity type T on a [Table]. Create it
@@ -365,10 +366,10 @@ func (e *Entity[T]) ParseKey(key map[string]string) (T, error) {
 }
 
 // setFromKey sets a field from the raw text of its placeholder.
-func setFromKey(f *codec.Field, sv reflect.Value, raw string, format keyFormat) error {
-	val, err := parseKeyValue(raw, format)
+func setFromKey(f *codec.Field, sv reflect.Value, raw string, format keytmpl.Format) error {
+	val, err := keytmpl.ParseValue(raw, format)
 	if err != nil {
-		return err
+		return keyError(err)
 	}
 	fv := sv.FieldByIndex(f.Index)
 	if fv.Kind() == reflect.Pointer {

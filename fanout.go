@@ -20,6 +20,7 @@ import (
 
 	"github.com/singletable/singletable/internal/codec"
 	"github.com/singletable/singletable/internal/cursor"
+	"github.com/singletable/singletable/internal/keytmpl"
 )
 
 // Fan-out reading: a query of every partition of a sharded entity (every shard,
@@ -40,7 +41,7 @@ func Days(attr string, from, to time.Time) ShardQueryOption {
 	return shardFunc(func(o *queryOptions) error {
 		f, t := from.UTC().Truncate(24*time.Hour), to.UTC().Truncate(24*time.Hour)
 		if t.Before(f) || t.Sub(f) > 366*24*time.Hour {
-			return fmt.Errorf("Days(%s, %s): want from <= to, at most a year apart: %w", f.Format(dateLayout), t.Format(dateLayout), ErrInvalidInput)
+			return fmt.Errorf("Days(%s, %s): want from <= to, at most a year apart: %w", f.Format(keytmpl.DateLayout), t.Format(keytmpl.DateLayout), ErrInvalidInput)
 		}
 		o.dayAttr, o.dayFrom, o.dayTo = attr, f, t
 		return nil
@@ -340,7 +341,7 @@ func (e *Entity[T]) fanoutDayField(o *queryOptions) (*codec.Field, error) {
 		return nil, nil
 	case dayField == nil:
 		return nil, fmt.Errorf("Days(%q): %s's partition key %s %q has no such placeholder%s: %w", o.dayAttr, info.name, pkT.attr, pkT.tmpl.String(), didYouMean(o.dayAttr, names), ErrInvalidInput)
-	case keyKindOf(derefType(dayField.Type)) != kvTime:
+	case keytmpl.KindOf(derefType(dayField.Type)) != keytmpl.KindTime:
 		return nil, fmt.Errorf("Days(%q): %s is a %s, not a time: %w", o.dayAttr, fieldLabel(info.name, dayField), dayField.Type, ErrInvalidInput)
 	}
 	return dayField, nil
@@ -680,7 +681,7 @@ func (t *Table) decodeFanoutCursor(c string, fq *fanoutQuery) error {
 				return fmt.Errorf("%w: truncated", ErrInvalidCursor)
 			}
 			rest = after
-			if got, _ := keyText(start[fq.index.PartitionKey]); got != s.pq.partition {
+			if got, _ := keytmpl.TextOf(start[fq.index.PartitionKey]); got != s.pq.partition {
 				return fmt.Errorf("%w: it points into another partition", ErrInvalidCursor)
 			}
 			s.start, s.pos = start, start

@@ -5,9 +5,10 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/singletable/singletable/internal/keytmpl"
 )
 
 // keyBenchOrder has a three-part key: two strings and a fixed-width time.
@@ -64,7 +65,7 @@ func BenchmarkKeyRender(b *testing.B) {
 			k := append(buf[:0], "ORDER#"...)
 			k = append(k, o.CustomerID...)
 			k = append(k, '#')
-			k = o.CreatedAt.UTC().AppendFormat(k, timeLayout)
+			k = o.CreatedAt.UTC().AppendFormat(k, keytmpl.TimeLayout)
 			k = append(k, '#')
 			k = append(k, o.OrderID...)
 			return string(k)
@@ -100,59 +101,7 @@ func BenchmarkKeyRender(b *testing.B) {
 	})
 }
 
-// TestAppendFixedTime checks the hand-written time formats against time.Time's
-// AppendFormat: every day from 0001-01-01 to 9999-12-31 at a varying time of day,
-// the ends of the range, and times in other zones.
-func TestAppendFixedTime(t *testing.T) {
-	check := func(tm time.Time) {
-		t.Helper()
-		sec := tm.Unix()
-		if got, want := string(appendFixedTime([]byte("x"), sec, tm.Nanosecond(), true)), "x"+tm.UTC().Format(timeLayout); got != want {
-			t.Fatalf("%v: time %q, want %q", tm, got, want)
-		}
-		if got, want := string(appendFixedTime(nil, sec, tm.Nanosecond(), false)), tm.UTC().Format(dateLayout); got != want {
-			t.Fatalf("%v: date %q, want %q", tm, got, want)
-		}
-	}
-	start := time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)
-	end := time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC)
-	if start.Unix() != minKeyUnix || end.Unix() != maxKeyUnix {
-		t.Fatalf("key time range %d-%d, want %d-%d", minKeyUnix, maxKeyUnix, start.Unix(), end.Unix())
-	}
-	check(start)
-	check(end)
-	i := 0
-	for d := start; d.Before(end); d = d.AddDate(0, 0, 1) {
-		i++
-		// A different second of the day and nanosecond each day.
-		check(d.Add(time.Duration(i*7919%86400)*time.Second + time.Duration(i*104729%1_000_000_000)))
-	}
-	zone := time.FixedZone("X", -11*3600-30*60)
-	for _, tm := range []time.Time{
-		time.Date(1970, 1, 1, 0, 0, 0, 0, zone), time.Date(1969, 12, 31, 23, 59, 59, 999999999, time.UTC),
-		time.Date(2000, 2, 29, 12, 0, 0, 1, zone), time.Date(1900, 3, 1, 0, 0, 0, 0, time.UTC),
-		time.Date(1, 1, 1, 11, 30, 0, 0, zone), time.Now(),
-	} {
-		check(tm)
-	}
-}
-
-func TestPlainPart(t *testing.T) {
-	for _, s := range []string{
-		"", "a", "cust-7d3f2a", "ord-2024-000981", "#", "a#", "#abcdefgh", "abcdefgh#", "abcdefg#h", "abcdefghijklmnop#",
-		"é", "abcdefghé", "abcdefghé#", "\xff", "abcdefgh\xff", "abc\x80defgh", "ab\x00cd", "\x7f\x7f\x7f\x7f\x7f\x7f\x7f\x7f#",
-		"########", "\"\"\"\"\"\"\"\"", "$$$$$$$$$$$$$$$$",
-	} {
-		for _, d := range []byte{'#', '|', '-', '"', '$'} {
-			want := utf8.ValidString(s) && !strings.Contains(s, string(d))
-			if got := plainPart(s, d); got != want {
-				t.Errorf("plainPart(%q, %q) = %v, want %v", s, d, got, want)
-			}
-		}
-	}
-}
-
-// keyDirectOrder has placeholders of every kind renderDirect reads by offset.
+// keyDirectOrder has placeholders of every kind keytmpl.Direct reads by offset.
 type keyDirectOrder struct {
 	_  struct{}  `Type:"KeyDirect" PK:"K#{s}#{i:08}#{u}#{i8}" SK:"{t:time}#{d:date}{x:unix}{r:rev}{ms:unixms}#{n}"`
 	S  string    `dynamodbav:"s"`
@@ -167,7 +116,7 @@ type keyDirectOrder struct {
 	N  int64     `dynamodbav:"n"`
 }
 
-// TestRenderDirect checks that reading inputs by offset (renderDirect) renders the
+// TestRenderDirect checks that reading inputs by offset (keytmpl.Direct) renders the
 // same keys, and the same errors, as reading them through reflect.
 func TestRenderDirect(t *testing.T) {
 	tbl, err := NewTable(dynamodb.New(dynamodb.Options{Region: "us-east-1"}), "bench")
@@ -215,9 +164,9 @@ func TestRenderDirect(t *testing.T) {
 		for _, kt := range []*keyTemplate{info.pk, info.sk} {
 			for _, prefix := range []bool{false, true} {
 				k, complete, err := kt.render(info, sv, prefix)
-				vals := make([]keyValue, len(kt.fields))
+				vals := make([]keytmpl.Value, len(kt.fields))
 				for j, f := range kt.fields {
-					vals[j] = keyValueOfField(f, sv)
+					vals[j] = keytmpl.ValueOfField(f, sv)
 				}
 				wk, wcomplete, werr := kt.renderValues(info, vals, nil, prefix)
 				if k != wk || complete != wcomplete || (err == nil) != (werr == nil) || err != nil && err.Error() != werr.Error() {

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/singletable/singletable/internal/keytmpl"
 )
 
 func TestParseTemplateErrors(t *testing.T) {
@@ -185,17 +187,17 @@ func TestExtract(t *testing.T) {
 func fuzzValues(tm *Template, s string, n int64, at int64) map[string]any {
 	vals := map[string]any{}
 	parts := strings.Split(s, "|")
-	for i, seg := range tm.segs {
-		if seg.name == "" {
+	for i, seg := range tm.k.Segs {
+		if seg.Name == "" {
 			continue
 		}
 		switch {
-		case seg.format == fmtPad:
-			vals[seg.name] = (n + int64(i)) & 0x7fffffff
-		case seg.format.isTime():
-			vals[seg.name] = time.Unix(0, at).Add(time.Duration(i) * time.Hour).UTC()
+		case seg.Format == keytmpl.Pad:
+			vals[seg.Name] = (n + int64(i)) & 0x7fffffff
+		case seg.Format.IsTime():
+			vals[seg.Name] = time.Unix(0, at).Add(time.Duration(i) * time.Hour).UTC()
 		default:
-			vals[seg.name] = parts[i%len(parts)]
+			vals[seg.Name] = parts[i%len(parts)]
 		}
 	}
 	return vals
@@ -252,20 +254,35 @@ func FuzzKeyInjective(f *testing.F) {
 		}
 		// Equal keys must come from equal parts: each value, in its format, is the same.
 		// (Formats like date are lossy on purpose; strings and integers are not.)
-		for _, seg := range tm.segs {
-			if seg.name == "" {
+		for _, seg := range tm.k.Segs {
+			if seg.Name == "" {
 				continue
 			}
-			va, _ := keyValueOf(a[seg.name])
-			vb, _ := keyValueOf(b[seg.name])
-			pa, _ := tm.appendValue(nil, seg, va)
-			pb, _ := tm.appendValue(nil, seg, vb)
+			va, _ := keytmpl.ValueOf(a[seg.Name])
+			vb, _ := keytmpl.ValueOf(b[seg.Name])
+			pa, _ := tm.k.AppendValue(nil, seg, va)
+			pb, _ := tm.k.AppendValue(nil, seg, vb)
 			if string(pa) != string(pb) {
 				t.Fatalf("%q: different parts %q and %q render the same key %q", text, pa, pb, ka)
 			}
-			if va.kind == kvString && va.s != vb.s {
-				t.Fatalf("%q: different strings %q and %q render the same key %q", text, va.s, vb.s, ka)
+			if va.Kind == keytmpl.KindString && va.S != vb.S {
+				t.Fatalf("%q: different strings %q and %q render the same key %q", text, va.S, vb.S, ka)
 			}
 		}
 	})
+}
+
+// TestKeyErrorOfKeytmpl checks that internal/keytmpl's errors become *KeyError
+// with the same text, matching ErrInvalidKey, and that other errors pass as they are.
+func TestKeyErrorOfKeytmpl(t *testing.T) {
+	for _, e := range []*keytmpl.Error{{Reason: "r"}, {Field: "f", Reason: "r"}} {
+		err := keyError(e)
+		var ke *KeyError
+		require.ErrorAs(t, err, &ke)
+		assert.Equal(t, e.Error(), err.Error())
+		assert.ErrorIs(t, err, ErrInvalidKey)
+	}
+	require.NoError(t, keyError(nil))
+	other := errors.New("other")
+	assert.Same(t, other, keyError(other))
 }

@@ -1,6 +1,9 @@
 package singletable
 
-import "github.com/singletable/singletable/internal/keyshape"
+import (
+	"github.com/singletable/singletable/internal/keyshape"
+	"github.com/singletable/singletable/internal/keytmpl"
+)
 
 // Bound key templates as parts (internal/keyshape), with the kind of each
 // placeholder's field: what the reserved-prefix check of registration
@@ -9,12 +12,12 @@ import "github.com/singletable/singletable/internal/keyshape"
 // shape splits a bound template into its parts.
 func (kt *keyTemplate) shape() *keyshape.Template {
 	kinds := make(map[string]keyshape.Kind, len(kt.fields))
-	for i, name := range kt.tmpl.names {
+	for i, name := range kt.tmpl.k.Names {
 		if i < len(kt.fields) {
-			kinds[name] = shapeKind(keyKindOf(derefType(kt.fields[i].Type)))
+			kinds[name] = shapeKind(keytmpl.KindOf(derefType(kt.fields[i].Type)))
 		}
 	}
-	return keyshape.Parse(kt.tmpl.text, kinds)
+	return keyshape.Parse(kt.tmpl.k.Text, kinds)
 }
 
 type overlap = keyshape.Overlap
@@ -27,15 +30,15 @@ func mayBeginWith(kt *keyTemplate, prefix string, delim byte) overlap {
 }
 
 // shapeKind names a placeholder input's kind.
-func shapeKind(k kvKind) keyshape.Kind {
+func shapeKind(k keytmpl.Kind) keyshape.Kind {
 	switch k {
-	case kvString:
+	case keytmpl.KindString:
 		return keyshape.String
-	case kvInt:
+	case keytmpl.KindInt:
 		return keyshape.Int
-	case kvUint:
+	case keytmpl.KindUint:
 		return keyshape.Uint
-	case kvTime:
+	case keytmpl.KindTime:
 		return keyshape.Time
 	}
 	return ""

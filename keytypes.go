@@ -2,13 +2,13 @@ package singletable
 
 import (
 	"fmt"
-	"math/big"
 	"reflect"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/singletable/singletable/internal/keytmpl"
 )
 
 // Key schemas beyond string keys, for tables that exist already: a key attribute
@@ -70,20 +70,6 @@ func (t *Table) keyAV(attr, text string) types.AttributeValue {
 	return &types.AttributeValueMemberS{Value: text}
 }
 
-// keyText returns the text of a key attribute value (a string, a number's
-// digits, a binary's bytes); ok is false for any other value.
-func keyText(av types.AttributeValue) (string, bool) {
-	switch v := av.(type) {
-	case *types.AttributeValueMemberS:
-		return v.Value, true
-	case *types.AttributeValueMemberN:
-		return v.Value, true
-	case *types.AttributeValueMemberB:
-		return string(v.Value), true
-	}
-	return "", false
-}
-
 // keyTextOf returns the text of key attribute attr in item, checking that it has
 // the attribute's type.
 func (t *Table) keyTextOf(item map[string]types.AttributeValue, attr string) (string, bool) {
@@ -104,7 +90,7 @@ func (t *Table) keyTextOf(item map[string]types.AttributeValue, attr string) (st
 	default:
 		return "", false
 	}
-	return keyText(av)
+	return keytmpl.TextOf(av)
 }
 
 // keyDisplay quotes a key value for messages: a binary's bytes in hex.
@@ -122,14 +108,14 @@ func (info *entityInfo) checkTypedTemplate(kt *keyTemplate) error {
 	if typ == types.ScalarAttributeTypeS {
 		return nil
 	}
-	segs := kt.tmpl.segs
-	if len(segs) != 1 || segs[0].name == "" || segs[0].format != fmtPlain {
+	segs := kt.tmpl.k.Segs
+	if len(segs) != 1 || segs[0].Name == "" || segs[0].Format != keytmpl.Plain {
 		return &EntityError{Entity: info.name, Field: kt.attr, Reason: kt.attr + " holds " + typeName(typ) + "s, so its template must be a single placeholder such as {id}, not " + strconv.Quote(kt.tmpl.String())}
 	}
 	f := kt.fields[0]
 	base := derefType(f.Type)
 	switch {
-	case typ == types.ScalarAttributeTypeN && (keyKindOf(base) == kvInt || keyKindOf(base) == kvUint):
+	case typ == types.ScalarAttributeTypeN && (keytmpl.KindOf(base) == keytmpl.KindInt || keytmpl.KindOf(base) == keytmpl.KindUint):
 	case typ == types.ScalarAttributeTypeB && isBytes(base):
 	default:
 		want := "an integer"
@@ -181,23 +167,6 @@ func (t *Table) keyOf(item map[string]types.AttributeValue) map[string]types.Att
 	return key
 }
 
-// isNumberText reports whether s is a number as DynamoDB takes it: an optional
-// sign, digits with at most one point, an optional exponent.
-func isNumberText(s string) bool {
-	if s == "" || len(s) > 64 {
-		return false
-	}
-	_, ok := new(big.Float).SetString(s)
-	return ok && !strings.ContainsAny(s, "xXpP_") && !strings.EqualFold(s, "inf") && !strings.EqualFold(strings.TrimLeft(s, "+-"), "inf") && !strings.EqualFold(strings.TrimLeft(s, "+-"), "infinity")
-}
-
-// compareNumberText compares two numbers given as text (isNumberText).
-func compareNumberText(a, b string) int {
-	x, _ := new(big.Float).SetString(a)
-	y, _ := new(big.Float).SetString(b)
-	return x.Cmp(y)
-}
-
 // typedKeyID is keyID for a table with a number or binary key, or without sort
 // key: the texts of the key attributes (a table's key attribute holds one type,
 // so texts tell keys apart).
@@ -242,7 +211,7 @@ func (t *Table) checkKeyText(attr, text string, maxBytes int) error {
 		return fmt.Errorf("a %s key value must be 1-%d bytes: %w", typeName(typ), maxBytes, ErrInvalidKey)
 	case typ == types.ScalarAttributeTypeS && !utf8.ValidString(text):
 		return fmt.Errorf("a string key value must be UTF-8: %w", ErrInvalidKey)
-	case typ == types.ScalarAttributeTypeN && !isNumberText(text):
+	case typ == types.ScalarAttributeTypeN && !keytmpl.IsNumberText(text):
 		return fmt.Errorf("%s holds numbers, and %q is not one: %w", attr, text, ErrInvalidKey)
 	}
 	return nil

@@ -12,6 +12,7 @@ import (
 
 	"github.com/singletable/singletable/internal/codec"
 	"github.com/singletable/singletable/internal/expr"
+	"github.com/singletable/singletable/internal/keytmpl"
 )
 
 // Queries of native indexes (multiattr.go), checked against DynamoDB's rules
@@ -57,7 +58,7 @@ func sameScalar(a, b types.AttributeValue) bool {
 		return ok && x.Value == y.Value
 	case *types.AttributeValueMemberN:
 		y, ok := b.(*types.AttributeValueMemberN)
-		return ok && compareNumberText(x.Value, y.Value) == 0
+		return ok && keytmpl.CompareNumberText(x.Value, y.Value) == 0
 	case *types.AttributeValueMemberB:
 		y, ok := b.(*types.AttributeValueMemberB)
 		return ok && bytes.Equal(x.Value, y.Value)
@@ -69,7 +70,7 @@ func sameScalar(a, b types.AttributeValue) bool {
 func compareScalar(a, b types.AttributeValue) int {
 	switch x := a.(type) {
 	case *types.AttributeValueMemberN:
-		return compareNumberText(x.Value, b.(*types.AttributeValueMemberN).Value)
+		return keytmpl.CompareNumberText(x.Value, b.(*types.AttributeValueMemberN).Value)
 	case *types.AttributeValueMemberB:
 		return bytes.Compare(x.Value, b.(*types.AttributeValueMemberB).Value)
 	}
@@ -78,7 +79,7 @@ func compareScalar(a, b types.AttributeValue) int {
 
 // scalarText is a key value's text for identities and messages.
 func scalarText(av types.AttributeValue) string {
-	s, _ := keyText(av)
+	s, _ := keytmpl.TextOf(av)
 	return s
 }
 

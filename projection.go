@@ -14,6 +14,7 @@ import (
 
 	"github.com/singletable/singletable/internal/codec"
 	"github.com/singletable/singletable/internal/expr"
+	"github.com/singletable/singletable/internal/keytmpl"
 )
 
 // Projections: reads of some attributes only (ProjectionExpression).
@@ -234,7 +235,7 @@ func (kt *keyTemplate) parseInto(info *entityInfo, text string, rv reflect.Value
 		}
 		return setBytesField(f, rv, text)
 	}
-	return kt.tmpl.extract(text, func(name, raw string, format keyFormat) error {
+	return kt.tmpl.extract(text, func(name, raw string, format keytmpl.Format) error {
 		if _, ok := skip[name]; ok {
 			return nil
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/singletable/singletable/internal/codec"
 	"github.com/singletable/singletable/internal/expr"
+	"github.com/singletable/singletable/internal/keytmpl"
 )
 
 // entityInfo is everything Register compiled about T, shared by all methods.
@@ -251,9 +252,9 @@ func (info *entityInfo) bind(templates map[string]string, attr, index string, pa
 		return nil, &EntityError{Entity: info.name, Field: attr, Reason: "", Err: err}
 	}
 	kt := &keyTemplate{attr: attr, index: index, partition: partition, tmpl: tmpl, maxBytes: maxBytes}
-	for si := range tmpl.segs {
-		seg := &tmpl.segs[si]
-		if seg.name == "" {
+	for si := range tmpl.k.Segs {
+		seg := &tmpl.k.Segs[si]
+		if seg.Name == "" {
 			continue
 		}
 		f, err := info.placeholderField(text, attr, seg, info.table.keyType(attr) == types.ScalarAttributeTypeB)
@@ -261,21 +262,21 @@ func (info *entityInfo) bind(templates map[string]string, attr, index string, pa
 			return nil, err
 		}
 		kt.fields = append(kt.fields, f)
-		kt.access = append(kt.access, keyAccessOf(f))
+		kt.access = append(kt.access, keytmpl.AccessOf(f))
 	}
 	if err := info.checkTypedTemplate(kt); err != nil { // keytypes.go
 		return nil, err
 	}
-	kt.compileDirect()
+	kt.direct = keytmpl.CompileDirect(&tmpl.k, kt.access, maxBytes)
 	return kt, nil
 }
 
 // placeholderField finds the field a placeholder names and checks that its type
 // fits the placeholder's format (a plain time placeholder takes the time format).
-func (info *entityInfo) placeholderField(text, attr string, seg *segment, binary bool) (*codec.Field, error) {
-	f, ok := info.plan.Field(seg.name)
+func (info *entityInfo) placeholderField(text, attr string, seg *keytmpl.Seg, binary bool) (*codec.Field, error) {
+	f, ok := info.plan.Field(seg.Name)
 	if !ok {
-		return nil, &EntityError{Entity: info.name, Field: attr, Reason: "template " + strconv.Quote(text) + " names {" + seg.name + "}, which is not a stored attribute of " + info.name + info.suggestAttr(seg.name)}
+		return nil, &EntityError{Entity: info.name, Field: attr, Reason: "template " + strconv.Quote(text) + " names {" + seg.Name + "}, which is not a stored attribute of " + info.name + info.suggestAttr(seg.Name)}
 	}
 	base := f.Type
 	if base.Kind() == reflect.Pointer {
@@ -284,16 +285,16 @@ func (info *entityInfo) placeholderField(text, attr string, seg *segment, binary
 	if binary && isBytes(base) {
 		return f, nil // a binary key's input: checkTypedTemplate checks the rest
 	}
-	kind := keyKindOf(base)
+	kind := keytmpl.KindOf(base)
 	switch {
-	case kind == kvMissing:
+	case kind == keytmpl.KindMissing:
 		return nil, &EntityError{Entity: info.name, Field: f.GoName, Reason: "type " + f.Type.String() + " cannot be part of a key (want a string, an integer or time.Time)"}
-	case seg.format == fmtPad && kind != kvInt && kind != kvUint:
-		return nil, &EntityError{Entity: info.name, Field: f.GoName, Reason: "{" + seg.name + ":0" + strconv.Itoa(seg.width) + "} pads integers, but the field is " + f.Type.String()}
-	case seg.format.isTime() && kind != kvTime:
-		return nil, &EntityError{Entity: info.name, Field: f.GoName, Reason: "{" + seg.name + ":" + formatName(seg.format) + "} needs a time.Time, but the field is " + f.Type.String()}
-	case seg.format == fmtPlain && kind == kvTime:
-		seg.format, seg.width = fmtTime, fmtTime.fixedWidth()
+	case seg.Format == keytmpl.Pad && kind != keytmpl.KindInt && kind != keytmpl.KindUint:
+		return nil, &EntityError{Entity: info.name, Field: f.GoName, Reason: "{" + seg.Name + ":0" + strconv.Itoa(seg.Width) + "} pads integers, but the field is " + f.Type.String()}
+	case seg.Format.IsTime() && kind != keytmpl.KindTime:
+		return nil, &EntityError{Entity: info.name, Field: f.GoName, Reason: "{" + seg.Name + ":" + seg.Format.Name() + "} needs a time.Time, but the field is " + f.Type.String()}
+	case seg.Format == keytmpl.Plain && kind == keytmpl.KindTime:
+		seg.Format, seg.Width = keytmpl.Time, keytmpl.Time.FixedWidth()
 	}
 	return f, nil
 }
@@ -384,8 +385,6 @@ func compileFeatures(info *entityInfo) {
 // attrName names a field for messages in both vocabularies: "createdAt
 // (Order.CreatedAt)".
 func (info *entityInfo) attrName(f *codec.Field) string { return fieldLabel(info.name, f) }
-
-// keyKindOf says how a field type renders into a key, or kvMissing if it cannot.
 
 // suggestAttr returns ` (did you mean "x"?)` naming the stored attribute of the
 // entity closest to name, or "" when none is close.

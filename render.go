@@ -7,12 +7,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
-	"unsafe"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/singletable/singletable/internal/codec"
+	"github.com/singletable/singletable/internal/keytmpl"
 )
 
 // keyTemplate is one key attribute's template bound to T's fields.
@@ -21,170 +20,13 @@ type keyTemplate struct {
 	index     string // "" for the base table
 	partition bool
 	tmpl      *Template
-	fields    []*codec.Field // per placeholder, in order
-	access    []keyAccess    // per placeholder: how to read its field
+	fields    []*codec.Field   // per placeholder, in order
+	access    []keytmpl.Access // per placeholder: how to read its field
 	maxBytes  int
 	typ       types.ScalarAttributeType // N or B for a number or binary key (keytypes.go); "" for a string
-	// When every placeholder's field can be read without reflect, direct holds
-	// the template as steps for renderDirect, and tail its closing literal text.
-	direct []directStep
-	tail   string
-	fixed  int // bytes of the key besides its string inputs, at most
-}
-
-// directStep is a placeholder preceded by literal text, for renderDirect.
-type directStep struct {
-	literal string
-	keyAccess
-	seg *segment
-}
-
-// keyAccess reads a placeholder's input straight from the struct's memory, as
-// internal/codec's fast paths do: the field's offset and its layout. Fields behind
-// pointers (their own or an embedded struct's) are read through reflect.
-type keyAccess struct {
-	off  uintptr
-	kind keyAccessKind
-}
-
-type keyAccessKind uint8
-
-const (
-	accReflect keyAccessKind = iota
-	accString
-	accInt8
-	accInt16
-	accInt32
-	accInt64
-	accUint8
-	accUint16
-	accUint32
-	accUint64
-	accTime
-)
-
-// keyAccessOf returns how to read field f, a valid key input (see keyKindOf).
-func keyAccessOf(f *codec.Field) keyAccess {
-	off, ok := f.Offset()
-	if !ok || f.OmitEmpty {
-		return keyAccess{} // omitempty inputs are missing when zero: see keyValueOfField
-	}
-	t := f.Type
-	if t == timeType {
-		return keyAccess{off, accTime}
-	}
-	var sized [4]keyAccessKind
-	switch t.Kind() {
-	case reflect.String:
-		return keyAccess{off, accString}
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		sized = [4]keyAccessKind{accInt8, accInt16, accInt32, accInt64}
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		sized = [4]keyAccessKind{accUint8, accUint16, accUint32, accUint64}
-	default:
-		return keyAccess{}
-	}
-	switch t.Size() {
-	case 1:
-		return keyAccess{off, sized[0]}
-	case 2:
-		return keyAccess{off, sized[1]}
-	case 4:
-		return keyAccess{off, sized[2]}
-	case 8:
-		return keyAccess{off, sized[3]}
-	}
-	return keyAccess{}
-}
-
-// readInto sets v, a zero keyValue, to the input at base+off, as keyValueOfField
-// would from the field (left zero: missing).
-func (a *keyAccess) readInto(base unsafe.Pointer, v *keyValue) {
-	p := unsafe.Add(base, a.off)
-	switch a.kind {
-	case accString:
-		if s := *(*string)(p); s != "" {
-			v.kind, v.s = kvString, s
-		}
-	case accInt8:
-		v.kind, v.i = kvInt, int64(*(*int8)(p))
-	case accInt16:
-		v.kind, v.i = kvInt, int64(*(*int16)(p))
-	case accInt32:
-		v.kind, v.i = kvInt, int64(*(*int32)(p))
-	case accInt64:
-		v.kind, v.i = kvInt, *(*int64)(p)
-	case accUint8:
-		v.kind, v.u = kvUint, uint64(*(*uint8)(p))
-	case accUint16:
-		v.kind, v.u = kvUint, uint64(*(*uint16)(p))
-	case accUint32:
-		v.kind, v.u = kvUint, uint64(*(*uint32)(p))
-	case accUint64:
-		v.kind, v.u = kvUint, *(*uint64)(p)
-	case accTime:
-		if tm := (*time.Time)(p); !tm.IsZero() {
-			v.kind, v.t = kvTime, *tm
-		}
-	}
-}
-
-func keyKindOf(t reflect.Type) kvKind {
-	if t == timeType {
-		return kvTime
-	}
-	switch t.Kind() {
-	case reflect.String:
-		return kvString
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return kvInt
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return kvUint
-	}
-	return kvMissing
-}
-
-// keyValueOfField reads a placeholder's input from a struct field. "" strings, nil
-// pointers and zero times are missing; numbers are always present.
-//
-// One rule for every write: an input is present only if the item stores it, so a
-// number of an omitempty field that is 0 (which Put leaves out of the item, and
-// Update(Set(attr, 0)) removes) is missing too, and its index leaves the item.
-func keyValueOfField(f *codec.Field, sv reflect.Value) keyValue {
-	fv, ok := f.ValueOf(sv)
-	if !ok || f.OmitEmpty && f.IsZero(fv) {
-		return keyValue{}
-	}
-	return keyValueOfReflect(fv)
-}
-
-func keyValueOfReflect(fv reflect.Value) keyValue {
-	if fv.Kind() == reflect.Pointer {
-		if fv.IsNil() {
-			return keyValue{}
-		}
-		fv = fv.Elem()
-	}
-	switch fv.Kind() {
-	case reflect.String:
-		if fv.Len() == 0 {
-			return keyValue{}
-		}
-		return keyValue{kind: kvString, s: fv.String()}
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return keyValue{kind: kvInt, i: fv.Int()}
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return keyValue{kind: kvUint, u: fv.Uint()}
-	case reflect.Struct:
-		if tm, ok := reflect.TypeAssert[time.Time](fv); ok && !tm.IsZero() {
-			return keyValue{kind: kvTime, t: tm}
-		}
-	case reflect.Slice:
-		if fv.Type().Elem().Kind() == reflect.Uint8 && fv.Len() > 0 { // a binary key's input (keytypes.go)
-			return keyValue{kind: kvBytes, s: string(fv.Bytes())}
-		}
-	}
-	return keyValue{}
+	// direct renders the key by offset when every placeholder's field can be
+	// read without reflect; nil otherwise.
+	direct *keytmpl.Direct
 }
 
 // render renders the key from a struct value. With prefix set, it stops at the
@@ -194,126 +36,44 @@ func (kt *keyTemplate) render(info *entityInfo, sv reflect.Value, prefix bool) (
 	// Inputs are read by offset from an addressable T, through reflect otherwise.
 	direct := sv.CanAddr() && sv.Type() == info.goType
 	if direct && kt.direct != nil {
-		if k, ok := kt.renderDirect(sv.Addr().UnsafePointer()); ok {
+		if k, ok := kt.direct.Render(sv.Addr().UnsafePointer()); ok {
 			return k, true, nil
 		}
 	}
-	var inline [4]keyValue
+	var inline [4]keytmpl.Value
 	n := len(kt.fields)
-	var vals []keyValue
+	var vals []keytmpl.Value
 	if n <= len(inline) {
 		vals = inline[:n]
 	} else {
-		vals = make([]keyValue, n)
+		vals = make([]keytmpl.Value, n)
 	}
 	if direct {
 		base := sv.Addr().UnsafePointer()
 		for i := range vals {
-			if a := &kt.access[i]; a.kind != accReflect {
-				a.readInto(base, &vals[i])
+			if a := &kt.access[i]; a.ByOffset() {
+				a.ReadInto(base, &vals[i])
 			} else {
-				vals[i] = keyValueOfField(kt.fields[i], sv)
+				vals[i] = keytmpl.ValueOfField(kt.fields[i], sv)
 			}
 		}
 	} else {
 		for i, f := range kt.fields {
-			vals[i] = keyValueOfField(f, sv)
+			vals[i] = keytmpl.ValueOfField(f, sv)
 		}
 	}
 	return kt.renderValues(info, vals, nil, prefix)
 }
 
-// compileDirect sets direct, tail and fixed when every input can be read by offset.
-func (kt *keyTemplate) compileDirect() {
-	var steps []directStep
-	lit, pi := "", 0
-	fixed := 0
-	for si := range kt.tmpl.segs {
-		seg := &kt.tmpl.segs[si]
-		fixed += len(seg.literal)
-		if seg.name == "" {
-			lit += seg.literal
-			continue
-		}
-		a := kt.access[pi]
-		pi++
-		switch a.kind {
-		case accReflect:
-			return
-		case accString:
-		case accTime:
-			fixed += len(timeLayout)
-		default:
-			fixed += max(20, seg.width)
-		}
-		steps = append(steps, directStep{literal: lit, keyAccess: a, seg: seg})
-		lit = ""
-	}
-	kt.direct, kt.tail, kt.fixed = steps, lit, fixed
-	if steps == nil {
-		kt.direct = []directStep{} // a template without placeholders
-	}
-}
-
-// renderDirect renders the whole key from the struct at base, reading every input
-// by its offset, into one allocation of about the key's length. It reports false,
-// having rendered nothing, when an input is missing or cannot be rendered, or the
-// key is too long: the general path then says why, or renders the prefix.
-func (kt *keyTemplate) renderDirect(base unsafe.Pointer) (string, bool) {
-	size := kt.fixed
-	for i := range kt.direct {
-		if st := &kt.direct[i]; st.kind == accString {
-			size += len(*(*string)(unsafe.Add(base, st.off)))
-		}
-	}
-	b := make([]byte, 0, size)
-	delim := kt.tmpl.delim
-	for i := range kt.direct {
-		st := &kt.direct[i]
-		b = append(b, st.literal...)
-		p := unsafe.Add(base, st.off)
-		switch format := st.seg.format; {
-		case st.kind == accString && format == fmtPlain:
-			v := *(*string)(p)
-			if v == "" || !plainPart(v, delim) {
-				return "", false
-			}
-			b = append(b, v...)
-		case st.kind == accTime && (format == fmtTime || format == fmtDate):
-			tm := (*time.Time)(p)
-			sec := tm.Unix()
-			if tm.IsZero() || sec < minKeyUnix || sec > maxKeyUnix {
-				return "", false
-			}
-			b = appendFixedTime(b, sec, tm.Nanosecond(), format == fmtTime)
-		default:
-			var v keyValue
-			st.readInto(base, &v)
-			if v.kind == kvMissing {
-				return "", false
-			}
-			var err error
-			if b, err = kt.tmpl.appendValueAt(b, st.seg, &v); err != nil {
-				return "", false
-			}
-		}
-	}
-	b = append(b, kt.tail...)
-	if len(b) > kt.maxBytes {
-		return "", false
-	}
-	return unsafe.String(unsafe.SliceData(b), len(b)), true
-}
-
 // renderWith is render asking get for the input of the i-th placeholder. Inputs are
 // asked for in order, up to the first missing one.
-func (kt *keyTemplate) renderWith(info *entityInfo, get func(i int) keyValue, prefix bool) (string, bool, error) {
-	var inline [4]keyValue
+func (kt *keyTemplate) renderWith(info *entityInfo, get func(i int) keytmpl.Value, prefix bool) (string, bool, error) {
+	var inline [4]keytmpl.Value
 	vals := inline[:0]
 	for i := range kt.fields {
 		v := get(i)
 		vals = append(vals, v)
-		if v.kind == kvMissing {
+		if v.Kind == keytmpl.KindMissing {
 			break // rendering stops here
 		}
 	}
@@ -322,16 +82,13 @@ func (kt *keyTemplate) renderWith(info *entityInfo, get func(i int) keyValue, pr
 
 // renderValues renders the key from the inputs of its placeholders, in order; vals
 // may end at the first missing one, and get then gives the others.
-func (kt *keyTemplate) renderValues(info *entityInfo, vals []keyValue, get func(i int) keyValue, prefix bool) (string, bool, error) {
+func (kt *keyTemplate) renderValues(info *entityInfo, vals []keytmpl.Value, get func(i int) keytmpl.Value, prefix bool) (string, bool, error) {
 	var buf [256]byte
-	b, complete, err := kt.tmpl.appendKey(buf[:0], vals, prefix)
+	b, complete, err := kt.tmpl.k.AppendKey(buf[:0], vals, prefix)
 	if err != nil {
-		var ke *KeyError
+		var ke *keytmpl.Error
 		if errors.As(err, &ke) {
-			out := *ke
-			out.Entity, out.Attribute = info.name, kt.attr
-			out.Field = kt.goName(ke.Field)
-			return "", false, &out
+			return "", false, &KeyError{Entity: info.name, Attribute: kt.attr, Field: kt.goName(ke.Field), Reason: ke.Reason}
 		}
 		return "", false, err
 	}
@@ -340,14 +97,14 @@ func (kt *keyTemplate) renderValues(info *entityInfo, vals []keyValue, get func(
 		// Blame the longest input: numbers and times have a fixed width.
 		longest := 0
 		for i, f := range kt.fields {
-			var v keyValue
+			var v keytmpl.Value
 			if i < len(vals) {
 				v = vals[i]
 			} else if get != nil {
 				v = get(i)
 			}
-			if v.kind == kvString && len(v.s) > longest {
-				longest, ke.Field = len(v.s), f.GoName
+			if v.Kind == keytmpl.KindString && len(v.S) > longest {
+				longest, ke.Field = len(v.S), f.GoName
 			}
 		}
 		if ke.Field != "" {

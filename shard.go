@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/singletable/singletable/internal/codec"
+	"github.com/singletable/singletable/internal/keytmpl"
 )
 
 // Write sharding spreads one hot partition over N: its partition key template holds
@@ -141,17 +142,17 @@ func (sp *shardPlan) hashShard(sv reflect.Value) int {
 	h := fnv.New64a()
 	var buf []byte
 	for _, f := range sp.by {
-		v := keyValueOfField(f, sv)
-		buf = append(buf[:0], byte(v.kind))
-		switch v.kind {
-		case kvString:
-			buf = append(buf, v.s...)
-		case kvInt:
-			buf = strconv.AppendInt(buf, v.i, 10)
-		case kvUint:
-			buf = strconv.AppendUint(buf, v.u, 10)
-		case kvTime:
-			buf = v.t.UTC().AppendFormat(buf, timeLayout)
+		v := keytmpl.ValueOfField(f, sv)
+		buf = append(buf[:0], byte(v.Kind))
+		switch v.Kind {
+		case keytmpl.KindString:
+			buf = append(buf, v.S...)
+		case keytmpl.KindInt:
+			buf = strconv.AppendInt(buf, v.I, 10)
+		case keytmpl.KindUint:
+			buf = strconv.AppendUint(buf, v.U, 10)
+		case keytmpl.KindTime:
+			buf = v.T.UTC().AppendFormat(buf, keytmpl.TimeLayout)
 		}
 		buf = append(buf, 0)
 		h.Write(buf)

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/singletable/singletable/internal/fault"
+	"github.com/singletable/singletable/internal/keytmpl"
 	"github.com/singletable/singletable/internal/localtest"
 )
 
@@ -54,7 +55,7 @@ func makeEvents(n int, days int) []sEvent {
 func eventKeys(es []sEvent) []string {
 	out := make([]string, len(es))
 	for i, e := range es {
-		out[i] = e.At.UTC().Format(timeLayout) + "#" + e.EventID
+		out[i] = e.At.UTC().Format(keytmpl.TimeLayout) + "#" + e.EventID
 	}
 	return out
 }

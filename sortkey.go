@@ -10,6 +10,7 @@ import (
 
 	"github.com/singletable/singletable/internal/codec"
 	"github.com/singletable/singletable/internal/expr"
+	"github.com/singletable/singletable/internal/keytmpl"
 )
 
 // Sort key conditions: the SK options, their typed forms (SK[T]), and the default
@@ -169,17 +170,17 @@ func (k skCondition) numeric() bool { return k.typ == types.ScalarAttributeTypeN
 // them: numbers by value, strings and binary byte by byte.
 func (k skCondition) greater(a, b string) bool {
 	if k.numeric() {
-		return compareNumberText(a, b) > 0
+		return keytmpl.CompareNumberText(a, b) > 0
 	}
 	return a > b
 }
 
 // sortInput is a placeholder's input in a sort key condition or a query's key
 // value: as for any key, except that a zero number is unset.
-func sortInput(f *codec.Field, sv reflect.Value) keyValue {
-	v := keyValueOfField(f, sv)
-	if (v.kind == kvInt && v.i == 0) || (v.kind == kvUint && v.u == 0) {
-		return keyValue{}
+func sortInput(f *codec.Field, sv reflect.Value) keytmpl.Value {
+	v := keytmpl.ValueOfField(f, sv)
+	if (v.Kind == keytmpl.KindInt && v.I == 0) || (v.Kind == keytmpl.KindUint && v.U == 0) {
+		return keytmpl.Value{}
 	}
 	return v
 }
@@ -198,7 +199,7 @@ func (k skCondition) narrowed(sv reflect.Value) (*skCond, error) {
 	}
 	own := false
 	for _, f := range k.tmpl.fields {
-		if sortInput(f, sv).kind == kvMissing {
+		if sortInput(f, sv).Kind == keytmpl.KindMissing {
 			break
 		}
 		own = own || !k.pk.hasField(f)
@@ -206,7 +207,7 @@ func (k skCondition) narrowed(sv reflect.Value) (*skCond, error) {
 	if !own {
 		return nil, nil
 	}
-	s, complete, err := k.tmpl.renderWith(k.info, func(i int) keyValue { return sortInput(k.tmpl.fields[i], sv) }, true)
+	s, complete, err := k.tmpl.renderWith(k.info, func(i int) keytmpl.Value { return sortInput(k.tmpl.fields[i], sv) }, true)
 	if err != nil {
 		return nil, err
 	}
@@ -303,9 +304,9 @@ func (k skCondition) render(v any, op skOp, upper bool) (string, error) {
 	}
 	skT := k.tmpl
 	missing := -1
-	s, complete, err := skT.renderWith(k.info, func(i int) keyValue {
+	s, complete, err := skT.renderWith(k.info, func(i int) keytmpl.Value {
 		v := sortInput(skT.fields[i], sv)
-		if v.kind == kvMissing && missing < 0 {
+		if v.Kind == keytmpl.KindMissing && missing < 0 {
 			missing = i
 		}
 		return v
@@ -330,7 +331,7 @@ func (k skCondition) render(v any, op skOp, upper bool) (string, error) {
 // entity's items.
 func (k skCondition) text(s string, op skOp) (string, error) {
 	switch {
-	case k.typ == types.ScalarAttributeTypeN && !isNumberText(s):
+	case k.typ == types.ScalarAttributeTypeN && !keytmpl.IsNumberText(s):
 		return "", fmt.Errorf("singletable: Query %s: %s(%q): %s holds numbers, and this is not one: %w", k.what, skFuncNames[op], s, k.attr, ErrInvalidKey)
 	case s == "" || len(s) > MaxSortKeyBytes || k.typ != types.ScalarAttributeTypeB && !utf8.ValidString(s):
 		return "", fmt.Errorf("singletable: Query %s: %s(%q): a sort key value must be 1-%d bytes of UTF-8: %w", k.what, skFuncNames[op], s, MaxSortKeyBytes, ErrInvalidKey)

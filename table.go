@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/singletable/singletable/internal/explain"
+	"github.com/singletable/singletable/internal/keytmpl"
 )
 
 // Index describes a secondary index: its name and its key attribute names.
@@ -500,7 +501,7 @@ func NewTable(client ItemClient, name string, opts ...TableOption) (*Table, erro
 		}
 	}
 	o.fillDefaults()
-	if err := checkDelimiter(o.Delimiter); err != nil {
+	if err := keyError(keytmpl.CheckDelimiter(o.Delimiter)); err != nil {
 		return nil, fmt.Errorf("singletable: NewTable %q: %w", name, err)
 	}
 	traits := clientTraits(&o, client) // client.go

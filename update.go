@@ -14,6 +14,7 @@ import (
 	"github.com/singletable/singletable/internal/codec"
 	"github.com/singletable/singletable/internal/docpath"
 	"github.com/singletable/singletable/internal/expr"
+	"github.com/singletable/singletable/internal/keytmpl"
 )
 
 type changeOp uint8
@@ -283,7 +284,7 @@ func (p *updatePlan) changes() error {
 			p.newValues[c.attr] = nil
 		default:
 			p.sets = append(p.sets, name+" = "+w.b.Value(av))
-			if keyValueOfReflect(fv).kind == kvMissing {
+			if keytmpl.ValueOfReflect(fv).Kind == keytmpl.KindMissing {
 				p.newValues[c.attr] = nil
 			} else {
 				p.newValues[c.attr] = &fv
@@ -381,13 +382,13 @@ func (p *updatePlan) indexKey(index string, pair [2]*keyTemplate) error {
 	var missing []*codec.Field
 	untouched := map[*codec.Field]bool{}
 	vals, complete, err := info.renderIndex(pair, func(kt *keyTemplate) (string, bool, error) {
-		return kt.renderWith(info, func(i int) keyValue {
+		return kt.renderWith(info, func(i int) keytmpl.Value {
 			f := kt.fields[i]
 			if nv, changed := p.newValues[f.Name]; changed {
-				return keyValueOfReflect(*nv)
+				return keytmpl.ValueOfReflect(*nv)
 			}
-			v := keyValueOfField(f, p.sv)
-			if v.kind == kvMissing {
+			v := keytmpl.ValueOfField(f, p.sv)
+			if v.Kind == keytmpl.KindMissing {
 				needed = append(needed, info.attrName(f))
 				missing = append(missing, f)
 			} else {
@@ -517,14 +518,14 @@ func (p *updatePlan) absentKeys(a attrSet) error {
 			continue
 		}
 		vals, complete, err := info.renderIndex(pair, func(kt *keyTemplate) (string, bool, error) {
-			return kt.renderWith(info, func(i int) keyValue {
+			return kt.renderWith(info, func(i int) keytmpl.Value {
 				if f := kt.fields[i]; f != a.f {
-					return keyValueOfField(f, p.sv)
+					return keytmpl.ValueOfField(f, p.sv)
 				}
 				if a.f.OmitEmpty && a.f.IsZero(a.fv) {
-					return keyValue{}
+					return keytmpl.Value{}
 				}
-				return keyValueOfReflect(a.fv)
+				return keytmpl.ValueOfReflect(a.fv)
 			}, true)
 		})
 		if err != nil {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/singletable/singletable/internal/codec"
 	"github.com/singletable/singletable/internal/cursor"
+	"github.com/singletable/singletable/internal/wrap"
 )
 
 // Fan-out reading: a query of every partition of a sharded entity (every shard,
@@ -105,7 +106,7 @@ func (s *shardStream) fetch(ctx context.Context, t *Table, what string, limit in
 	}
 	ctx, end := t.StartSpan(ctx, Span{Kind: SpanShard, Name: "QueryShards", Key: s.pq.partition}) // trace.go
 	out, err := t.client.Query(ctx, &in)
-	end(SpanEnd{Err: err, Items: returned(out)})
+	end(SpanEnd{Err: err, Items: wrap.Returned(out)})
 	s.fetched = true
 	if err != nil {
 		s.failed = fmt.Errorf("singletable: QueryShards %s on %s: %w", what, s.pq.partition, err)

@@ -3,12 +3,10 @@ package singletable
 import (
 	"context"
 	"log/slog"
-	"reflect"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go/middleware"
 
 	"github.com/singletable/singletable/internal/wrap"
@@ -77,7 +75,7 @@ func (a *attempts) HandleInitialize(ctx context.Context, in middleware.Initializ
 // counts its attempts when the client accepts middleware. It is the Around of
 // the table's observed clients (internal/wrap): items, tables and TTL.
 func (t *Table) observed(ctx context.Context, name string, in any, f []func(*dynamodb.Options), send wrap.Send) (any, error) {
-	in = askCapacity(in)
+	in = wrap.AskCapacity(in)
 	if explaining(ctx) != nil { // explain.go: recorded below, not sent: nothing to report
 		return send(ctx, in, f)
 	}
@@ -89,7 +87,7 @@ func (t *Table) observed(ctx context.Context, name string, in any, f []func(*dyn
 	ctx, end := t.startCall(ctx, name, in) // trace.go
 	start := time.Now()
 	out, err := send(ctx, in, f)
-	op := Operation{Name: name, Table: t.name, Latency: time.Since(start), Capacity: consumed(out), Err: err}
+	op := Operation{Name: name, Table: t.name, Latency: time.Since(start), Capacity: wrap.Consumed(out), Err: err}
 	end(out, err, op.Capacity)
 	op.Entity, _ = ctx.Value(entityKey{}).(string)
 	if a != nil {
@@ -121,60 +119,6 @@ func (t *Table) report(ctx context.Context, op Operation) {
 		attrs = append(attrs, slog.String("error", op.Err.Error()))
 	}
 	l.LogAttrs(ctx, level, "singletable: dynamodb call", attrs...)
-}
-
-var (
-	capacityRequestType = reflect.TypeFor[types.ReturnConsumedCapacity]()
-	capacityType        = reflect.TypeFor[*types.ConsumedCapacity]()
-	capacitiesType      = reflect.TypeFor[[]types.ConsumedCapacity]()
-)
-
-// askCapacity returns the input of a call that can report its consumed capacity
-// and does not ask for it yet as a copy that asks for it (TOTAL); any other input
-// as it is. The caller's input is never modified.
-func askCapacity(params any) any {
-	pv := reflect.ValueOf(params)
-	if pv.Kind() != reflect.Pointer || pv.IsNil() || pv.Elem().Kind() != reflect.Struct {
-		return params
-	}
-	f := pv.Elem().FieldByName("ReturnConsumedCapacity")
-	if !f.IsValid() || f.Type() != capacityRequestType || f.String() != "" {
-		return params
-	}
-	cp := reflect.New(pv.Elem().Type())
-	cp.Elem().Set(pv.Elem())
-	cp.Elem().FieldByName("ReturnConsumedCapacity").SetString(string(types.ReturnConsumedCapacityTotal))
-	return cp.Interface()
-}
-
-// consumed sums the capacity units an output reports (ConsumedCapacity, one or a
-// list); 0 for outputs without.
-func consumed(result any) float64 {
-	rv := reflect.ValueOf(result)
-	if rv.Kind() != reflect.Pointer || rv.IsNil() || rv.Elem().Kind() != reflect.Struct {
-		return 0
-	}
-	f := rv.Elem().FieldByName("ConsumedCapacity")
-	switch {
-	case !f.IsValid():
-		return 0
-	case f.Type() == capacityType:
-		return units(f.Interface().(*types.ConsumedCapacity))
-	case f.Type() == capacitiesType:
-		n := 0.0
-		for _, cc := range f.Interface().([]types.ConsumedCapacity) {
-			n += units(&cc)
-		}
-		return n
-	}
-	return 0
-}
-
-func units(cc *types.ConsumedCapacity) float64 {
-	if cc == nil || cc.CapacityUnits == nil {
-		return 0
-	}
-	return *cc.CapacityUnits
 }
 
 // observeTable returns c observed when the table reports calls.

@@ -3,7 +3,7 @@ package singletable
 import (
 	"context"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/singletable/singletable/internal/wrap"
 )
 
 // Tracing marks the boundaries of the library's logical operations for a
@@ -173,65 +173,13 @@ func (t *Table) startCall(ctx context.Context, name string, in any) (context.Con
 	if t.opts.Tracer == nil {
 		return ctx, noCallEnd
 	}
-	ctx, end := t.StartSpan(ctx, Span{Kind: SpanCall, Name: name, Index: indexOf(in)})
+	ctx, end := t.StartSpan(ctx, Span{Kind: SpanCall, Name: name, Index: wrap.Index(in)})
 	return ctx, func(out any, err error, capacity float64) {
-		end(SpanEnd{Err: err, Capacity: capacity, Items: returned(out)})
+		end(SpanEnd{Err: err, Capacity: capacity, Items: wrap.Returned(out)})
 	}
 }
 
 func noCallEnd(any, error, float64) {}
-
-// indexOf returns the index a Query or Scan reads; "" for other calls.
-func indexOf(in any) string {
-	var p *string
-	switch in := in.(type) {
-	case *dynamodb.QueryInput:
-		p = in.IndexName
-	case *dynamodb.ScanInput:
-		p = in.IndexName
-	}
-	if p == nil {
-		return ""
-	}
-	return *p
-}
-
-// returned counts the items an output holds: Count (Query, Scan), Item
-// (GetItem: 0 or 1), Responses (BatchGetItem: every table's; TransactGetItems:
-// those found); -1 for outputs that hold none.
-func returned(out any) int {
-	switch out := out.(type) {
-	case *dynamodb.QueryOutput:
-		if out != nil {
-			return int(out.Count)
-		}
-	case *dynamodb.ScanOutput:
-		if out != nil {
-			return int(out.Count)
-		}
-	case *dynamodb.GetItemOutput:
-		if out != nil {
-			return min(len(out.Item), 1)
-		}
-	case *dynamodb.BatchGetItemOutput:
-		if out != nil {
-			n := 0
-			for _, items := range out.Responses {
-				n += len(items)
-			}
-			return n
-		}
-	case *dynamodb.TransactGetItemsOutput:
-		if out != nil {
-			n := 0
-			for _, r := range out.Responses {
-				n += min(len(r.Item), 1)
-			}
-			return n
-		}
-	}
-	return -1
-}
 
 // String names the verdict for EventResolved (pipeline.go).
 func (v verdict) String() string {

@@ -216,11 +216,8 @@ func (e *Entity[T]) QueryShards(ctx context.Context, key T, opts ...ShardQueryOp
 // is read once. Like [Entity.All], it refuses an index whose items would be
 // partial.
 func (e *Entity[T]) AllShards(ctx context.Context, key T, opts ...ShardQueryOption) iter.Seq2[T, error] {
-	return func(yield func(T, error) bool) {
+	return spanned(ctx, e.begin, "AllShards", func(ctx context.Context, yield func(T, error) bool) {
 		var zero T
-		ctx, done := e.begin(ctx, "AllShards") // the span lasts while the caller iterates
-		var err error
-		defer func() { done(&err) }()
 		fq, err := e.prepareFanout(key, opts)
 		if err == nil && fq.streams[0].pq.plan.partial {
 			err = e.table.refuseIterPartial("AllShards", e.info.name, fq.index, "page through it with QueryShards (Page.Partial says so)")
@@ -253,7 +250,7 @@ func (e *Entity[T]) AllShards(ctx context.Context, key T, opts ...ShardQueryOpti
 				return
 			}
 		}
-	}
+	})
 }
 
 // fanoutQuery is a prepared fan-out query; its streams keep their positions from

@@ -2,6 +2,7 @@ package singletable
 
 import (
 	"context"
+	"iter"
 
 	"github.com/singletable/singletable/internal/wrap"
 )
@@ -167,6 +168,24 @@ func (t *Table) begin(ctx context.Context, op string) (context.Context, func(*er
 }
 
 func noDone(*error) {}
+
+// spanned is an iterator whose body runs in the span of operation op, started
+// by begin (Entity.begin or Table.begin) when the caller starts iterating and
+// ended when the iteration ends, with the error the body yielded, if any: every
+// iterator of the library is one operation span, as every call is.
+func spanned[V any](ctx context.Context, begin func(context.Context, string) (context.Context, func(*error)), op string, body func(ctx context.Context, yield func(V, error) bool)) iter.Seq2[V, error] {
+	return func(yield func(V, error) bool) {
+		ctx, done := begin(ctx, op)
+		var err error
+		defer func() { done(&err) }()
+		body(ctx, func(v V, e error) bool {
+			if e != nil {
+				err = e
+			}
+			return yield(v, e)
+		})
+	}
+}
 
 // startCall starts the span of one DynamoDB call (observed, observe.go).
 func (t *Table) startCall(ctx context.Context, name string, in any) (context.Context, func(out any, err error, capacity float64)) {

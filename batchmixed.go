@@ -153,7 +153,7 @@ func (t *Table) batchGetMixed(ctx context.Context, in *dynamodb.BatchGetItemInpu
 		}
 		return out, nil
 	}
-	var sl anySlots
+	var sl wire.Any
 	s := &wire.Sink{Op: wire.BatchGetItem, Table: t.name, TypeAttr: t.opts.TypeAttribute, Slots: &sl, Lookup: t.wireLookup, Keep: t.baseKeyAttrs(), Peek: peek}
 	out, err := t.client.BatchGetItem(ctx, in, s.Option())
 	if err != nil {
@@ -176,7 +176,7 @@ func (t *Table) batchGetMixed(ctx context.Context, in *dynamodb.BatchGetItemInpu
 			}
 			continue
 		}
-		v := sl.items[k]
+		v := sl.Items[k]
 		k++
 		j, ok := byID[t.keyIDOfTexts(s.Keys(i))]
 		if !ok {

@@ -105,7 +105,7 @@ func (t *Table) Query(ctx context.Context, key any, opts ...CollectionOption) (P
 // [Table.Query] decodes them. It stops at the first error, which it yields with a
 // nil value.
 func (t *Table) All(ctx context.Context, key any, opts ...CollectionOption) iter.Seq2[any, error] {
-	return func(yield func(any, error) bool) {
+	return spanned(ctx, t.begin, "All", func(ctx context.Context, yield func(any, error) bool) {
 		pq, _, err := t.prepareCollection(key, opts)
 		if err == nil && pq.plan.partial {
 			err = t.refuseIterPartial("All", "collection", pq.index, "page through it with Table.Query (Page.Partial says so)")
@@ -128,7 +128,7 @@ func (t *Table) All(ctx context.Context, key any, opts ...CollectionOption) iter
 			}
 			start = out.LastEvaluatedKey
 		}
-	}
+	})
 }
 
 // prepareCollection resolves key and builds a query of every type in its partition.

@@ -7,6 +7,9 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/smithy-go"
+
+	"github.com/singletable/singletable/internal/explain"
+	"github.com/singletable/singletable/internal/wrap"
 )
 
 // Differences of old DynamoDB Local releases that a user meets as a bare
@@ -45,49 +48,15 @@ func hintOldLocal(err error) error {
 	return err
 }
 
-// compatClient is the table's client with hintOldLocal applied to the errors of
-// every call that carries attribute values. NewTable wraps the caller's client in
-// it, below any observer, so that observers see the hinted error too.
-type compatClient struct{ ItemClient }
-
-func hinted[O any](out *O, err error) (*O, error) { return out, hintOldLocal(err) }
-
-func (c compatClient) GetItem(ctx context.Context, in *dynamodb.GetItemInput, f ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
-	return hinted(c.ItemClient.GetItem(ctx, in, f...))
-}
-
-func (c compatClient) PutItem(ctx context.Context, in *dynamodb.PutItemInput, f ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
-	return hinted(c.ItemClient.PutItem(ctx, in, f...))
-}
-
-func (c compatClient) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, f ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
-	return hinted(c.ItemClient.UpdateItem(ctx, in, f...))
-}
-
-func (c compatClient) DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, f ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
-	return hinted(c.ItemClient.DeleteItem(ctx, in, f...))
-}
-
-func (c compatClient) Query(ctx context.Context, in *dynamodb.QueryInput, f ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
-	return hinted(c.ItemClient.Query(ctx, in, f...))
-}
-
-func (c compatClient) Scan(ctx context.Context, in *dynamodb.ScanInput, f ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error) {
-	return hinted(c.ItemClient.Scan(ctx, in, f...))
-}
-
-func (c compatClient) BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, f ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error) {
-	return hinted(c.ItemClient.BatchGetItem(ctx, in, f...))
-}
-
-func (c compatClient) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, f ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
-	return hinted(c.ItemClient.BatchWriteItem(ctx, in, f...))
-}
-
-func (c compatClient) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, f ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
-	return hinted(c.ItemClient.TransactWriteItems(ctx, in, f...))
-}
-
-func (c compatClient) TransactGetItems(ctx context.Context, in *dynamodb.TransactGetItemsInput, f ...func(*dynamodb.Options)) (*dynamodb.TransactGetItemsOutput, error) {
-	return hinted(c.ItemClient.TransactGetItems(ctx, in, f...))
+// sendItem sends one call of the table's client (internal/wrap runs every call
+// through it, NewTable): a call made under Explain is recorded and answered as
+// an empty table would (explain.go), not sent; any other is sent, and its error
+// hinted (hintOldLocal). It runs below any observer, so that observers see the
+// hinted error too.
+func (t *Table) sendItem(ctx context.Context, api string, in any, f []func(*dynamodb.Options), send wrap.Send) (any, error) {
+	if t.recordExplained(ctx, api, in) {
+		return explain.Answer(api, in), nil
+	}
+	out, err := send(ctx, in, f)
+	return out, hintOldLocal(err)
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -14,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/singletable/singletable/design"
+	"github.com/singletable/singletable/internal/tabledef"
 )
 
 // The table's definition: the CreateTable request its model makes, the edits
@@ -47,7 +47,7 @@ func (t *Table) CreateTableInput(edits ...func(*dynamodb.CreateTableInput)) (*dy
 		TableName:              aws.String(t.name),
 		BillingMode:            types.BillingModePayPerRequest,
 		AttributeDefinitions:   attrs,
-		KeySchema:              keySchema(t.opts.PartitionKey, t.opts.SortKey),
+		KeySchema:              tabledef.KeySchema(t.opts.PartitionKey, t.opts.SortKey),
 		GlobalSecondaryIndexes: t.globalIndexes(), // indexes.go
 		LocalSecondaryIndexes:  t.localIndexes(),
 	}
@@ -57,8 +57,8 @@ func (t *Table) CreateTableInput(edits ...func(*dynamodb.CreateTableInput)) (*dy
 		}
 		e(in)
 	}
-	if err := t.checkCreateTableInput(in); err != nil {
-		return nil, fmt.Errorf("singletable: table definition %s: %w", t.name, err)
+	if err := tabledef.Check(in, t.name, t.opts.PartitionKey, t.opts.SortKey); err != nil {
+		return nil, fmt.Errorf("singletable: table definition %s: %w: %w", t.name, err, ErrInvalidInput)
 	}
 	return in, nil
 }
@@ -168,74 +168,6 @@ func Tags(tags map[string]string) func(*dynamodb.CreateTableInput) {
 	}
 }
 
-// checkCreateTableInput refuses a request that edits made wrong: one DynamoDB
-// would refuse, or one for another table than this.
-func (t *Table) checkCreateTableInput(in *dynamodb.CreateTableInput) error {
-	if aws.ToString(in.TableName) != t.name {
-		return fmt.Errorf("an edit renamed the table to %q: %w", aws.ToString(in.TableName), ErrInvalidInput)
-	}
-	if want := keySchema(t.opts.PartitionKey, t.opts.SortKey); !sameKeySchema(in.KeySchema, want) {
-		return fmt.Errorf("an edit changed the primary key to %s, but the table's is %s (WithKeys): %w", keySchemaText(in.KeySchema), keySchemaText(want), ErrInvalidInput)
-	}
-	if err := checkCapacity(in); err != nil {
-		return err
-	}
-	if s := in.StreamSpecification; s != nil && aws.ToBool(s.StreamEnabled) && s.StreamViewType == "" {
-		return fmt.Errorf("the stream is enabled without a view type (StreamView): %w", ErrInvalidInput)
-	}
-	seen := map[string]bool{}
-	for _, tag := range in.Tags {
-		k := aws.ToString(tag.Key)
-		if k == "" || seen[k] {
-			return fmt.Errorf("tag key %q is empty or repeated: %w", k, ErrInvalidInput)
-		}
-		seen[k] = true
-	}
-	return nil
-}
-
-// checkCapacity checks that the table and its global indexes have provisioned
-// capacity exactly when the billing mode says so.
-func checkCapacity(in *dynamodb.CreateTableInput) error {
-	provisioned := in.BillingMode == "" || in.BillingMode == types.BillingModeProvisioned // DynamoDB's default
-	check := func(what string, p *types.ProvisionedThroughput) error {
-		switch {
-		case !provisioned && p != nil:
-			return fmt.Errorf("%s has provisioned throughput, but the billing mode is %s: %w", what, in.BillingMode, ErrInvalidInput)
-		case provisioned && (p == nil || aws.ToInt64(p.ReadCapacityUnits) < 1 || aws.ToInt64(p.WriteCapacityUnits) < 1):
-			return fmt.Errorf("%s needs read and write capacity units of at least 1 under PROVISIONED billing (Provisioned): %w", what, ErrInvalidInput)
-		}
-		return nil
-	}
-	if err := check("the table", in.ProvisionedThroughput); err != nil {
-		return err
-	}
-	for _, ix := range in.GlobalSecondaryIndexes {
-		if err := check("index "+strconv.Quote(aws.ToString(ix.IndexName)), ix.ProvisionedThroughput); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func sameKeySchema(a, b []types.KeySchemaElement) bool {
-	return slices.EqualFunc(a, b, func(x, y types.KeySchemaElement) bool {
-		return aws.ToString(x.AttributeName) == aws.ToString(y.AttributeName) && x.KeyType == y.KeyType
-	})
-}
-
-// keySchemaText writes a key schema for a message: "PK HASH, SK RANGE".
-func keySchemaText(ks []types.KeySchemaElement) string {
-	out := ""
-	for i, k := range ks {
-		if i > 0 {
-			out += ", "
-		}
-		out += aws.ToString(k.AttributeName) + " " + string(k.KeyType)
-	}
-	return out
-}
-
 // CreateTable calls CreateTable with the request [Table.CreateTableInput] returns
 // for the same edits (key attributes, on-demand billing, the global and local
 // secondary indexes with their projections, then each edit, checked); then waits
@@ -312,12 +244,4 @@ func (t *Table) waitStatus(ctx context.Context, tc TableClient, done func(*dynam
 			return fmt.Errorf("singletable: waiting for table %s: %w", t.name, err)
 		}
 	}
-}
-
-func keySchema(pk, sk string) []types.KeySchemaElement {
-	ks := []types.KeySchemaElement{{AttributeName: aws.String(pk), KeyType: types.KeyTypeHash}}
-	if sk != "" {
-		ks = append(ks, types.KeySchemaElement{AttributeName: aws.String(sk), KeyType: types.KeyTypeRange})
-	}
-	return ks
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/singletable/singletable/internal/localtest"
+	"github.com/singletable/singletable/internal/tabledef"
 )
 
 // httpRecorder records the API and body of every request on its way to next,
@@ -178,7 +179,7 @@ func TestTableDefinitionRefusesBadEdits(t *testing.T) {
 	}{
 		{"nil edit", []func(*dynamodb.CreateTableInput){DeletionProtection(), nil}, "edit 2 is nil"},
 		{"renamed", []func(*dynamodb.CreateTableInput){func(in *dynamodb.CreateTableInput) { in.TableName = aws.String("other") }}, `renamed the table to "other"`},
-		{"key changed", []func(*dynamodb.CreateTableInput){func(in *dynamodb.CreateTableInput) { in.KeySchema = keySchema("PK", "") }}, "changed the primary key to PK HASH, but the table's is PK HASH, SK RANGE"},
+		{"key changed", []func(*dynamodb.CreateTableInput){func(in *dynamodb.CreateTableInput) { in.KeySchema = tabledef.KeySchema("PK", "") }}, "changed the primary key to PK HASH, but the table's is PK HASH, SK RANGE"},
 		{"no capacity", []func(*dynamodb.CreateTableInput){Provisioned(0, 5)}, "the table needs read and write capacity units of at least 1"},
 		{"index without capacity", []func(*dynamodb.CreateTableInput){Provisioned(5, 5), func(in *dynamodb.CreateTableInput) { in.GlobalSecondaryIndexes[1].ProvisionedThroughput = nil }}, `index "INCL" needs read and write capacity units`},
 		{"default billing without capacity", []func(*dynamodb.CreateTableInput){func(in *dynamodb.CreateTableInput) { in.BillingMode = "" }}, "the table needs read and write capacity"},

@@ -41,6 +41,20 @@
 // testing.md (DynamoDB Local and its harness), performance.md, comparison.md and
 // architecture.md (a map of every file and package).
 //
+// # Where things live
+//
+// This package is the modelling core, one file per concept: table.go (Table and
+// every table option), entity.go (Entity), keys.go (Template), collection.go,
+// occ.go, shard.go, migrate.go, consistency.go (index waits), railroad.go; every
+// read goes through the read path (readpath.go), and writes are planned by the
+// write planner (planner.go), which runs each feature's plan (version.go,
+// timestamps.go, unique.go...) once. Package stream and package streamlambda
+// process DynamoDB Streams, package design renders the model, and the modules
+// otel and dynamolocal hold the OpenTelemetry tracer and the DynamoDB Local
+// harness. The machinery below the root is internal: the codec and the wire
+// decoder, key templates, expressions, cursors, the client boundary, Explain's
+// rendering, the railroad's scheduler.
+//
 // # Tags
 //
 // The blank field's tags name the entity's discriminator (under the table's type

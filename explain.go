@@ -8,14 +8,15 @@ import (
 	"sync"
 
 	"github.com/singletable/singletable/internal/explain"
+	"github.com/singletable/singletable/internal/wrap"
 )
 
 // Explain: the requests a call would send, recorded at the client boundary
-// instead of sent. Every table's client is wrapped in explain.Client (NewTable),
-// below the observer; a call whose context carries an Explain's recorder is
-// recorded there and answered as an empty table that accepts every write would
-// answer it, without reaching the table's client. The client wrapper, the
-// rendering of what was recorded, its JSON and the cost model are in
+// instead of sent. Every call of a table's client runs through sendItem
+// (compat.go, NewTable), below the observer; a call whose context carries an
+// Explain's recorder is recorded there and answered as an empty table that
+// accepts every write would answer it (explain.Answer), without reaching the
+// table's client. The answers, the rendering of what was recorded, its JSON and the cost model are in
 // internal/explain, which works on the SDK's inputs and on plain structs that
 // this file copies into the public types.
 
@@ -249,7 +250,7 @@ func (t *Table) refuseExplain(ctx context.Context, op string) error {
 }
 
 // recordExplained records a call to t's client made under Explain, and reports
-// whether it did: the table's client (explain.Client, NewTable) then answers it
+// whether it did: the table's client (sendItem, compat.go) then answers it
 // as an empty table that accepts every write would, without sending it.
 func (t *Table) recordExplained(ctx context.Context, api string, in any) bool {
 	r := explaining(ctx)
@@ -260,9 +261,9 @@ func (t *Table) recordExplained(ctx context.Context, api string, in any) bool {
 	return true
 }
 
-// explain.Client does not embed the client: a method added to ItemClient
-// without one there does not compile, rather than be sent under Explain.
-var _ ItemClient = explain.Client{}
+// wrap.Items does not embed the client: a method added to ItemClient without
+// one there does not compile, rather than be sent under Explain.
+var _ ItemClient = wrap.Items{}
 
 // String renders the explanation for a code review: each request with its
 // actions (keys, expressions as sent and resolved), its cost for items of up to

@@ -21,6 +21,7 @@ import (
 	"github.com/singletable/singletable/internal/codec"
 	"github.com/singletable/singletable/internal/cursor"
 	"github.com/singletable/singletable/internal/keytmpl"
+	"github.com/singletable/singletable/internal/wrap"
 )
 
 // Fan-out reading: a query of every partition of a sharded entity (every shard,
@@ -106,7 +107,7 @@ func (s *shardStream) fetch(ctx context.Context, t *Table, what string, limit in
 	}
 	ctx, end := t.StartSpan(ctx, Span{Kind: SpanShard, Name: "QueryShards", Key: s.pq.partition}) // trace.go
 	out, err := t.client.Query(ctx, &in)
-	end(SpanEnd{Err: err, Items: returned(out)})
+	end(SpanEnd{Err: err, Items: wrap.Returned(out)})
 	s.fetched = true
 	if err != nil {
 		s.failed = fmt.Errorf("singletable: QueryShards %s on %s: %w", what, s.pq.partition, err)
@@ -216,11 +217,8 @@ func (e *Entity[T]) QueryShards(ctx context.Context, key T, opts ...ShardQueryOp
 // is read once. Like [Entity.All], it refuses an index whose items would be
 // partial.
 func (e *Entity[T]) AllShards(ctx context.Context, key T, opts ...ShardQueryOption) iter.Seq2[T, error] {
-	return func(yield func(T, error) bool) {
+	return spanned(ctx, e.begin, "AllShards", func(ctx context.Context, yield func(T, error) bool) {
 		var zero T
-		ctx, done := e.begin(ctx, "AllShards") // the span lasts while the caller iterates
-		var err error
-		defer func() { done(&err) }()
 		fq, err := e.prepareFanout(key, opts)
 		if err == nil && fq.streams[0].pq.plan.partial {
 			err = e.table.refuseIterPartial("AllShards", e.info.name, fq.index, "page through it with QueryShards (Page.Partial says so)")
@@ -253,7 +251,7 @@ func (e *Entity[T]) AllShards(ctx context.Context, key T, opts ...ShardQueryOpti
 				return
 			}
 		}
-	}
+	})
 }
 
 // fanoutQuery is a prepared fan-out query; its streams keep their positions from

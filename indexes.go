@@ -7,6 +7,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/singletable/singletable/internal/tabledef"
 )
 
 // Index projections and local secondary indexes.
@@ -203,7 +204,7 @@ func (t *Table) localIndexes() []types.LocalSecondaryIndex {
 		if ix.Local {
 			out = append(out, types.LocalSecondaryIndex{
 				IndexName:  aws.String(ix.Name),
-				KeySchema:  keySchema(ix.PartitionKey, ix.SortKey),
+				KeySchema:  tabledef.KeySchema(ix.PartitionKey, ix.SortKey),
 				Projection: t.projection(ix),
 			})
 		}

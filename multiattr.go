@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/singletable/singletable/internal/codec"
+	"github.com/singletable/singletable/internal/tabledef"
 )
 
 // Native indexes: global secondary indexes keyed by the items' own attributes,
@@ -81,7 +82,7 @@ func (ix Index) keyAttrNames() []string {
 // every RANGE element, in order.
 func (ix Index) keySchema() []types.KeySchemaElement {
 	if !ix.Native() {
-		return keySchema(ix.PartitionKey, ix.SortKey)
+		return tabledef.KeySchema(ix.PartitionKey, ix.SortKey)
 	}
 	out := make([]types.KeySchemaElement, 0, len(ix.PartitionAttrs)+len(ix.SortAttrs))
 	for _, a := range ix.PartitionAttrs {

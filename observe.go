@@ -3,17 +3,17 @@ package singletable
 import (
 	"context"
 	"log/slog"
-	"reflect"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go/middleware"
+
+	"github.com/singletable/singletable/internal/wrap"
 )
 
 // Observation happens at the client boundary. When the table has an observer or
-// a logger, NewTable wraps its client in observedClient: every call the table
+// a logger, NewTable wraps its client in t.observed (internal/wrap): every call the table
 // makes, table management included, is timed there and reported once, after it
 // ends, with its output's consumed capacity (the input asks for it, on a copy).
 // That works whatever the client (DAX's, a wrapper). Only the count of SDK
@@ -72,13 +72,12 @@ func (a *attempts) HandleInitialize(ctx context.Context, in middleware.Initializ
 
 // observed makes one call of the table's and reports it: the input asks for
 // the consumed capacity (a copy; the caller's is not modified), and the call
-// counts its attempts when the client accepts middleware.
-func observed[I, O any](ctx context.Context, t *Table, name string, do func(context.Context, *I, ...func(*dynamodb.Options)) (*O, error), in *I, f []func(*dynamodb.Options)) (*O, error) {
-	if p, ok := askCapacity(in).(*I); ok {
-		in = p
-	}
+// counts its attempts when the client accepts middleware. It is the Around of
+// the table's observed clients (internal/wrap): items, tables and TTL.
+func (t *Table) observed(ctx context.Context, name string, in any, f []func(*dynamodb.Options), send wrap.Send) (any, error) {
+	in = wrap.AskCapacity(in)
 	if explaining(ctx) != nil { // explain.go: recorded below, not sent: nothing to report
-		return do(ctx, in, f...)
+		return send(ctx, in, f)
 	}
 	var a *attempts
 	if t.traits.APIOptions {
@@ -87,8 +86,8 @@ func observed[I, O any](ctx context.Context, t *Table, name string, do func(cont
 	}
 	ctx, end := t.startCall(ctx, name, in) // trace.go
 	start := time.Now()
-	out, err := do(ctx, in, f...)
-	op := Operation{Name: name, Table: t.name, Latency: time.Since(start), Capacity: consumed(out), Err: err}
+	out, err := send(ctx, in, f)
+	op := Operation{Name: name, Table: t.name, Latency: time.Since(start), Capacity: wrap.Consumed(out), Err: err}
 	end(out, err, op.Capacity)
 	op.Entity, _ = ctx.Value(entityKey{}).(string)
 	if a != nil {
@@ -122,133 +121,10 @@ func (t *Table) report(ctx context.Context, op Operation) {
 	l.LogAttrs(ctx, level, "singletable: dynamodb call", attrs...)
 }
 
-var (
-	capacityRequestType = reflect.TypeFor[types.ReturnConsumedCapacity]()
-	capacityType        = reflect.TypeFor[*types.ConsumedCapacity]()
-	capacitiesType      = reflect.TypeFor[[]types.ConsumedCapacity]()
-)
-
-// askCapacity returns the input of a call that can report its consumed capacity
-// and does not ask for it yet as a copy that asks for it (TOTAL); any other input
-// as it is. The caller's input is never modified.
-func askCapacity(params any) any {
-	pv := reflect.ValueOf(params)
-	if pv.Kind() != reflect.Pointer || pv.IsNil() || pv.Elem().Kind() != reflect.Struct {
-		return params
-	}
-	f := pv.Elem().FieldByName("ReturnConsumedCapacity")
-	if !f.IsValid() || f.Type() != capacityRequestType || f.String() != "" {
-		return params
-	}
-	cp := reflect.New(pv.Elem().Type())
-	cp.Elem().Set(pv.Elem())
-	cp.Elem().FieldByName("ReturnConsumedCapacity").SetString(string(types.ReturnConsumedCapacityTotal))
-	return cp.Interface()
-}
-
-// consumed sums the capacity units an output reports (ConsumedCapacity, one or a
-// list); 0 for outputs without.
-func consumed(result any) float64 {
-	rv := reflect.ValueOf(result)
-	if rv.Kind() != reflect.Pointer || rv.IsNil() || rv.Elem().Kind() != reflect.Struct {
-		return 0
-	}
-	f := rv.Elem().FieldByName("ConsumedCapacity")
-	switch {
-	case !f.IsValid():
-		return 0
-	case f.Type() == capacityType:
-		return units(f.Interface().(*types.ConsumedCapacity))
-	case f.Type() == capacitiesType:
-		n := 0.0
-		for _, cc := range f.Interface().([]types.ConsumedCapacity) {
-			n += units(&cc)
-		}
-		return n
-	}
-	return 0
-}
-
-func units(cc *types.ConsumedCapacity) float64 {
-	if cc == nil || cc.CapacityUnits == nil {
-		return 0
-	}
-	return *cc.CapacityUnits
-}
-
-// observedClient is the table's client with every call observed. Each method is
-// the one generic line observed. It does not embed the client, so that a method
-// added to ItemClient without one here does not compile, rather than go
-// unobserved.
-type observedClient struct {
-	c ItemClient
-	t *Table
-}
-
-var _ ItemClient = observedClient{}
-
-func (c observedClient) GetItem(ctx context.Context, in *dynamodb.GetItemInput, f ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
-	return observed(ctx, c.t, "GetItem", c.c.GetItem, in, f)
-}
-
-func (c observedClient) PutItem(ctx context.Context, in *dynamodb.PutItemInput, f ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
-	return observed(ctx, c.t, "PutItem", c.c.PutItem, in, f)
-}
-
-func (c observedClient) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, f ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
-	return observed(ctx, c.t, "UpdateItem", c.c.UpdateItem, in, f)
-}
-
-func (c observedClient) DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, f ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
-	return observed(ctx, c.t, "DeleteItem", c.c.DeleteItem, in, f)
-}
-
-func (c observedClient) Query(ctx context.Context, in *dynamodb.QueryInput, f ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
-	return observed(ctx, c.t, "Query", c.c.Query, in, f)
-}
-
-func (c observedClient) Scan(ctx context.Context, in *dynamodb.ScanInput, f ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error) {
-	return observed(ctx, c.t, "Scan", c.c.Scan, in, f)
-}
-
-func (c observedClient) BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, f ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error) {
-	return observed(ctx, c.t, "BatchGetItem", c.c.BatchGetItem, in, f)
-}
-
-func (c observedClient) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, f ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
-	return observed(ctx, c.t, "BatchWriteItem", c.c.BatchWriteItem, in, f)
-}
-
-func (c observedClient) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, f ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
-	return observed(ctx, c.t, "TransactWriteItems", c.c.TransactWriteItems, in, f)
-}
-
-func (c observedClient) TransactGetItems(ctx context.Context, in *dynamodb.TransactGetItemsInput, f ...func(*dynamodb.Options)) (*dynamodb.TransactGetItemsOutput, error) {
-	return observed(ctx, c.t, "TransactGetItems", c.c.TransactGetItems, in, f)
-}
-
-// observedTables is observedClient for table management.
-type observedTables struct {
-	c TableClient
-	t *Table
-}
-
 // observeTable returns c observed when the table reports calls.
 func (t *Table) observeTable(c TableClient) TableClient {
 	if !t.observing() {
 		return c
 	}
-	return observedTables{c: c, t: t}
-}
-
-func (c observedTables) CreateTable(ctx context.Context, in *dynamodb.CreateTableInput, f ...func(*dynamodb.Options)) (*dynamodb.CreateTableOutput, error) {
-	return observed(ctx, c.t, "CreateTable", c.c.CreateTable, in, f)
-}
-
-func (c observedTables) DeleteTable(ctx context.Context, in *dynamodb.DeleteTableInput, f ...func(*dynamodb.Options)) (*dynamodb.DeleteTableOutput, error) {
-	return observed(ctx, c.t, "DeleteTable", c.c.DeleteTable, in, f)
-}
-
-func (c observedTables) DescribeTable(ctx context.Context, in *dynamodb.DescribeTableInput, f ...func(*dynamodb.Options)) (*dynamodb.DescribeTableOutput, error) {
-	return observed(ctx, c.t, "DescribeTable", c.c.DescribeTable, in, f)
+	return wrap.Tables{C: c, Around: t.observed}
 }

@@ -7,8 +7,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -95,23 +93,4 @@ func TestObserverSeesEveryCall(t *testing.T) {
 	assert.Equal(t, "DeleteTable", ops[2].Name)
 	assert.Empty(t, ops[2].Entity)
 	assert.Equal(t, "DescribeTable", ops[3].Name)
-}
-
-func TestAskCapacityCopies(t *testing.T) {
-	in := &dynamodb.QueryInput{TableName: aws.String("t")}
-	got := askCapacity(in)
-	assert.Empty(t, in.ReturnConsumedCapacity, "the caller's input is not modified")
-	require.IsType(t, in, got)
-	assert.Equal(t, types.ReturnConsumedCapacityTotal, got.(*dynamodb.QueryInput).ReturnConsumedCapacity)
-	assert.Equal(t, "t", *got.(*dynamodb.QueryInput).TableName)
-
-	asked := &dynamodb.GetItemInput{ReturnConsumedCapacity: types.ReturnConsumedCapacityIndexes}
-	assert.Same(t, asked, askCapacity(asked), "an input that asks already is left as it is")
-	desc := &dynamodb.DescribeTableInput{}
-	assert.Same(t, desc, askCapacity(desc), "an input without the field is left as it is")
-
-	assert.Equal(t, 3.0, consumed(&dynamodb.BatchGetItemOutput{ConsumedCapacity: []types.ConsumedCapacity{{CapacityUnits: aws.Float64(1)}, {CapacityUnits: aws.Float64(2)}}}))
-	assert.Equal(t, 1.5, consumed(&dynamodb.PutItemOutput{ConsumedCapacity: &types.ConsumedCapacity{CapacityUnits: aws.Float64(1.5)}}))
-	assert.Zero(t, consumed(&dynamodb.DescribeTableOutput{}))
-	assert.Zero(t, consumed(nil))
 }

@@ -380,15 +380,14 @@ func (p *Projection[T]) Query(ctx context.Context, key T, opts ...QueryOption) (
 // [Projection.Query] reads them. It stops at the first error, which it yields
 // with a zero value.
 func (p *Projection[T]) All(ctx context.Context, key T, opts ...QueryOption) iter.Seq2[Partial[T], error] {
-	ctx = p.e.observe(ctx)
-	return func(yield func(Partial[T], error) bool) {
+	return spanned(ctx, p.e.begin, "All", func(ctx context.Context, yield func(Partial[T], error) bool) {
 		pq, err := p.prepareQuery(reflect.ValueOf(&key).Elem(), opts)
 		if err != nil {
 			yield(Partial[T]{}, err)
 			return
 		}
 		p.e.pages(ctx, pq, func(v T) bool { return yield(Partial[T]{Value: v, Attributes: p.attrs}, nil) }, func(err error) { yield(Partial[T]{}, err) })
-	}
+	})
 }
 
 // pages reads every page of pq, handing each item to item until it returns

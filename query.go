@@ -218,8 +218,7 @@ func (e *Entity[T]) Query(ctx context.Context, key T, opts ...QueryOption) (_ Pa
 // All iterates over every item of the query, page after page, as Query with the same
 // options would return them. It stops at the first error, which it yields with a zero T.
 func (e *Entity[T]) All(ctx context.Context, key T, opts ...QueryOption) iter.Seq2[T, error] {
-	ctx = e.observe(ctx)
-	return func(yield func(T, error) bool) {
+	return spanned(ctx, e.begin, "All", func(ctx context.Context, yield func(T, error) bool) {
 		var zero T
 		pq, err := e.prepareQuery(reflect.ValueOf(&key).Elem(), opts)
 		if err == nil && pq.plan.partial {
@@ -230,7 +229,7 @@ func (e *Entity[T]) All(ctx context.Context, key T, opts ...QueryOption) iter.Se
 			return
 		}
 		e.pages(ctx, pq, func(v T) bool { return yield(v, nil) }, func(err error) { yield(zero, err) })
-	}
+	})
 }
 
 func (e *Entity[T]) prepareQuery(sv reflect.Value, opts []QueryOption) (*preparedQuery, error) {

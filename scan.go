@@ -89,8 +89,7 @@ func (e *Entity[T]) Scan(ctx context.Context, opts ...ScanOption) (_ Page[T], er
 // [Segments] and [Segment] it reads one segment. It stops at the first error,
 // which it yields with a zero T.
 func (e *Entity[T]) ScanAll(ctx context.Context, opts ...ScanOption) iter.Seq2[T, error] {
-	ctx = e.observe(ctx)
-	return func(yield func(T, error) bool) {
+	return spanned(ctx, e.begin, "ScanAll", func(ctx context.Context, yield func(T, error) bool) {
 		var zero T
 		pq, err := e.prepareScan(opts, nil)
 		if err == nil && pq.plan.partial {
@@ -101,7 +100,7 @@ func (e *Entity[T]) ScanAll(ctx context.Context, opts ...ScanOption) iter.Seq2[T
 			return
 		}
 		e.pages(ctx, pq, func(v T) bool { return yield(v, nil) }, func(err error) { yield(zero, err) })
-	}
+	})
 }
 
 // Scan reads one page of a projected scan: [Entity.Scan] reading only the
@@ -119,15 +118,14 @@ func (p *Projection[T]) Scan(ctx context.Context, opts ...ScanOption) (_ Page[Pa
 
 // ScanAll iterates over every item of a projected scan, page after page.
 func (p *Projection[T]) ScanAll(ctx context.Context, opts ...ScanOption) iter.Seq2[Partial[T], error] {
-	ctx = p.e.observe(ctx)
-	return func(yield func(Partial[T], error) bool) {
+	return spanned(ctx, p.e.begin, "ScanAll", func(ctx context.Context, yield func(Partial[T], error) bool) {
 		pq, err := p.e.prepareScan(opts, p)
 		if err != nil {
 			yield(Partial[T]{}, err)
 			return
 		}
 		p.e.pages(ctx, pq, func(v T) bool { return yield(Partial[T]{Value: v, Attributes: p.attrs}, nil) }, func(err error) { yield(Partial[T]{}, err) })
-	}
+	})
 }
 
 // prepareScan applies an entity scan's options (and a projection's, when p is
@@ -170,7 +168,7 @@ func (t *Table) Scan(ctx context.Context, opts ...TableScanOption) (Page[any], e
 // return, page after page. It stops at the first error, which it yields with a
 // nil value.
 func (t *Table) ScanAll(ctx context.Context, opts ...TableScanOption) iter.Seq2[any, error] {
-	return func(yield func(any, error) bool) {
+	return spanned(ctx, t.begin, "ScanAll", func(ctx context.Context, yield func(any, error) bool) {
 		pq, _, err := t.prepareTableScan(opts)
 		if err == nil && pq.plan.partial {
 			err = t.refuseIterPartial("ScanAll", "table", pq.index, "page through it with Table.Scan (Page.Partial says so)")
@@ -193,7 +191,7 @@ func (t *Table) ScanAll(ctx context.Context, opts ...TableScanOption) iter.Seq2[
 			}
 			start = out.LastEvaluatedKey
 		}
-	}
+	})
 }
 
 func (t *Table) prepareTableScan(opts []TableScanOption) (*preparedQuery, *queryOptions, error) {

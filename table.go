@@ -17,8 +17,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/singletable/singletable/internal/explain"
 	"github.com/singletable/singletable/internal/keytmpl"
+	"github.com/singletable/singletable/internal/wrap"
 )
 
 // Index describes a secondary index: its name and its key attribute names.
@@ -518,11 +518,12 @@ func NewTable(client ItemClient, name string, opts ...TableOption) (*Table, erro
 		entities: map[string]*entityInfo{},
 		byGoType: map[reflect.Type]*entityInfo{},
 	}
-	// compat.go: errors of old DynamoDB Local releases name their cause;
-	// explain.go: calls under Explain are recorded, not sent.
-	t.client = compatClient{ItemClient: explain.Client{C: client, Record: t.recordExplained}}
+	// Every call runs through sendItem (compat.go): calls under Explain are
+	// recorded, not sent, and errors of old DynamoDB Local releases name their
+	// cause; then through observed (observe.go) when the table reports calls.
+	t.client = wrap.Items{C: client, Around: t.sendItem}
 	if t.observing() {
-		t.client = observedClient{c: t.client, t: t} // observe.go
+		t.client = wrap.Items{C: t.client, Around: t.observed}
 	}
 	if err := t.addKeys(); err != nil {
 		return nil, fmt.Errorf("singletable: NewTable %q: %w", name, err)

@@ -2,8 +2,9 @@ package singletable
 
 import (
 	"context"
+	"iter"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/singletable/singletable/internal/wrap"
 )
 
 // Tracing marks the boundaries of the library's logical operations for a
@@ -168,70 +169,36 @@ func (t *Table) begin(ctx context.Context, op string) (context.Context, func(*er
 
 func noDone(*error) {}
 
+// spanned is an iterator whose body runs in the span of operation op, started
+// by begin (Entity.begin or Table.begin) when the caller starts iterating and
+// ended when the iteration ends, with the error the body yielded, if any: every
+// iterator of the library is one operation span, as every call is.
+func spanned[V any](ctx context.Context, begin func(context.Context, string) (context.Context, func(*error)), op string, body func(ctx context.Context, yield func(V, error) bool)) iter.Seq2[V, error] {
+	return func(yield func(V, error) bool) {
+		ctx, done := begin(ctx, op)
+		var err error
+		defer func() { done(&err) }()
+		body(ctx, func(v V, e error) bool {
+			if e != nil {
+				err = e
+			}
+			return yield(v, e)
+		})
+	}
+}
+
 // startCall starts the span of one DynamoDB call (observed, observe.go).
 func (t *Table) startCall(ctx context.Context, name string, in any) (context.Context, func(out any, err error, capacity float64)) {
 	if t.opts.Tracer == nil {
 		return ctx, noCallEnd
 	}
-	ctx, end := t.StartSpan(ctx, Span{Kind: SpanCall, Name: name, Index: indexOf(in)})
+	ctx, end := t.StartSpan(ctx, Span{Kind: SpanCall, Name: name, Index: wrap.Index(in)})
 	return ctx, func(out any, err error, capacity float64) {
-		end(SpanEnd{Err: err, Capacity: capacity, Items: returned(out)})
+		end(SpanEnd{Err: err, Capacity: capacity, Items: wrap.Returned(out)})
 	}
 }
 
 func noCallEnd(any, error, float64) {}
-
-// indexOf returns the index a Query or Scan reads; "" for other calls.
-func indexOf(in any) string {
-	var p *string
-	switch in := in.(type) {
-	case *dynamodb.QueryInput:
-		p = in.IndexName
-	case *dynamodb.ScanInput:
-		p = in.IndexName
-	}
-	if p == nil {
-		return ""
-	}
-	return *p
-}
-
-// returned counts the items an output holds: Count (Query, Scan), Item
-// (GetItem: 0 or 1), Responses (BatchGetItem: every table's; TransactGetItems:
-// those found); -1 for outputs that hold none.
-func returned(out any) int {
-	switch out := out.(type) {
-	case *dynamodb.QueryOutput:
-		if out != nil {
-			return int(out.Count)
-		}
-	case *dynamodb.ScanOutput:
-		if out != nil {
-			return int(out.Count)
-		}
-	case *dynamodb.GetItemOutput:
-		if out != nil {
-			return min(len(out.Item), 1)
-		}
-	case *dynamodb.BatchGetItemOutput:
-		if out != nil {
-			n := 0
-			for _, items := range out.Responses {
-				n += len(items)
-			}
-			return n
-		}
-	case *dynamodb.TransactGetItemsOutput:
-		if out != nil {
-			n := 0
-			for _, r := range out.Responses {
-				n += min(len(r.Item), 1)
-			}
-			return n
-		}
-	}
-	return -1
-}
 
 // String names the verdict for EventResolved (pipeline.go).
 func (v verdict) String() string {

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/singletable/singletable/internal/expr"
+	"github.com/singletable/singletable/internal/wrap"
 )
 
 // Time to live. A field tagged `singletable:"ttl"` holds the item's expiry in Unix
@@ -106,7 +107,7 @@ func (t *Table) EnableTTL(ctx context.Context) error {
 		return fmt.Errorf("singletable: EnableTTL %s: the table's client (%T) has no UpdateTimeToLive and DescribeTimeToLive (TTLClient): %w", t.name, t.user, ErrInvalidInput)
 	}
 	if t.observing() {
-		c = observedTTL{c: c, t: t}
+		c = wrap.TTL{C: c, Around: t.observed}
 	}
 	d, err := c.DescribeTimeToLive(ctx, &dynamodb.DescribeTimeToLiveInput{TableName: t.namePtr()})
 	if err != nil {
@@ -262,18 +263,4 @@ func (x *expiryRule) readsTTL(list []string) []string {
 		list = append(slices.Clone(list), x.attr)
 	}
 	return list
-}
-
-// observedTTL is observedClient (observe.go) for the TTL calls.
-type observedTTL struct {
-	c TTLClient
-	t *Table
-}
-
-func (c observedTTL) UpdateTimeToLive(ctx context.Context, in *dynamodb.UpdateTimeToLiveInput, f ...func(*dynamodb.Options)) (*dynamodb.UpdateTimeToLiveOutput, error) {
-	return observed(ctx, c.t, "UpdateTimeToLive", c.c.UpdateTimeToLive, in, f)
-}
-
-func (c observedTTL) DescribeTimeToLive(ctx context.Context, in *dynamodb.DescribeTimeToLiveInput, f ...func(*dynamodb.Options)) (*dynamodb.DescribeTimeToLiveOutput, error) {
-	return observed(ctx, c.t, "DescribeTimeToLive", c.c.DescribeTimeToLive, in, f)
 }

@@ -279,7 +279,7 @@ func (t *Table) transactGetOnce(ctx context.Context, in *dynamodb.TransactGetIte
 		}
 		return t.fillTx(ctx, refs, out.Responses, nil, nil)
 	}
-	var sl anySlots
+	var sl wire.Any
 	s := &wire.Sink{Op: wire.TransactGetItems, TypeAttr: t.opts.TypeAttribute, Slots: &sl, Lookup: t.wireLookup}
 	out, err := t.client.TransactGetItems(ctx, in, s.Option())
 	if err != nil {
@@ -288,7 +288,7 @@ func (t *Table) transactGetOnce(ctx context.Context, in *dynamodb.TransactGetIte
 	if !s.Decoded() {
 		return t.fillTx(ctx, refs, out.Responses, nil, nil)
 	}
-	return t.fillTx(ctx, refs, out.Responses, s, sl.items)
+	return t.fillTx(ctx, refs, out.Responses, s, sl.Items)
 }
 
 // fillTx fills each ref from its response: decoded on the wire (s, vals), or

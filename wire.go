@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
-	"slices"
 	"sync"
-	"unsafe"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -74,78 +72,10 @@ func (info *entityInfo) wireTarget() *wire.Target {
 	return info.wire.t
 }
 
-// valueSlots hands out the values of one response's items of one entity type, in
-// a slice the page can keep.
-type valueSlots[T any] struct{ items []T }
-
-func (s *valueSlots[T]) Hint(n int) { s.items = slices.Grow(s.items, n) }
-
-func (s *valueSlots[T]) Next(*wire.Target) unsafe.Pointer {
-	var zero T
-	s.items = append(s.items, zero)
-	return unsafe.Pointer(&s.items[len(s.items)-1])
-}
-
-func (s *valueSlots[T]) Drop(*wire.Target) {
-	var zero T
-	s.items[len(s.items)-1] = zero // what it references is garbage
-	s.items = s.items[:len(s.items)-1]
-}
-
-func (s *valueSlots[T]) Reset() {
-	clear(s.items)
-	s.items = s.items[:0]
-}
-
-// oneSlot is valueSlots for one item, without a slice.
-type oneSlot[T any] struct {
-	v    T
-	used bool
-}
-
-func (s *oneSlot[T]) Hint(int) {}
-
-func (s *oneSlot[T]) Next(*wire.Target) unsafe.Pointer {
-	if s.used { // a second item of GetItem: never; keep the first's place
-		var zero T
-		s.v = zero
-	}
-	s.used = true
-	return unsafe.Pointer(&s.v)
-}
-
-func (s *oneSlot[T]) Drop(*wire.Target) { s.Reset() }
-
-func (s *oneSlot[T]) Reset() {
-	var zero T
-	s.v, s.used = zero, false
-}
-
-// anySlots hands out values of any registered entity type, for collections.
-type anySlots struct{ items []reflect.Value }
-
-func (s *anySlots) Hint(n int) { s.items = slices.Grow(s.items, n) }
-
-func (s *anySlots) Next(t *wire.Target) unsafe.Pointer {
-	v := reflect.New(t.Plan.Type())
-	s.items = append(s.items, v)
-	return v.UnsafePointer()
-}
-
-func (s *anySlots) Drop(*wire.Target) {
-	s.items[len(s.items)-1] = reflect.Value{}
-	s.items = s.items[:len(s.items)-1]
-}
-
-func (s *anySlots) Reset() {
-	clear(s.items)
-	s.items = s.items[:0]
-}
-
 // getCall is what a GetItem on the wire path needs, in one allocation.
 type getCall[T any] struct {
 	sink wire.Sink
-	slot oneSlot[T]
+	slot wire.One[T]
 	opts [1]func(*dynamodb.Options)
 }
 
@@ -185,7 +115,7 @@ func (e *Entity[T]) getItem(ctx context.Context, p *readPlan, in *dynamodb.GetIt
 			if p.wireVerdict(s, 0) == itemExpired {
 				return zero, errExpired
 			}
-			return c.slot.v, nil
+			return c.slot.V, nil
 		}
 	}
 	if out.Item == nil {
@@ -228,7 +158,7 @@ func (t *Table) rawInTree(pq *preparedQuery, item map[string]types.AttributeValu
 // queryCall is what a Query page on the wire path needs, in one allocation.
 type queryCall[T any] struct {
 	sink  wire.Sink
-	slots valueSlots[T]
+	slots wire.Values[T]
 }
 
 // queryPageWire is queryPage on the wire path: the items decoded on the wire
@@ -258,8 +188,8 @@ func (e *Entity[T]) queryPageWire(ctx context.Context, pq *preparedQuery, start 
 		return res, nil
 	}
 	ents := s.Entries()
-	if len(sl.items) == len(ents) && pq.treeRoot == "" && pq.plan.expiry == nil {
-		res.Items = sl.items // every item decoded on the wire, none to leave out: the page is the slots
+	if len(sl.Items) == len(ents) && pq.treeRoot == "" && pq.plan.expiry == nil {
+		res.Items = sl.Items // every item decoded on the wire, none to leave out: the page is the slots
 		if res.Items == nil {
 			res.Items = []T{}
 		}
@@ -278,7 +208,7 @@ func (e *Entity[T]) queryPageWire(ctx context.Context, pq *preparedQuery, start 
 			}
 			continue
 		}
-		v := sl.items[k]
+		v := sl.Items[k]
 		k++
 		if (pq.treeRoot == "" || t.inTree(pq, s.Keys(i)[0])) && pq.plan.wireVerdict(s, i) == itemRead {
 			res.Items = append(res.Items, v)
@@ -317,7 +247,7 @@ func (t *Table) collectionPage(ctx context.Context, pq *preparedQuery, start map
 		}
 		return vals, out, meta, nil
 	}
-	var sl anySlots
+	var sl wire.Any
 	s := p.sink(&wire.Sink{Op: wire.Query, TypeAttr: t.opts.TypeAttribute, Slots: &sl, Lookup: t.wireLookup})
 	out, meta, err := t.fetchPageWire(ctx, pq, start, "collection", s)
 	if err != nil {
@@ -349,7 +279,7 @@ func (t *Table) collectionPage(ctx context.Context, pq *preparedQuery, start map
 			}
 			continue
 		}
-		v := sl.items[k]
+		v := sl.Items[k]
 		k++
 		if (pq.treeRoot == "" || t.inTree(pq, s.Keys(i)[0])) && p.wireVerdict(s, i) == itemRead {
 			vals = append(vals, v.Elem().Interface())
@@ -417,7 +347,7 @@ func (e *Entity[T]) batchGetItem(ctx context.Context, p *readPlan, in *dynamodb.
 		}
 		return out, nil
 	}
-	var sl valueSlots[T]
+	var sl wire.Values[T]
 	s := p.sink(&wire.Sink{Op: wire.BatchGetItem, Table: t.name, Target: tg, Slots: &sl, Keep: t.baseKeyAttrs()})
 	out, err := t.client.BatchGetItem(ctx, in, s.Option())
 	if err != nil {
@@ -431,7 +361,7 @@ func (e *Entity[T]) batchGetItem(ctx context.Context, p *readPlan, in *dynamodb.
 		return out, nil
 	}
 	if found.val == nil {
-		found.val = make(map[itemKey]T, len(sl.items))
+		found.val = make(map[itemKey]T, len(sl.Items))
 	}
 	k := 0
 	for i, en := range s.Entries() {
@@ -441,7 +371,7 @@ func (e *Entity[T]) batchGetItem(ctx context.Context, p *readPlan, in *dynamodb.
 			continue
 		}
 		id := t.keyIDOfTexts(s.Keys(i))
-		v := sl.items[k]
+		v := sl.Items[k]
 		k++
 		if p.wireVerdict(s, i) == itemExpired {
 			if found.expired == nil {
@@ -466,7 +396,7 @@ func (d *collDecoder[C]) addPage(ctx context.Context, pq *preparedQuery, start m
 		}
 		return out, meta, d.add(out.Items)
 	}
-	var sl anySlots
+	var sl wire.Any
 	s := d.p.sink(&wire.Sink{Op: wire.Query, TypeAttr: t.opts.TypeAttribute, Slots: &sl, Lookup: t.wireLookup})
 	out, meta, err := t.fetchPageWire(ctx, pq, start, d.c.name, s)
 	if err != nil {
@@ -499,7 +429,7 @@ func (d *collDecoder[C]) addPage(ctx context.Context, pq *preparedQuery, start m
 			}
 			e.info, _ = t.entityOf(e.item) // a hint for growing the slices; addOne checks it
 		} else {
-			e.val = sl.items[k]
+			e.val = sl.Items[k]
 			k++
 			if pq.treeRoot != "" && !t.inTree(pq, s.Keys(i)[0]) || d.p.wireVerdict(s, i) != itemRead {
 				continue

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"os"
 	"os/exec"
 	"slices"
@@ -168,6 +169,77 @@ func TestPutSpans(t *testing.T) {
 	assert.Equal(t, codes.Error, get.Status.Code)
 	assert.Equal(t, "not_found", attr(get, "error.type").AsString())
 	assert.Equal(t, int64(0), attr(r.named("GetItem " + name)[0], "db.response.returned_rows").AsInt64())
+}
+
+// TestIteratorSpans: every iterator is one operation span, as every call is,
+// lasting while the caller iterates, with the DynamoDB calls of its pages
+// under it; an iterator that yields an error ends its span with it.
+func TestIteratorSpans(t *testing.T) {
+	r := newRig(t)
+	orders := singletable.MustRegister[Order](r.table)
+	ctx := context.Background()
+	for i := range 3 {
+		_, err := orders.Put(ctx, Order{Customer: "c1", ID: fmt.Sprint(i), Total: i})
+		require.NoError(t, err)
+	}
+	name := r.table.Name()
+	drain := func(seq iter.Seq2[Order, error]) int {
+		n := 0
+		for _, err := range seq {
+			require.NoError(t, err)
+			n++
+		}
+		return n
+	}
+	drainAny := func(seq iter.Seq2[any, error]) int {
+		n := 0
+		for _, err := range seq {
+			require.NoError(t, err)
+			n++
+		}
+		return n
+	}
+	proj := orders.Project("total")
+	cases := []struct {
+		name string
+		run  func() int
+		tree string
+	}{
+		{"All", func() int { return drain(orders.All(ctx, Order{Customer: "c1"})) }, "All Order\n  Query " + name + "\n"},
+		{"ScanAll", func() int { return drain(orders.ScanAll(ctx)) }, "ScanAll Order\n  Scan " + name + "\n"},
+		{"Projection.All", func() int {
+			n := 0
+			for _, err := range proj.All(ctx, Order{Customer: "c1"}) {
+				require.NoError(t, err)
+				n++
+			}
+			return n
+		}, "All Order\n  Query " + name + "\n"},
+		{"Projection.ScanAll", func() int {
+			n := 0
+			for _, err := range proj.ScanAll(ctx) {
+				require.NoError(t, err)
+				n++
+			}
+			return n
+		}, "ScanAll Order\n  Scan " + name + "\n"},
+		{"Table.All", func() int { return drainAny(r.table.All(ctx, Order{Customer: "c1"})) }, "All " + name + "\n  Query " + name + "\n"},
+		{"Table.ScanAll", func() int { return drainAny(r.table.ScanAll(ctx)) }, "ScanAll " + name + "\n  Scan " + name + "\n"},
+	}
+	for _, c := range cases {
+		r.spans.Reset()
+		assert.Equal(t, 3, c.run(), c.name)
+		assert.Equal(t, c.tree, r.tree(), c.name)
+	}
+
+	// An iterator that stops at an error ends its span with it.
+	r.spans.Reset()
+	for _, err := range orders.All(ctx, Order{Customer: "c1"}, singletable.After("not a cursor")) {
+		require.ErrorIs(t, err, singletable.ErrInvalidCursor)
+	}
+	all := r.named("All Order")
+	require.Len(t, all, 1)
+	assert.Equal(t, codes.Error, all[0].Status.Code)
 }
 
 // TestMutateConflictSpans: a second writer between a Mutate's read and its

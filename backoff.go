@@ -4,6 +4,8 @@ import (
 	"context"
 	"math/rand/v2"
 	"time"
+
+	"github.com/singletable/singletable/internal/backoff"
 )
 
 // Backoff is the retry schedule shared by every retry loop in the package: batch
@@ -52,17 +54,7 @@ func (b Backoff) withDefaults() Backoff {
 // min(Cap, Base·2^(n-1)).
 func (b Backoff) Bound(n int) time.Duration {
 	b = b.withDefaults()
-	if n < 1 {
-		n = 1
-	}
-	d := b.Base
-	for i := 1; i < n; i++ {
-		if d >= b.Cap/2 {
-			return b.Cap
-		}
-		d *= 2
-	}
-	return min(d, b.Cap)
+	return backoff.Bound(b.Base, b.Cap, n)
 }
 
 // Delay returns the jittered delay before retry n (n >= 1).
@@ -85,15 +77,5 @@ func sleepContext(ctx context.Context, d time.Duration) error {
 	if err := explainWait(ctx); err != nil { // explain.go
 		return err
 	}
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return backoff.Sleep(ctx, d)
 }

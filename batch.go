@@ -8,10 +8,10 @@ import (
 	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	sdkretry "github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/singletable/singletable/internal/backoff"
 	"github.com/singletable/singletable/internal/expr"
 )
 
@@ -110,8 +110,8 @@ func (e *Entity[T]) batchGet(ctx context.Context, keys []T, p *readPlan, consist
 		return m
 	}
 	var loopErr error
-	refused := false // the loop ended on an error that is not "unprocessed" (unprocessedCause)
-	retry := batchRetry{b: t.opts.Backoff.withDefaults(), t: t}
+	refused := false // the loop ended on an error that is not "unprocessed" (backoff.Unprocessed)
+	retry := t.batchRetry()
 	for len(queue) > 0 {
 		n := min(len(queue), maxBatchGet)
 		chunk := make([]map[string]types.AttributeValue, n)
@@ -128,7 +128,7 @@ func (e *Entity[T]) batchGet(ctx context.Context, keys []T, p *readPlan, consist
 			RequestItems: map[string]types.KeysAndAttributes{t.name: ka},
 		}, found, useWire)
 		if err != nil {
-			loopErr, refused = err, !unprocessedCause(err)
+			loopErr, refused = err, !backoff.Unprocessed(err)
 			break
 		}
 		var again []itemKey
@@ -138,7 +138,7 @@ func (e *Entity[T]) batchGet(ctx context.Context, keys []T, p *readPlan, consist
 			}
 		}
 		queue = append(again, queue[n:]...)
-		if loopErr = retry.after(ctx, n, len(again)); loopErr != nil {
+		if loopErr = retry.After(ctx, n, len(again)); loopErr != nil {
 			break
 		}
 	}
@@ -268,7 +268,7 @@ func (t *Table) batchWrite(ctx context.Context, what string, reqs []types.WriteR
 	for i := range queue {
 		queue[i] = i
 	}
-	retry := batchRetry{b: t.opts.Backoff.withDefaults(), t: t}
+	retry := t.batchRetry()
 	var lastConflict error // the last ReplicatedWriteConflictException, sent again like unprocessed items
 	for len(queue) > 0 {
 		n := min(len(queue), maxBatchWrite)
@@ -283,7 +283,7 @@ func (t *Table) batchWrite(ctx context.Context, what string, reqs []types.WriteR
 			lastConflict, err = err, nil
 			out = &dynamodb.BatchWriteItemOutput{UnprocessedItems: map[string][]types.WriteRequest{t.name: chunk}}
 		}
-		if err != nil && !unprocessedCause(err) {
+		if err != nil && !backoff.Unprocessed(err) {
 			return queue, fmt.Errorf("singletable: %s: %d items not written: %w", what, len(queue), err)
 		}
 		if err != nil {
@@ -298,7 +298,7 @@ func (t *Table) batchWrite(ctx context.Context, what string, reqs []types.WriteR
 			again = append(again, j)
 		}
 		queue = append(again, queue[n:]...)
-		if err := retry.after(ctx, n, len(again)); err != nil {
+		if err := retry.After(ctx, n, len(again)); err != nil {
 			if lastConflict != nil {
 				err = errors.Join(err, lastConflict)
 			}
@@ -308,46 +308,14 @@ func (t *Table) batchWrite(ctx context.Context, what string, reqs []types.WriteR
 	return nil, nil
 }
 
-// unprocessedCause reports whether err, the error of one call of a batch, leaves
-// what the call did not answer unprocessed in [ErrUnprocessed]'s sense: the
-// context ended, or DynamoDB throttled or failed in a way the SDK retries (a
-// 5xx, a lost connection) past the SDK's retries, so that asking again later may
-// succeed. A client's refusal (DAX's of SDK middleware), a validation error or a
-// missing table is not: the batch returns it with its own kind.
-func unprocessedCause(err error) bool {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return true
-	}
-	return sdkretry.IsErrorRetryables(sdkretry.DefaultRetryables).IsErrorRetryable(err) == aws.TrueTernary
-}
-
-// batchRetry paces the rounds of a batch call that DynamoDB answers in part.
-type batchRetry struct {
-	b                Backoff
-	attempt, stalled int
-	t                *Table // for its Tracer
-}
-
-// after is called after each round that sent n requests and got unprocessed of them
-// back. It waits before the next round when some were unprocessed, and returns an
-// error when the loop must stop: the context ended, or Backoff.MaxAttempts rounds
-// in a row made no progress.
-func (r *batchRetry) after(ctx context.Context, n, unprocessed int) error {
-	if unprocessed == 0 {
-		r.attempt, r.stalled = 0, 0
-		return nil
-	}
-	if unprocessed == n {
-		r.stalled++
-	} else {
-		r.stalled = 0
-	}
-	r.attempt++
-	r.t.event(ctx, SpanEvent{Name: EventUnprocessed, Items: unprocessed, Attempt: r.attempt}) // trace.go
-	if r.stalled >= r.b.MaxAttempts {
-		return fmt.Errorf("%d rounds in a row without progress", r.stalled)
-	}
-	return r.b.Wait(ctx, r.attempt)
+// batchRetry paces the rounds of a batch call that DynamoDB answers in part
+// (internal/backoff's Rounds) by the table's Backoff, each round that leaves
+// items unprocessed a trace event.
+func (t *Table) batchRetry() *backoff.Rounds {
+	b := t.opts.Backoff.withDefaults()
+	return &backoff.Rounds{MaxAttempts: b.MaxAttempts, Wait: b.Wait, Event: func(ctx context.Context, unprocessed, attempt int) {
+		t.event(ctx, SpanEvent{Name: EventUnprocessed, Items: unprocessed, Attempt: attempt}) // trace.go
+	}}
 }
 
 // batchKey renders the primary key of one key value of a batch; a hashed shard is

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/singletable/singletable/internal/backoff"
 	"github.com/singletable/singletable/internal/wire"
 )
 
@@ -63,7 +64,7 @@ func (t *Table) BatchGet(ctx context.Context, refs []ItemRef, opts ...GetOption)
 	for i := range queue {
 		queue[i] = i
 	}
-	retry := batchRetry{b: t.opts.Backoff.withDefaults(), t: t}
+	retry := t.batchRetry()
 	var loopErr error
 	refused := false // the loop ended on an error that is not "unprocessed"
 	for len(queue) > 0 {
@@ -77,7 +78,7 @@ func (t *Table) BatchGet(ctx context.Context, refs []ItemRef, opts ...GetOption)
 		}}
 		out, err := t.batchGetMixed(ctx, in, refs, byID, peek)
 		if err != nil {
-			loopErr, refused = err, !unprocessedCause(err) // batch.go
+			loopErr, refused = err, !backoff.Unprocessed(err)
 			break
 		}
 		var again []int
@@ -104,7 +105,7 @@ func (t *Table) BatchGet(ctx context.Context, refs []ItemRef, opts ...GetOption)
 			}
 		}
 		queue = append(again, queue[n:]...)
-		if loopErr = retry.after(ctx, n, len(again)); loopErr != nil {
+		if loopErr = retry.After(ctx, n, len(again)); loopErr != nil {
 			break
 		}
 	}

@@ -1,10 +1,8 @@
 package singletable
 
 import (
-	"encoding"
 	"reflect"
 	"strconv"
-	"time"
 
 	"github.com/singletable/singletable/internal/attrvalue"
 	"github.com/singletable/singletable/internal/codec"
@@ -28,8 +26,6 @@ type fieldDefault struct {
 	value reflect.Value // of the field's type with the pointer removed
 }
 
-var textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
-
 // compileDefault parses the default of the struct field at index.
 func compileDefault(info *entityInfo, index []int, sf reflect.StructField, text string) error {
 	f, err := storedField(info, index, sf, "defaulted")
@@ -40,7 +36,7 @@ func compileDefault(info *entityInfo, index []int, sf reflect.StructField, text 
 		return &EntityError{Entity: info.name, Field: f.GoName, Reason: "default " + strconv.Quote(text) + " for attribute " + f.Name + ": " + reason}
 	}
 	base := derefType(f.Type)
-	v, err := parseDefault(base, text)
+	v, err := codec.ParseDefault(base, text)
 	if err != nil {
 		return fail(err.Error())
 	}
@@ -50,7 +46,7 @@ func compileDefault(info *entityInfo, index []int, sf reflect.StructField, text 
 	if err != nil {
 		return fail(err.Error())
 	}
-	setDefault(fv, v)
+	codec.SetThrough(fv, v)
 	if av, keep, err := f.Encode(fv); err != nil {
 		return fail(err.Error())
 	} else if keep {
@@ -61,82 +57,6 @@ func compileDefault(info *entityInfo, index []int, sf reflect.StructField, text 
 	h := info.hooksOf()
 	h.defaults = append(h.defaults, fieldDefault{f: f, value: v})
 	return nil
-}
-
-// parseDefault parses text as a value of type t.
-func parseDefault(t reflect.Type, text string) (reflect.Value, error) {
-	v := reflect.New(t).Elem()
-	if reflect.PointerTo(t).Implements(textUnmarshalerType) && t != timeType {
-		if err := v.Addr().Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(text)); err != nil {
-			return v, err
-		}
-		return v, nil
-	}
-	var err error
-	switch {
-	case t == timeType:
-		var tm time.Time
-		if tm, err = time.Parse(time.RFC3339Nano, text); err == nil {
-			v.Set(reflect.ValueOf(tm))
-		}
-	case t.Kind() == reflect.String:
-		v.SetString(text)
-	case t.Kind() == reflect.Bool:
-		var b bool
-		if b, err = strconv.ParseBool(text); err == nil {
-			v.SetBool(b)
-		}
-	case v.CanInt():
-		var n int64
-		if n, err = strconv.ParseInt(text, 10, t.Bits()); err == nil {
-			v.SetInt(n)
-		}
-	case v.CanUint():
-		var n uint64
-		if n, err = strconv.ParseUint(text, 10, t.Bits()); err == nil {
-			v.SetUint(n)
-		}
-	case v.CanFloat():
-		var x float64
-		if x, err = strconv.ParseFloat(text, t.Bits()); err == nil {
-			v.SetFloat(x)
-		}
-	default:
-		return v, &unsupportedDefault{t}
-	}
-	if err != nil {
-		if ne, ok := err.(*strconv.NumError); ok {
-			err = ne.Err
-		}
-		return v, &badDefault{t: t, err: err}
-	}
-	return v, nil
-}
-
-type unsupportedDefault struct{ t reflect.Type }
-
-func (e *unsupportedDefault) Error() string {
-	return "a default is text, parsed for strings, numbers, booleans, times or encoding.TextUnmarshaler types, not " + e.t.String()
-}
-
-type badDefault struct {
-	t   reflect.Type
-	err error
-}
-
-func (e *badDefault) Error() string {
-	return "does not parse as " + e.t.String() + ": " + e.err.Error()
-}
-
-// setDefault stores a parsed default in fv (a settable field value).
-func setDefault(fv reflect.Value, v reflect.Value) {
-	if fv.Kind() == reflect.Pointer {
-		p := reflect.New(fv.Type().Elem())
-		p.Elem().Set(v)
-		fv.Set(p)
-		return
-	}
-	fv.Set(v)
 }
 
 // defaultsFeature is the plan of an entity's defaults, compiled at Register.
@@ -159,7 +79,7 @@ func (d *defaultsFeature) plan(p *writePlan) error {
 		if err != nil {
 			return err
 		}
-		setDefault(fv, def.value)
+		codec.SetThrough(fv, def.value)
 	}
 	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/singletable/singletable/internal/docpath"
 )
 
 // exprPath is what an expression may hold of a path: placeholders and indexes,
@@ -24,25 +26,25 @@ func FuzzDocPath(f *testing.F) {
 	info, err := compileEntity(offlineTable(f), reflect.TypeFor[opsDoc]())
 	require.NoError(f, err)
 	f.Fuzz(func(t *testing.T, s string) {
-		p, err := parseDocPath(s)
+		p, err := docpath.Parse(s)
 		if err != nil {
 			return
 		}
 		if p.String() != s {
 			t.Fatalf("%q renders as %q", s, p.String())
 		}
-		again, err := parseDocPath(p.String())
-		if err != nil || !reflect.DeepEqual(again.steps, p.steps) {
+		again, err := docpath.Parse(p.String())
+		if err != nil || !reflect.DeepEqual(again.Steps, p.Steps) {
 			t.Fatalf("%q does not parse back: %v", s, err)
 		}
 		var w writeRequest
-		if e := p.expr(&w.b); !exprPath.MatchString(e) {
+		if e := p.Expr(&w.b); !exprPath.MatchString(e) {
 			t.Fatalf("%q renders the expression %q", s, e)
 		}
 		for ph, name := range w.b.Names() {
 			found := false
-			for _, st := range p.steps {
-				found = found || !st.isIdx && st.name == name
+			for _, st := range p.Steps {
+				found = found || !st.IsIndex && st.Name == name
 			}
 			if !found {
 				t.Fatalf("%q: placeholder %s names %q, no step of the path", s, ph, name)
@@ -52,8 +54,8 @@ func FuzzDocPath(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if _, _, err := rp.encode(reflect.Zero(rp.leaf)); err != nil {
-			t.Logf("%q: encoding a zero %s: %v", s, rp.leaf, err)
+		if _, _, err := rp.Encode(reflect.Zero(rp.Leaf)); err != nil {
+			t.Logf("%q: encoding a zero %s: %v", s, rp.Leaf, err)
 		}
 	})
 }

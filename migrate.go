@@ -402,7 +402,7 @@ func (info *entityInfo) planWriteBack(stored, work map[string]types.AttributeVal
 			removes = append(removes, w.b.Name(name))
 		}
 	}
-	w.update = joinUpdate(sets, removes, nil)
+	w.update = expr.Update(sets, removes, nil, nil)
 	if info.version != nil {
 		// Every write of a versioned entity moves its version: that, the schema and
 		// the incarnation are enough.

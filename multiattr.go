@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/singletable/singletable/internal/codec"
@@ -244,6 +245,8 @@ func nativeFieldReason(f *codec.Field, a KeyAttribute, sort bool) string {
 	}
 	return ""
 }
+
+var marshalerType = reflect.TypeFor[attributevalue.Marshaler]()
 
 // storedScalar is the DynamoDB type the codec stores field f as, when a scalar
 // a key can hold ("" otherwise), and the field's type in words.

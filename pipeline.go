@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"net"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
@@ -334,16 +332,5 @@ func isConditionFailed(err error) bool { return condwrite.IsConditionFailed(err)
 // by the table's Backoff. It returns nil for a missing item.
 func (t *Table) readBack(ctx context.Context, key map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
 	b := t.opts.Backoff.withDefaults()
-	for attempt := 1; ; attempt++ {
-		out, err := t.client.GetItem(ctx, &dynamodb.GetItemInput{TableName: t.namePtr(), Key: key, ConsistentRead: aws.Bool(true)})
-		if err == nil {
-			return out.Item, nil
-		}
-		if attempt >= b.MaxAttempts || ctx.Err() != nil {
-			return nil, err
-		}
-		if werr := b.Wait(ctx, attempt); werr != nil {
-			return nil, errors.Join(err, werr)
-		}
-	}
+	return condwrite.ReadBack(ctx, t.client.GetItem, t.name, key, b.MaxAttempts, b.Wait)
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"reflect"
 	"strconv"
-	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -342,7 +341,7 @@ func (p *writePlan) putAsUpdate(item map[string]types.AttributeValue, o writeOpt
 			p.guard("attribute_not_exists(" + name + ") OR " + name + " = " + w.b.Value(a.av))
 		}
 	}
-	w.update = joinUpdate(sets, removes, nil)
+	w.update = expr.Update(sets, removes, nil, nil)
 	w.resendable = p.resendable()
 	return p.condition(o.cond)
 }
@@ -549,22 +548,4 @@ func (info *entityInfo) typeGuard(b *expr.Builder) string {
 // the guard cond on the one there.
 func (info *entityInfo) absentOr(b *expr.Builder, cond string) string {
 	return "attribute_not_exists(" + b.Name(info.table.opts.PartitionKey) + ") OR (" + cond + ")"
-}
-
-// joinUpdate joins SET, REMOVE, ADD and DELETE clauses into an update expression.
-func joinUpdate(sets, removes, adds []string) string {
-	var upd strings.Builder
-	if len(sets) > 0 {
-		upd.WriteString("SET ")
-		upd.WriteString(strings.Join(sets, ", "))
-	}
-	if len(removes) > 0 {
-		upd.WriteString(" REMOVE ")
-		upd.WriteString(strings.Join(removes, ", "))
-	}
-	if len(adds) > 0 {
-		upd.WriteString(" ADD ")
-		upd.WriteString(strings.Join(adds, ", "))
-	}
-	return strings.TrimSpace(upd.String())
 }

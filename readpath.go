@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/singletable/singletable/internal/attrvalue"
 	"github.com/singletable/singletable/internal/wire"
 )
 
@@ -230,7 +231,7 @@ func (p *readPlan) typeMismatch(av types.AttributeValue) error {
 	case nil:
 		return fmt.Errorf("singletable: item has no %s attribute, so it is not provably a %s (%s %q): %w", attr, p.info.name, attr, want, ErrTypeMismatch)
 	}
-	return fmt.Errorf("singletable: item's %s attribute is %s, not a string, so it is not provably a %s (%s %q): %w", attr, avKind(av), p.info.name, attr, want, ErrTypeMismatch)
+	return fmt.Errorf("singletable: item's %s attribute is %s, not a string, so it is not provably a %s (%s %q): %w", attr, attrvalue.Kind(av), p.info.name, attr, want, ErrTypeMismatch)
 }
 
 // expiredItem is phase b on a stored item.
@@ -375,31 +376,6 @@ func (t *Table) registered() []*entityInfo {
 // keysParse reports whether item's primary key parses with the entity's templates.
 func (info *entityInfo) keysParse(item map[string]types.AttributeValue) bool {
 	return info.fillFromKeys(item, reflect.New(info.goType).Elem())
-}
-
-// avKind names the type of an attribute value, for messages: "a number (N)".
-func avKind(av types.AttributeValue) string {
-	switch av.(type) {
-	case *types.AttributeValueMemberN:
-		return "a number (N)"
-	case *types.AttributeValueMemberB:
-		return "binary (B)"
-	case *types.AttributeValueMemberBOOL:
-		return "a boolean (BOOL)"
-	case *types.AttributeValueMemberNULL:
-		return "NULL"
-	case *types.AttributeValueMemberL:
-		return "a list (L)"
-	case *types.AttributeValueMemberM:
-		return "a map (M)"
-	case *types.AttributeValueMemberSS:
-		return "a string set (SS)"
-	case *types.AttributeValueMemberNS:
-		return "a number set (NS)"
-	case *types.AttributeValueMemberBS:
-		return "a binary set (BS)"
-	}
-	return fmt.Sprintf("%T", av)
 }
 
 // fixInstant fixes the instant a read judges expiry at, once for all of its

@@ -15,10 +15,7 @@ import (
 // well, an entity whose partition key template could begin with the reserved
 // prefix, or whose discriminator begins with the reserved type prefix
 // (internal/reserved).
-const (
-	reservedTypePrefix = reserved.TypePrefix
-	sweepType          = reserved.SweepType
-)
+const reservedTypePrefix = reserved.TypePrefix
 
 // reservedPrefix is the start of every partition key the library writes for
 // itself: the delimiter, "singletable", the delimiter.

@@ -6,6 +6,8 @@ import (
 	"reflect"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/singletable/singletable/internal/expr"
 )
 
 // Return values. [Entity.Put] and [Entity.Delete] can return the item they
@@ -119,49 +121,12 @@ func (returnsFeature) settle(w *writeRequest, attrs map[string]types.AttributeVa
 	}
 	names := w.b.Names()
 	out := map[string]types.AttributeValue{}
-	for _, attr := range updatedAttrs(w.update, names) {
+	for _, attr := range expr.UpdatedAttrs(w.update, names) {
 		if av, ok := attrs[attr]; ok {
 			out[attr] = av
 		}
 	}
 	return out, nil
-}
-
-// updatedAttrs returns the top-level attributes an update expression writes: the
-// first name of each clause, its placeholder resolved by names.
-func updatedAttrs(update string, names map[string]string) []string {
-	var out []string
-	depth := 0
-	start := false // at the start of a clause
-	for i := 0; i < len(update); i++ {
-		c := update[i]
-		switch {
-		case c == '(':
-			depth++
-		case c == ')':
-			depth--
-		case depth > 0:
-		case c == ',':
-			start = true
-		case c >= 'A' && c <= 'Z' && (i == 0 || update[i-1] == ' '):
-			// A keyword (SET, REMOVE, ADD, DELETE) starts a clause.
-			for i < len(update) && update[i] != ' ' {
-				i++
-			}
-			start = true
-		case c == '#' && start:
-			j := i + 1
-			for j < len(update) && (update[j] == '_' || update[j] >= '0' && update[j] <= '9' || update[j] >= 'a' && update[j] <= 'z' || update[j] >= 'A' && update[j] <= 'Z') {
-				j++
-			}
-			if name, ok := names[update[i:j]]; ok {
-				out = append(out, name)
-			}
-			start = false
-			i = j - 1
-		}
-	}
-	return out
 }
 
 // fillOld decodes the item a write replaced into the caller's Old.

@@ -273,7 +273,7 @@ func (e *Entity[T]) locateShard(ctx context.Context, sv reflect.Value, consisten
 	}
 	t := e.table
 	pending := keys
-	retry := batchRetry{b: t.opts.Backoff.withDefaults(), t: t}
+	retry := t.batchRetry()
 	for len(pending) > 0 {
 		n := min(len(pending), maxBatchGet)
 		out, err := t.client.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
@@ -292,7 +292,7 @@ func (e *Entity[T]) locateShard(ctx context.Context, sv reflect.Value, consisten
 		}
 		again := out.UnprocessedKeys[t.name].Keys
 		pending = append(again, pending[n:]...)
-		if err := retry.after(ctx, n, len(again)); err != nil {
+		if err := retry.After(ctx, n, len(again)); err != nil {
 			return nil, fmt.Errorf("singletable: locate %s's shard: %w: %w", e.info.name, ErrUnprocessed, err)
 		}
 	}

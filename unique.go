@@ -1,13 +1,7 @@
 package singletable
 
 import (
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/binary"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
-	"math/big"
 	"reflect"
 	"slices"
 	"strconv"
@@ -19,7 +13,7 @@ import (
 	"github.com/singletable/singletable/internal/attrvalue"
 	"github.com/singletable/singletable/internal/codec"
 	"github.com/singletable/singletable/internal/expr"
-	"github.com/singletable/singletable/internal/reserved"
+	"github.com/singletable/singletable/internal/uniqueguard"
 )
 
 // Unique values. A field tagged `singletable:"unique"` holds a value that at most
@@ -74,16 +68,7 @@ import (
 // the primary key (unique already), an attribute named twice, and a table whose
 // base keys are not strings.
 
-// uniqueType is the type attribute of a guard item.
-const uniqueType = reserved.TypePrefix + "Unique"
-
-// The attributes of a guard item, beside its key and type.
-const (
-	guardOwner      = "_owner"      // the owner's primary key, a JSON array of its key strings
-	guardOwnerType  = "_ownerType"  // the owner's type attribute
-	guardConstraint = "_constraint" // the constraint ("email", "orgId+slug")
-	guardValues     = "_values"     // the values, a list
-)
+// A guard item (its type, attributes and action) is internal/uniqueguard's.
 
 // maxUniqueConstraints bounds an entity's constraints: a write that changes every
 // value is 1 + 2 per constraint actions of the 100 a transaction takes.
@@ -365,7 +350,7 @@ func (u *uniqueFeature) updateValues(p *writePlan) (map[string]types.AttributeVa
 		case opRemove:
 			next[c.attr] = nil
 		case opSet:
-			fv, err := convertValue(c.value, f.Type)
+			fv, err := codec.Convert(c.value, f.Type)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w: %w", info.attrName(f), ErrInvalidInput, err)
 			}
@@ -449,7 +434,7 @@ func (c *uniqueConstraint) valuesOf(item map[string]types.AttributeValue) ([]typ
 	out := make([]types.AttributeValue, len(c.fields))
 	for i, f := range c.fields {
 		av := item[f.Name]
-		if zeroUnique(av) {
+		if uniqueguard.Zero(av) {
 			return nil, false
 		}
 		out[i] = av
@@ -457,115 +442,18 @@ func (c *uniqueConstraint) valuesOf(item map[string]types.AttributeValue) ([]typ
 	return out, true
 }
 
-// zeroUnique reports whether av holds no unique value.
-func zeroUnique(av types.AttributeValue) bool {
-	switch v := av.(type) {
-	case *types.AttributeValueMemberS:
-		return v.Value == ""
-	case *types.AttributeValueMemberN:
-		r, ok := new(big.Rat).SetString(v.Value)
-		return ok && r.Sign() == 0
-	case *types.AttributeValueMemberB:
-		return len(v.Value) == 0
-	case nil, *types.AttributeValueMemberNULL:
-		return true
-	}
-	return false
-}
-
-// sameValues reports whether two values of a constraint are the same.
-func sameValues(a, b []types.AttributeValue) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if canonicalAV(a[i]) != canonicalAV(b[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-// canonicalAV is a value's canonical bytes: a type tag, then the string, the
-// number (as a reduced fraction: 1.50 and 1.5 are one number) or the bytes.
-func canonicalAV(av types.AttributeValue) string {
-	switch v := av.(type) {
-	case *types.AttributeValueMemberS:
-		return "S" + v.Value
-	case *types.AttributeValueMemberN:
-		if r, ok := new(big.Rat).SetString(v.Value); ok {
-			return "N" + r.RatString()
-		}
-		return "N" + v.Value
-	case *types.AttributeValueMemberB:
-		return "B" + string(v.Value)
-	}
-	return "?" + attrvalue.Text(av)
-}
-
-// avText is a unique value, or a key string, as plain text: a string as it is,
-// a number's digits, bytes in base 64.
-func avText(av types.AttributeValue) string {
-	switch v := av.(type) {
-	case *types.AttributeValueMemberS:
-		return v.Value
-	case *types.AttributeValueMemberN:
-		return v.Value
-	case *types.AttributeValueMemberB:
-		return base64.StdEncoding.EncodeToString(v.Value)
-	}
-	return attrvalue.Text(av)
-}
-
 // guardKey is the key of the guard of a constraint's values: the digest of the
 // entity type, the constraint and the values (length-prefixed), under the
 // reserved prefix.
 func (u *uniqueFeature) guardKey(c *uniqueConstraint, values []types.AttributeValue) map[string]types.AttributeValue {
 	t := u.info.table
-	h := sha256.New()
-	put := func(s string) {
-		var n [8]byte
-		binary.BigEndian.PutUint64(n[:], uint64(len(s)))
-		h.Write(n[:])
-		h.Write([]byte(s))
-	}
-	put(u.info.discriminator)
-	put(c.name)
-	for _, v := range values {
-		put(canonicalAV(v))
-	}
 	d := string(t.opts.Delimiter)
-	pk := t.reservedPrefix() + "unique" + d + u.info.discriminator + d + c.name + d + hex.EncodeToString(h.Sum(nil))
+	pk := t.reservedPrefix() + "unique" + d + u.info.discriminator + d + c.name + d + uniqueguard.Digest(u.info.discriminator, c.name, values)
 	key := map[string]types.AttributeValue{t.opts.PartitionKey: &types.AttributeValueMemberS{Value: pk}}
 	if t.opts.SortKey != "" && !t.opts.NoSortKey {
 		key[t.opts.SortKey] = &types.AttributeValueMemberS{Value: "unique"}
 	}
 	return key
-}
-
-// ownerText is an owner's primary key as a guard keeps it: a JSON array of its
-// key strings, partition key first.
-func ownerText(t *Table, key map[string]types.AttributeValue) string {
-	var parts []string
-	for _, a := range t.baseKeyAttrs() {
-		parts = append(parts, avText(key[a]))
-	}
-	b, _ := json.Marshal(parts)
-	return string(b)
-}
-
-// ownerKey parses an owner's primary key as a guard keeps it.
-func ownerKey(t *Table, text string) (map[string]types.AttributeValue, bool) {
-	var parts []string
-	attrs := t.baseKeyAttrs()
-	if json.Unmarshal([]byte(text), &parts) != nil || len(parts) != len(attrs) {
-		return nil, false
-	}
-	key := map[string]types.AttributeValue{}
-	for i, a := range attrs {
-		key[a] = &types.AttributeValueMemberS{Value: parts[i]}
-	}
-	return key, true
 }
 
 // build conditions the write's item action on the unique values stored being
@@ -617,7 +505,7 @@ func (uw *uniqueWrite) build(t *Table, w *writeRequest, base expr.Builder, baseC
 		if uw.kind != kindDelete {
 			next, hasNext = c.valuesOf(after)
 		}
-		if hasOld && !(hasNext && sameValues(old, next)) {
+		if hasOld && !(hasNext && uniqueguard.Same(old, next)) {
 			key := u.guardKey(c, old)
 			if !notMine[guardID(t, key)] {
 				uw.guards = append(uw.guards, guardAction{c: c, values: old, key: key})
@@ -627,7 +515,7 @@ func (uw *uniqueWrite) build(t *Table, w *writeRequest, base expr.Builder, baseC
 			uw.guards = append(uw.guards, guardAction{c: c, values: next, key: u.guardKey(c, next), claim: true})
 		}
 	}
-	me := ownerText(t, w.key)
+	me := uniqueguard.OwnerText(t.baseKeyAttrs(), w.key)
 	acts := make([]types.TransactWriteItem, 0, len(uw.guards))
 	for _, g := range uw.guards {
 		acts = append(acts, g.action(t, info, me))
@@ -640,28 +528,11 @@ func guardID(t *Table, key map[string]types.AttributeValue) string {
 	return attrvalue.Text(key[t.opts.PartitionKey])
 }
 
-// action is the guard's transaction action: a Put (claim) or a Delete (free),
-// each on the condition that no guard is there or that the owner, me, holds it.
+// action is the guard's transaction action (uniqueguard's), me its owner (an
+// OwnerText).
 func (g guardAction) action(t *Table, info *entityInfo, me string) types.TransactWriteItem {
-	var b expr.Builder
-	cond := "attribute_not_exists(" + b.Name(t.opts.PartitionKey) + ") OR " + b.Name(guardOwner) + " = " + b.S(me)
-	table := t.name
-	const failed = types.ReturnValuesOnConditionCheckFailureAllOld
-	if !g.claim {
-		return types.TransactWriteItem{Delete: &types.Delete{TableName: &table, Key: g.key, ConditionExpression: &cond,
-			ExpressionAttributeNames: b.Names(), ExpressionAttributeValues: b.Values(), ReturnValuesOnConditionCheckFailure: failed}}
-	}
-	item := make(map[string]types.AttributeValue, len(g.key)+5)
-	for k, v := range g.key {
-		item[k] = v
-	}
-	item[t.opts.TypeAttribute] = &types.AttributeValueMemberS{Value: uniqueType}
-	item[guardOwner] = &types.AttributeValueMemberS{Value: me}
-	item[guardOwnerType] = &types.AttributeValueMemberS{Value: info.discriminator}
-	item[guardConstraint] = &types.AttributeValueMemberS{Value: g.c.name}
-	item[guardValues] = &types.AttributeValueMemberL{Value: g.values}
-	return types.TransactWriteItem{Put: &types.Put{TableName: &table, Item: item, ConditionExpression: &cond,
-		ExpressionAttributeNames: b.Names(), ExpressionAttributeValues: b.Values(), ReturnValuesOnConditionCheckFailure: failed}}
+	ug := uniqueguard.Guard{Key: g.key, Claim: g.claim, OwnerType: info.discriminator, Constraint: g.c.name, Values: g.values}
+	return ug.Action(t.name, t.opts.PartitionKey, t.opts.TypeAttribute, me)
 }
 
 // ---- Errors.
@@ -690,7 +561,7 @@ func (e *UniqueError) Error() string {
 	b.WriteString(" (unique ")
 	b.WriteString(e.Constraint)
 	b.WriteString("): value ")
-	b.WriteString(strings.Join(quoteAll(e.Values), ", "))
+	b.WriteString(strings.Join(uniqueguard.QuoteAll(e.Values), ", "))
 	b.WriteString(" is held by another item")
 	if e.Owner != nil {
 		b.WriteString(formatKey(e.Owner))
@@ -698,14 +569,6 @@ func (e *UniqueError) Error() string {
 	b.WriteString(": ")
 	b.WriteString(strings.TrimPrefix(ErrNotUnique.Error(), "singletable: "))
 	return b.String()
-}
-
-func quoteAll(ss []string) []string {
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = strconv.Quote(s)
-	}
-	return out
 }
 
 // Unwrap returns the AWS error.
@@ -723,10 +586,10 @@ func (g guardAction) uniqueError(t *Table, info *entityInfo, holder map[string]t
 	for i, f := range g.c.fields {
 		ue.Fields = append(ue.Fields, f.GoName)
 		ue.Attributes = append(ue.Attributes, f.Name)
-		ue.Values = append(ue.Values, avText(g.values[i]))
+		ue.Values = append(ue.Values, uniqueguard.Text(g.values[i]))
 	}
-	if o, ok := holder[guardOwner].(*types.AttributeValueMemberS); ok {
-		if key, ok := ownerKey(t, o.Value); ok {
+	if o, ok := holder[uniqueguard.Owner].(*types.AttributeValueMemberS); ok {
+		if key, ok := uniqueguard.OwnerKey(t.baseKeyAttrs(), o.Value); ok {
 			ue.Owner = t.keyStrings(key)
 		}
 	}
@@ -743,7 +606,7 @@ func (u *uniqueFeature) checkWriteBack(stored, want map[string]types.AttributeVa
 	for _, c := range u.cons {
 		a, okA := c.valuesOf(stored)
 		b, okB := c.valuesOf(want)
-		if okA != okB || okA && !sameValues(a, b) {
+		if okA != okB || okA && !uniqueguard.Same(a, b) {
 			return fmt.Errorf("singletable: write-back of %s%s: the migration changes the unique value %s, whose guard only a transaction moves: not written back (write the item with Put): %w", u.info.name, formatKey(t.keyStrings(stored)), c.name, ErrInvalidInput)
 		}
 	}

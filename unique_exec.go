@@ -12,6 +12,7 @@ import (
 
 	"github.com/singletable/singletable/internal/attrvalue"
 	"github.com/singletable/singletable/internal/expr"
+	"github.com/singletable/singletable/internal/uniqueguard"
 )
 
 // Sending the writes of unique values (unique.go): one TransactWriteItems of
@@ -193,23 +194,17 @@ func (t *Table) uniqueLanded(ctx context.Context, w *writeRequest) bool {
 	if cur != nil {
 		return false
 	}
-	me := ownerText(t, w.key)
+	me := uniqueguard.OwnerText(t.baseKeyAttrs(), w.key)
 	for _, g := range w.uniq.guards {
 		if g.claim {
 			continue
 		}
 		gc, err := t.readBack(ctx, g.key)
-		if err != nil || guardOwnedBy(gc, me) {
+		if err != nil || uniqueguard.OwnedBy(gc, me) {
 			return false
 		}
 	}
 	return true
-}
-
-// guardOwnedBy reports whether the guard item g (nil: missing) is owner's.
-func guardOwnedBy(g map[string]types.AttributeValue, owner string) bool {
-	o, ok := g[guardOwner].(*types.AttributeValueMemberS)
-	return ok && o.Value == owner
 }
 
 // uniqueFailed decides what becomes of a unique write whose transaction was
@@ -314,7 +309,7 @@ func (t *Table) txGuardReason(ws []*writeRequest, i, j int, r types.Cancellation
 				reason.Unique = g.uniqueError(t, w.info, r.Item, nil)
 				reason.Message = reason.Unique.Error()
 			} else {
-				reason.Message = "the guard of " + g.c.name + " " + strconv.Quote(valuesText(g.values)) + " that " + w.kind.String() + " frees is held by another item: the key value's unique values are not the stored ones"
+				reason.Message = "the guard of " + g.c.name + " " + strconv.Quote(uniqueguard.ValuesText(g.values)) + " that " + w.kind.String() + " frees is held by another item: the key value's unique values are not the stored ones"
 			}
 		}
 		return reason, true
@@ -341,16 +336,4 @@ func (uw *uniqueWrite) txMessage(cur map[string]types.AttributeValue) string {
 		}
 	}
 	return ""
-}
-
-// valuesText is a constraint's values for messages.
-func valuesText(vs []types.AttributeValue) string {
-	s := ""
-	for i, v := range vs {
-		if i > 0 {
-			s += "+"
-		}
-		s += avText(v)
-	}
-	return s
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/singletable/singletable/internal/expr"
+	"github.com/singletable/singletable/internal/uniqueguard"
 )
 
 // UniqueSweepOption configures [Entity.SweepUnique].
@@ -83,7 +84,7 @@ func (e *Entity[T]) SweepUnique(ctx context.Context, opts ...UniqueSweepOption) 
 	}
 	var b expr.Builder
 	typ := b.Name(t.opts.TypeAttribute)
-	filter := "(" + typ + " = " + b.S(uniqueType) + " AND " + b.Name(guardOwnerType) + " = " + b.S(info.discriminator) + ") OR " + typ + " = " + b.S(info.discriminator)
+	filter := "(" + typ + " = " + b.S(uniqueguard.Type) + " AND " + b.Name(uniqueguard.OwnerType) + " = " + b.S(info.discriminator) + ") OR " + typ + " = " + b.S(info.discriminator)
 	p := dynamodb.NewScanPaginator(t.client, &dynamodb.ScanInput{TableName: t.namePtr(), ConsistentRead: aws.Bool(true),
 		FilterExpression: &filter, ExpressionAttributeNames: b.Names(), ExpressionAttributeValues: b.Values()})
 	for p.HasMorePages() {
@@ -121,13 +122,13 @@ func (u *uniqueFeature) constraint(name string) *uniqueConstraint {
 // sweepGuard checks one guard against its owner.
 func (u *uniqueFeature) sweepGuard(ctx context.Context, g map[string]types.AttributeValue, repair bool, rep *UniqueSweepReport) error {
 	t, info := u.info.table, u.info
-	owner, _ := g[guardOwner].(*types.AttributeValueMemberS)
-	cname, _ := g[guardConstraint].(*types.AttributeValueMemberS)
-	vl, _ := g[guardValues].(*types.AttributeValueMemberL)
+	owner, _ := g[uniqueguard.Owner].(*types.AttributeValueMemberS)
+	cname, _ := g[uniqueguard.Constraint].(*types.AttributeValueMemberS)
+	vl, _ := g[uniqueguard.Values].(*types.AttributeValueMemberL)
 	if owner == nil || cname == nil || vl == nil {
 		return nil // not a guard this library wrote
 	}
-	key, ok := ownerKey(t, owner.Value)
+	key, ok := uniqueguard.OwnerKey(t.baseKeyAttrs(), owner.Value)
 	c := u.constraint(cname.Value)
 	if !ok || c == nil {
 		return nil
@@ -137,7 +138,7 @@ func (u *uniqueFeature) sweepGuard(ctx context.Context, g map[string]types.Attri
 		return err
 	}
 	if cur != nil && info.isType(cur) {
-		if vs, ok := c.valuesOf(cur); ok && sameValues(vs, vl.Value) {
+		if vs, ok := c.valuesOf(cur); ok && uniqueguard.Same(vs, vl.Value) {
 			return nil // held by its owner
 		}
 	}
@@ -146,7 +147,7 @@ func (u *uniqueFeature) sweepGuard(ctx context.Context, g map[string]types.Attri
 		// Free the guard if it is still this owner's and the owner still does not
 		// hold the value.
 		var gb, ob expr.Builder
-		gcond := gb.Name(guardOwner) + " = " + gb.S(owner.Value)
+		gcond := gb.Name(uniqueguard.Owner) + " = " + gb.S(owner.Value)
 		ocond := []string{"attribute_not_exists(" + ob.Name(t.opts.PartitionKey) + ")", ob.Name(t.opts.TypeAttribute) + " <> " + ob.S(info.discriminator)}
 		for i, fd := range c.fields {
 			n := ob.Name(fd.Name)
@@ -171,7 +172,7 @@ func (u *uniqueFeature) sweepGuard(ctx context.Context, g map[string]types.Attri
 func (u *uniqueFeature) sweepItem(ctx context.Context, item map[string]types.AttributeValue, repair bool, rep *UniqueSweepReport) error {
 	t, info := u.info.table, u.info
 	key := t.keyOf(item)
-	me := ownerText(t, key)
+	me := uniqueguard.OwnerText(t.baseKeyAttrs(), key)
 	for _, c := range u.cons {
 		vs, ok := c.valuesOf(item)
 		if !ok {
@@ -184,11 +185,11 @@ func (u *uniqueFeature) sweepItem(ctx context.Context, item map[string]types.Att
 		}
 		f := UniqueFinding{Constraint: c.name, Values: textsOf(vs), Item: t.keyStrings(key)}
 		switch {
-		case guardOwnedBy(g, me):
+		case uniqueguard.OwnedBy(g, me):
 			continue
 		case g != nil:
-			if o, ok := g[guardOwner].(*types.AttributeValueMemberS); ok {
-				if hk, ok := ownerKey(t, o.Value); ok {
+			if o, ok := g[uniqueguard.Owner].(*types.AttributeValueMemberS); ok {
+				if hk, ok := uniqueguard.OwnerKey(t.baseKeyAttrs(), o.Value); ok {
 					f.Holder = t.keyStrings(hk)
 				}
 			}
@@ -265,7 +266,7 @@ func orAll(conds []string) string {
 func textsOf(vs []types.AttributeValue) []string {
 	out := make([]string, len(vs))
 	for i, v := range vs {
-		out[i] = avText(v)
+		out[i] = uniqueguard.Text(v)
 	}
 	return out
 }

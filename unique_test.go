@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/singletable/singletable/internal/fault"
+	"github.com/singletable/singletable/internal/uniqueguard"
 )
 
 type uUser struct {
@@ -49,11 +50,11 @@ func guardsOf(t *testing.T, tbl *Table) map[string]map[string]types.AttributeVal
 		page, err := p.NextPage(context.Background())
 		require.NoError(t, err)
 		for _, it := range page.Items {
-			if typ, _ := it[tbl.opts.TypeAttribute].(*types.AttributeValueMemberS); typ == nil || typ.Value != uniqueType {
+			if typ, _ := it[tbl.opts.TypeAttribute].(*types.AttributeValueMemberS); typ == nil || typ.Value != uniqueguard.Type {
 				continue
 			}
-			vs := it[guardValues].(*types.AttributeValueMemberL).Value
-			out[valuesText(vs)] = it
+			vs := it[uniqueguard.Values].(*types.AttributeValueMemberL).Value
+			out[uniqueguard.ValuesText(vs)] = it
 		}
 	}
 	return out
@@ -63,7 +64,7 @@ func ownerOf(g map[string]types.AttributeValue) string {
 	if g == nil {
 		return ""
 	}
-	return g[guardOwner].(*types.AttributeValueMemberS).Value
+	return g[uniqueguard.Owner].(*types.AttributeValueMemberS).Value
 }
 
 func TestUniqueCreateWritesGuardInvisibleToReads(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/singletable/singletable/internal/codec"
+	"github.com/singletable/singletable/internal/docpath"
 	"github.com/singletable/singletable/internal/expr"
 	"github.com/singletable/singletable/internal/keytmpl"
 )
@@ -159,9 +160,9 @@ type updatePlan struct {
 	// library holds the fields the plans set (updatedAt): an index key they alone
 	// touch needs no other input (leaveIndex).
 	library map[string]bool
-	sent    int       // bytes of the values set or added
-	paths   []docPath // the paths changed, to refuse overlaps (update_ops.go)
-	lists   []*listOp // the Appends and Prepends, which depend on the stored list's type (update_ops.go)
+	sent    int            // bytes of the values set or added
+	paths   []docpath.Path // the paths changed, to refuse overlaps (update_ops.go)
+	lists   []*listOp      // the Appends and Prepends, which depend on the stored list's type (update_ops.go)
 }
 
 // planUpdate validates the changes and builds the update and condition
@@ -204,7 +205,7 @@ func (info *entityInfo) planUpdate(sv reflect.Value, opts []UpdateOption, env *p
 			return nil, err
 		}
 	}
-	w.update = strings.TrimSpace(joinUpdate(p.sets, p.removes, p.adds) + deleteClause(p.deletes))
+	w.update = expr.Update(p.sets, p.removes, p.adds, p.deletes)
 	w.paths, w.lists = p.paths, p.lists
 	w.resendable = p.resendable()
 	return w, p.condition(p.o.cond)
@@ -313,7 +314,7 @@ func (info *entityInfo) refuseOwned(f *codec.Field, label string) error {
 // item's values are checked; keep is false for a value omitempty leaves out.
 func (p *updatePlan) encode(f *codec.Field, value any) (reflect.Value, types.AttributeValue, bool, error) {
 	info := p.info
-	fv, err := convertValue(value, f.Type)
+	fv, err := codec.Convert(value, f.Type)
 	if err != nil {
 		return fv, nil, false, fmt.Errorf("%s: %w: %w", info.attrName(f), ErrInvalidInput, err)
 	}
@@ -587,96 +588,4 @@ func (p *updatePlan) leaveIndex(index string, pair [2]*keyTemplate, missing []*c
 		}
 	}
 	return nil
-}
-
-// convertValue turns a value given to Set or Add into a reflect.Value of type t,
-// refusing conversions that change its meaning (int to string) or lose information
-// (300 into an int8).
-func convertValue(v any, t reflect.Type) (reflect.Value, error) {
-	if v == nil {
-		switch t.Kind() {
-		case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Interface:
-			return reflect.Zero(t), nil
-		}
-		return reflect.Value{}, fmt.Errorf("nil for a field of type %s", t)
-	}
-	rv := reflect.ValueOf(v)
-	if rv.Type().AssignableTo(t) {
-		out := reflect.New(t).Elem()
-		out.Set(rv)
-		return out, nil
-	}
-	if t.Kind() == reflect.Pointer {
-		inner, err := convertValue(v, t.Elem())
-		if err != nil {
-			return reflect.Value{}, err
-		}
-		p := reflect.New(t.Elem())
-		p.Elem().Set(inner)
-		return p, nil
-	}
-	from, to := rv.Kind(), t.Kind()
-	switch {
-	case from == reflect.String && to == reflect.String,
-		from == reflect.Bool && to == reflect.Bool:
-		return rv.Convert(t), nil
-	case rv.CanInt() || rv.CanUint() || rv.CanFloat():
-		if out, err := convertNumber(rv, t); err != nil || out.IsValid() {
-			return out, err
-		}
-	case from == reflect.Slice && to == reflect.Slice && rv.Type().ConvertibleTo(t):
-		return rv.Convert(t), nil
-	}
-	return reflect.Value{}, fmt.Errorf("a %s cannot be stored in a field of type %s", rv.Type(), t)
-}
-
-// convertNumber converts the number rv to the numeric type t, refusing what does
-// not fit; the zero Value (and no error) when t is not numeric.
-func convertNumber(rv reflect.Value, t reflect.Type) (reflect.Value, error) {
-	out := reflect.New(t).Elem()
-	switch {
-	case out.CanInt():
-		var n int64
-		switch {
-		case rv.CanInt():
-			n = rv.Int()
-		case rv.CanUint() && rv.Uint() <= 1<<63-1:
-			n = int64(rv.Uint())
-		case rv.CanFloat() && rv.Float() == float64(int64(rv.Float())):
-			n = int64(rv.Float())
-		default:
-			return reflect.Value{}, fmt.Errorf("%v does not fit %s", rv, t)
-		}
-		if out.OverflowInt(n) {
-			return reflect.Value{}, fmt.Errorf("%d overflows %s", n, t)
-		}
-		out.SetInt(n)
-		return out, nil
-	case out.CanUint():
-		var n uint64
-		switch {
-		case rv.CanUint():
-			n = rv.Uint()
-		case rv.CanInt() && rv.Int() >= 0:
-			n = uint64(rv.Int())
-		default:
-			return reflect.Value{}, fmt.Errorf("%v does not fit %s", rv, t)
-		}
-		if out.OverflowUint(n) {
-			return reflect.Value{}, fmt.Errorf("%d overflows %s", n, t)
-		}
-		out.SetUint(n)
-		return out, nil
-	case out.CanFloat():
-		switch {
-		case rv.CanFloat():
-			out.SetFloat(rv.Float())
-		case rv.CanInt():
-			out.SetFloat(float64(rv.Int()))
-		default:
-			out.SetFloat(float64(rv.Uint()))
-		}
-		return out, nil
-	}
-	return reflect.Value{}, nil
 }

@@ -11,12 +11,14 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/singletable/singletable/internal/attrvalue"
+	"github.com/singletable/singletable/internal/codec"
+	"github.com/singletable/singletable/internal/docpath"
 )
 
 // List, set and nested operations of [Entity.Update]: [Append], [Prepend],
 // [DeleteFromSet], [SetIfNotExists], and [Set] and [Remove] on document paths
 // ("address.city", "tags[2]"). Each is checked against T's Go types at the call
-// (see the notes on document paths in docpath.go), encoded as the field's own
+// (see the notes on document paths in internal/docpath), encoded as the field's own
 // dynamodbav tag encodes it, and sent with placeholders for every name. The rules
 // of Set hold for them too: inputs of the primary key, the version and the fields
 // the library writes (createdAt, updatedAt, the counter) cannot be changed; a
@@ -85,7 +87,7 @@ func SetIfNotExists(path string, value any) UpdateOption {
 // document path.
 func (p *updatePlan) pathChange(c change) error {
 	info := p.info
-	dp, err := parseDocPath(c.attr)
+	dp, err := docpath.Parse(c.attr)
 	if err != nil {
 		return fmt.Errorf("%s: %w: %w", opNames[c.op], ErrInvalidInput, err)
 	}
@@ -97,15 +99,15 @@ func (p *updatePlan) pathChange(c change) error {
 		return err
 	}
 	p.paths = append(p.paths, dp)
-	label := opNames[c.op] + " " + info.attrName(rp.top)
-	if len(dp.steps) > 1 {
-		label += " at " + strconv.Quote(dp.text)
+	label := opNames[c.op] + " " + info.attrName(rp.Top)
+	if len(dp.Steps) > 1 {
+		label += " at " + strconv.Quote(dp.Text)
 	}
 	p.w.changed = append(p.w.changed, label)
-	if dp.hasIndex() {
+	if dp.HasIndex() {
 		p.repeats = true // SET l[9] past the end appends; REMOVE l[1] twice removes two
 	}
-	name := dp.expr(&p.w.b)
+	name := dp.Expr(&p.w.b)
 	switch c.op {
 	case opRemove:
 		p.removes = append(p.removes, name)
@@ -117,32 +119,32 @@ func (p *updatePlan) pathChange(c change) error {
 	case opDeleteElems:
 		return p.deleteElems(c, rp, name)
 	}
-	return fmt.Errorf("%s: ADD applies to top-level number and set attributes only, not %q (DynamoDB's rule): %w", info.attrName(rp.top), dp.text, ErrInvalidInput)
+	return fmt.Errorf("%s: ADD applies to top-level number and set attributes only, not %q (DynamoDB's rule): %w", info.attrName(rp.Top), dp.Text, ErrInvalidInput)
 }
 
 // pathAllowed applies the rules of Set to a change at a path: what may not change,
 // and what may not be changed twice.
-func (p *updatePlan) pathAllowed(c change, rp *resolvedPath) error {
-	info, top := p.info, rp.top
+func (p *updatePlan) pathAllowed(c change, rp *docpath.Resolved) error {
+	info, top := p.info, rp.Top
 	label := opNames[c.op] + " " + info.attrName(top)
 	switch {
 	case info.baseInputs[top.Name]:
 		return fmt.Errorf("%s: feeds the primary key, which cannot change: %w", label, ErrInvalidInput)
 	case info.owned[top] != "":
 		return info.refuseOwned(top, label)
-	case c.op == opSetIfNotExists && len(rp.steps) == 1:
+	case c.op == opSetIfNotExists && len(rp.Steps) == 1:
 		if attrs, _ := info.keyInputOf(top); len(attrs) > 0 {
 			return fmt.Errorf("%s: an input of %s: if_not_exists may or may not store the value, so the key could not be recomputed; use Set: %w", label, attrs[0], ErrInvalidInput)
 		}
-	case c.op == opDeleteElems && len(rp.steps) > 1:
-		return fmt.Errorf("%s: DELETE applies to top-level set attributes only, not %q (DynamoDB's rule): %w", label, rp.text, ErrInvalidInput)
+	case c.op == opDeleteElems && len(rp.Steps) > 1:
+		return fmt.Errorf("%s: DELETE applies to top-level set attributes only, not %q (DynamoDB's rule): %w", label, rp.Text, ErrInvalidInput)
 	}
 	if _, whole := p.newValues[top.Name]; whole || p.added[top.Name] {
-		return fmt.Errorf("%s: %q overlaps another change of %s in one update: %w", label, rp.text, top.Name, ErrInvalidInput)
+		return fmt.Errorf("%s: %q overlaps another change of %s in one update: %w", label, rp.Text, top.Name, ErrInvalidInput)
 	}
 	for _, q := range p.paths {
-		if q.overlaps(rp.docPath) {
-			return fmt.Errorf("%s: %q overlaps %q, changed in the same update (DynamoDB refuses overlapping paths): %w", label, rp.text, q.text, ErrInvalidInput)
+		if q.Overlaps(rp.Path) {
+			return fmt.Errorf("%s: %q overlaps %q, changed in the same update (DynamoDB refuses overlapping paths): %w", label, rp.Text, q.Text, ErrInvalidInput)
 		}
 	}
 	return nil
@@ -151,7 +153,7 @@ func (p *updatePlan) pathAllowed(c change, rp *resolvedPath) error {
 // pathTouched reports whether a change at a path of attr is planned already.
 func (p *updatePlan) pathTouched(attr string) bool {
 	for _, q := range p.paths {
-		if q.steps[0].name == attr {
+		if q.Steps[0].Name == attr {
 			return true
 		}
 	}
@@ -159,25 +161,25 @@ func (p *updatePlan) pathTouched(attr string) bool {
 }
 
 // setPath plans Set or SetIfNotExists at a path.
-func (p *updatePlan) setPath(c change, rp *resolvedPath, name string) error {
+func (p *updatePlan) setPath(c change, rp *docpath.Resolved, name string) error {
 	info := p.info
-	fv, err := convertValue(c.value, rp.leaf)
+	fv, err := codec.Convert(c.value, rp.Leaf)
 	if err != nil {
-		return fmt.Errorf("%s %s at %q: %w: %w", opNames[c.op], info.attrName(rp.top), rp.text, ErrInvalidInput, err)
+		return fmt.Errorf("%s %s at %q: %w: %w", opNames[c.op], info.attrName(rp.Top), rp.Text, ErrInvalidInput, err)
 	}
-	if len(rp.steps) == 1 {
-		p.checks = append(p.checks, fieldValue{f: rp.top, fv: fv}) // the field's checks (validation)
+	if len(rp.Steps) == 1 {
+		p.checks = append(p.checks, fieldValue{f: rp.Top, fv: fv}) // the field's checks (validation)
 	}
-	av, keep, err := rp.encode(fv)
+	av, keep, err := rp.Encode(fv)
 	if err != nil {
-		return fmt.Errorf("%s %s at %q: %w: %w", opNames[c.op], info.attrName(rp.top), rp.text, ErrInvalidInput, err)
+		return fmt.Errorf("%s %s at %q: %w: %w", opNames[c.op], info.attrName(rp.Top), rp.Text, ErrInvalidInput, err)
 	}
 	switch {
 	case !keep && c.op == opSet:
 		p.removes = append(p.removes, name) // as Set of an omitempty field's zero value
 		return nil
 	case !keep:
-		return fmt.Errorf("SetIfNotExists %s at %q: the field's options leave this value out (omitempty): nothing to set: %w", info.attrName(rp.top), rp.text, ErrInvalidInput)
+		return fmt.Errorf("SetIfNotExists %s at %q: the field's options leave this value out (omitempty): nothing to set: %w", info.attrName(rp.Top), rp.Text, ErrInvalidInput)
 	}
 	if err := p.count(rp, av); err != nil {
 		return err
@@ -191,28 +193,28 @@ func (p *updatePlan) setPath(c change, rp *resolvedPath, name string) error {
 }
 
 // appendPath plans Append or Prepend.
-func (p *updatePlan) appendPath(c change, rp *resolvedPath, name string) error {
+func (p *updatePlan) appendPath(c change, rp *docpath.Resolved, name string) error {
 	info := p.info
-	label := opNames[c.op] + " " + info.attrName(rp.top) + " at " + fmt.Sprintf("%q", rp.text)
-	lt := derefType(rp.leaf)
+	label := opNames[c.op] + " " + info.attrName(rp.Top) + " at " + fmt.Sprintf("%q", rp.Text)
+	lt := derefType(rp.Leaf)
 	switch {
 	case lt.Kind() != reflect.Slice || lt.Elem().Kind() == reflect.Uint8:
-		return fmt.Errorf("%s: a %s is not a list (arrays have a fixed length): %w", label, rp.leaf, ErrInvalidInput)
-	case rp.isSet(lt):
+		return fmt.Errorf("%s: a %s is not a list (arrays have a fixed length): %w", label, rp.Leaf, ErrInvalidInput)
+	case rp.IsSet(lt):
 		return fmt.Errorf("%s: a set has no order; add elements with Add: %w", label, ErrInvalidInput)
 	case len(c.values) == 0:
 		return fmt.Errorf("%s: nothing to append: %w", label, ErrInvalidInput)
 	}
-	list, err := elemsOf(lt, c.values)
+	list, err := codec.Elems(lt, c.values)
 	if err != nil {
 		return fmt.Errorf("%s: %w: %w", label, ErrInvalidInput, err)
 	}
 	lv := list
-	if rp.leaf.Kind() == reflect.Pointer {
+	if rp.Leaf.Kind() == reflect.Pointer {
 		lv = reflect.New(lt)
 		lv.Elem().Set(list)
 	}
-	av, keep, err := rp.encode(lv)
+	av, keep, err := rp.Encode(lv)
 	if err != nil {
 		return fmt.Errorf("%s: %w: %w", label, ErrInvalidInput, err)
 	}
@@ -226,7 +228,7 @@ func (p *updatePlan) appendPath(c change, rp *resolvedPath, name string) error {
 	b := &p.w.b
 	v, empty, null := b.Value(av), b.Value(&types.AttributeValueMemberL{Value: []types.AttributeValue{}}), b.S("NULL")
 	existing := "if_not_exists(" + name + ", " + empty + ")"
-	op := &listOp{path: rp.docPath}
+	op := &listOp{path: rp.Path}
 	if c.op == opAppend {
 		op.set = [2]string{name + " = list_append(" + existing + ", " + v + ")", name + " = list_append(" + empty + ", " + v + ")"}
 	} else {
@@ -244,7 +246,7 @@ func (p *updatePlan) appendPath(c change, rp *resolvedPath, name string) error {
 // cond hold the SET clause and the condition for a list or none ([0]) and for a
 // NULL ([1]); null says which the update holds now.
 type listOp struct {
-	path docPath
+	path docpath.Path
 	set  [2]string
 	cond [2]string
 	null bool
@@ -259,7 +261,7 @@ func (w *writeRequest) adapt(cur map[string]types.AttributeValue) bool {
 	}
 	changed := false
 	for _, l := range w.lists {
-		_, null := l.path.lookup(cur).(*types.AttributeValueMemberNULL)
+		_, null := l.path.Lookup(cur).(*types.AttributeValueMemberNULL)
 		if null == l.null {
 			continue
 		}
@@ -275,21 +277,21 @@ func (w *writeRequest) adapt(cur map[string]types.AttributeValue) bool {
 }
 
 // deleteElems plans DeleteFromSet.
-func (p *updatePlan) deleteElems(c change, rp *resolvedPath, name string) error {
+func (p *updatePlan) deleteElems(c change, rp *docpath.Resolved, name string) error {
 	info := p.info
-	label := "DeleteFromSet " + info.attrName(rp.top)
-	lt := derefType(rp.leaf)
+	label := "DeleteFromSet " + info.attrName(rp.Top)
+	lt := derefType(rp.Leaf)
 	switch {
-	case lt.Kind() != reflect.Slice || !rp.isSet(lt):
-		return fmt.Errorf("%s: a %s is not stored as a set (tag it stringset, numberset or binaryset): %w", label, rp.leaf, ErrInvalidInput)
+	case lt.Kind() != reflect.Slice || !rp.IsSet(lt):
+		return fmt.Errorf("%s: a %s is not stored as a set (tag it stringset, numberset or binaryset): %w", label, rp.Leaf, ErrInvalidInput)
 	case len(c.values) == 0:
 		return fmt.Errorf("%s: no elements to delete: %w", label, ErrInvalidInput)
 	}
-	set, err := elemsOf(lt, c.values)
+	set, err := codec.Elems(lt, c.values)
 	if err != nil {
 		return fmt.Errorf("%s: %w: %w", label, ErrInvalidInput, err)
 	}
-	av, keep, err := rp.encode(set)
+	av, keep, err := rp.Encode(set)
 	if err != nil {
 		return fmt.Errorf("%s: %w: %w", label, ErrInvalidInput, err)
 	}
@@ -305,38 +307,17 @@ func (p *updatePlan) deleteElems(c change, rp *resolvedPath, name string) error 
 	return nil
 }
 
-// elemsOf makes a slice of type lt from values, each converted to its element type.
-func elemsOf(lt reflect.Type, values []any) (reflect.Value, error) {
-	out := reflect.MakeSlice(lt, len(values), len(values))
-	for i, v := range values {
-		ev, err := convertValue(v, lt.Elem())
-		if err != nil {
-			return out, fmt.Errorf("element %d: %w", i, err)
-		}
-		out.Index(i).Set(ev)
-	}
-	return out, nil
-}
-
 // count checks a value sent at a path as a whole item's values are checked, and
 // adds its size to what the update sends.
-func (p *updatePlan) count(rp *resolvedPath, av types.AttributeValue) error {
+func (p *updatePlan) count(rp *docpath.Resolved, av types.AttributeValue) error {
 	size, prob := attrvalue.Check(av)
 	if prob != nil {
-		return fmt.Errorf("%s (attribute %q at %q%s): %s: %w", p.info.attrName(rp.top), rp.top.Name, rp.text, prob.Path, prob.What, ErrInvalidInput)
+		return fmt.Errorf("%s (attribute %q at %q%s): %s: %w", p.info.attrName(rp.Top), rp.Top.Name, rp.Text, prob.Path, prob.What, ErrInvalidInput)
 	}
-	if p.sent += size + len(rp.text); p.sent > MaxItemBytes {
-		return fmt.Errorf("%s: the values set come to %d bytes, over DynamoDB's item limit of %d: %w", p.info.attrName(rp.top), p.sent, MaxItemBytes, ErrInvalidInput)
+	if p.sent += size + len(rp.Text); p.sent > MaxItemBytes {
+		return fmt.Errorf("%s: the values set come to %d bytes, over DynamoDB's item limit of %d: %w", p.info.attrName(rp.Top), p.sent, MaxItemBytes, ErrInvalidInput)
 	}
 	return nil
-}
-
-// deleteClause is the DELETE clause of an update expression, "" without one.
-func deleteClause(dels []string) string {
-	if len(dels) == 0 {
-		return ""
-	}
-	return " DELETE " + strings.Join(dels, ", ")
 }
 
 // hint names, in DynamoDB's refusal of an update (a ValidationException), the
@@ -351,8 +332,8 @@ func (w *writeRequest) hint(err error) error {
 	if strings.Contains(api.ErrorMessage(), "document path") {
 		var nested []string
 		for _, p := range w.paths {
-			if len(p.steps) > 1 {
-				nested = append(nested, strconv.Quote(p.text))
+			if len(p.Steps) > 1 {
+				nested = append(nested, strconv.Quote(p.Text))
 			}
 		}
 		if len(nested) > 0 {

@@ -346,18 +346,3 @@ func TestUpdateRefusedByDynamoDBNamesTheField(t *testing.T) {
 		assert.Equal(t, "ValidationException", api.ErrorCode())
 	}
 }
-
-// TestDocPathParse covers the path grammar.
-func TestDocPathParse(t *testing.T) {
-	for in, want := range map[string]string{
-		"a": "a", "a.b": "a.b", "a[0]": "a[0]", "a[10].b[2].c": "a[10].b[2].c", "a#b.:c": "a#b.:c", "size": "size",
-	} {
-		p, err := parseDocPath(in)
-		require.NoError(t, err, in)
-		assert.Equal(t, want, p.String())
-	}
-	for _, in := range []string{"", ".", "a.", ".a", "a..b", "[0]", "a[", "a[]", "a[x]", "a[01]", "a[-1]", "a[+1]", "a]", "a[0]b", "a[99999999999999999999]", "a\xff"} {
-		_, err := parseDocPath(in)
-		assert.Error(t, err, "%q", in)
-	}
-}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/singletable/singletable/internal/attrvalue"
 	"github.com/singletable/singletable/internal/codec"
+	"github.com/singletable/singletable/internal/docpath"
 	"github.com/singletable/singletable/internal/expr"
 )
 
@@ -86,7 +87,7 @@ type writeRequest struct {
 	uniq *uniqueWrite
 	// paths are the nested document paths an Update changes, lists its Appends
 	// and Prepends, changed its changes, for messages (update_ops.go).
-	paths   []docPath
+	paths   []docpath.Path
 	lists   []*listOp
 	changed []string
 }

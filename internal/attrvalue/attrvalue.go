@@ -305,3 +305,28 @@ func Text(av types.AttributeValue) string {
 	}
 	return fmt.Sprintf("%T", av)
 }
+
+// Kind names the type of an attribute value, for messages: "a number (N)".
+func Kind(av types.AttributeValue) string {
+	switch av.(type) {
+	case *types.AttributeValueMemberN:
+		return "a number (N)"
+	case *types.AttributeValueMemberB:
+		return "binary (B)"
+	case *types.AttributeValueMemberBOOL:
+		return "a boolean (BOOL)"
+	case *types.AttributeValueMemberNULL:
+		return "NULL"
+	case *types.AttributeValueMemberL:
+		return "a list (L)"
+	case *types.AttributeValueMemberM:
+		return "a map (M)"
+	case *types.AttributeValueMemberSS:
+		return "a string set (SS)"
+	case *types.AttributeValueMemberNS:
+		return "a number set (NS)"
+	case *types.AttributeValueMemberBS:
+		return "a binary set (BS)"
+	}
+	return fmt.Sprintf("%T", av)
+}

@@ -93,3 +93,15 @@ func TestCheckAndSize(t *testing.T) {
 	assert.NotNil(t, p)
 	assert.Equal(t, len("id")+len("abc")+len("n")+len("12"), Size(map[string]types.AttributeValue{"id": &types.AttributeValueMemberS{Value: "abc"}, "n": &types.AttributeValueMemberN{Value: "12"}}))
 }
+
+// TestKind names each kind of value for messages.
+func TestKind(t *testing.T) {
+	for want, av := range map[string]types.AttributeValue{
+		"a number (N)": &types.AttributeValueMemberN{}, "binary (B)": &types.AttributeValueMemberB{}, "a boolean (BOOL)": &types.AttributeValueMemberBOOL{},
+		"NULL": &types.AttributeValueMemberNULL{}, "a list (L)": &types.AttributeValueMemberL{}, "a map (M)": &types.AttributeValueMemberM{},
+		"a string set (SS)": &types.AttributeValueMemberSS{}, "a number set (NS)": &types.AttributeValueMemberNS{}, "a binary set (BS)": &types.AttributeValueMemberBS{},
+		"*types.AttributeValueMemberS": &types.AttributeValueMemberS{}, "<nil>": nil,
+	} {
+		assert.Equal(t, want, Kind(av))
+	}
+}

@@ -6,6 +6,7 @@ package expr
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -184,10 +185,63 @@ func And(conds ...string) string {
 	return out
 }
 
+// Update joins SET, REMOVE, ADD and DELETE clauses into an update expression,
+// leaving out the kinds without one.
+func Update(sets, removes, adds, deletes []string) string {
+	var upd strings.Builder
+	for _, c := range []struct {
+		kw      string
+		clauses []string
+	}{{"SET", sets}, {"REMOVE", removes}, {"ADD", adds}, {"DELETE", deletes}} {
+		if len(c.clauses) > 0 {
+			upd.WriteString(" " + c.kw + " ")
+			upd.WriteString(strings.Join(c.clauses, ", "))
+		}
+	}
+	return strings.TrimSpace(upd.String())
+}
+
 // Ptr returns nil for "" and a pointer to s otherwise.
 func Ptr(s string) *string {
 	if s == "" {
 		return nil
 	}
 	return &s
+}
+
+// UpdatedAttrs returns the top-level attributes an update expression writes: the
+// first name of each clause, its placeholder resolved by names.
+func UpdatedAttrs(update string, names map[string]string) []string {
+	var out []string
+	depth := 0
+	start := false // at the start of a clause
+	for i := 0; i < len(update); i++ {
+		c := update[i]
+		switch {
+		case c == '(':
+			depth++
+		case c == ')':
+			depth--
+		case depth > 0:
+		case c == ',':
+			start = true
+		case c >= 'A' && c <= 'Z' && (i == 0 || update[i-1] == ' '):
+			// A keyword (SET, REMOVE, ADD, DELETE) starts a clause.
+			for i < len(update) && update[i] != ' ' {
+				i++
+			}
+			start = true
+		case c == '#' && start:
+			j := i + 1
+			for j < len(update) && (update[j] == '_' || update[j] >= '0' && update[j] <= '9' || update[j] >= 'a' && update[j] <= 'z' || update[j] >= 'A' && update[j] <= 'Z') {
+				j++
+			}
+			if name, ok := names[update[i:j]]; ok {
+				out = append(out, name)
+			}
+			start = false
+			i = j - 1
+		}
+	}
+	return out
 }

@@ -65,3 +65,39 @@ func TestAnd(t *testing.T) {
 		t.Error("Ptr")
 	}
 }
+
+// TestUpdate joins the clauses of each kind given, in DynamoDB's order.
+func TestUpdate(t *testing.T) {
+	for want, c := range map[string][4][]string{
+		"":                                 {},
+		"SET a = :v0, b = :v1":             {{"a = :v0", "b = :v1"}},
+		"REMOVE a":                         {nil, {"a"}},
+		"SET a = :v0 REMOVE b ADD c :v1":   {{"a = :v0"}, {"b"}, {"c :v1"}},
+		"ADD c :v1 DELETE d :v2":           {nil, nil, {"c :v1"}, {"d :v2"}},
+		"DELETE d :v2, e :v3":              {nil, nil, nil, {"d :v2", "e :v3"}},
+		"SET a = :v0 REMOVE b, c DELETE d": {{"a = :v0"}, {"b", "c"}, {}, {"d"}},
+	} {
+		if got := Update(c[0], c[1], c[2], c[3]); got != want {
+			t.Errorf("Update(%q) = %q, want %q", c, got, want)
+		}
+	}
+}
+
+// TestUpdatedAttrs finds the top-level attribute of each clause, not the names
+// inside functions, paths or values.
+func TestUpdatedAttrs(t *testing.T) {
+	names := map[string]string{"#n0": "a", "#n1": "b", "#n2": "c", "#n3": "d", "#n4": "e", "#n5": "f"}
+	for update, want := range map[string][]string{
+		"SET #n0 = :v0, #n1 = list_append(if_not_exists(#n1, :v1), :v2) REMOVE #n2 ADD #n3 :v3 DELETE #n4 :v4": {"a", "b", "c", "d", "e"},
+		"SET #n0.#n1[2] = :v0, #n2 = if_not_exists(#n5, :v1)":                                                  {"a", "c"},
+		"REMOVE #n0[1], #n1.#n2":    {"a", "b"},
+		"SET #n9 = :v0, #n0 = :v1":  {"a"},
+		"SET #n0 = #n1 + :v0":       {"a"},
+		"":                          nil,
+		"ADD #n5 :v0 SET #n4 = :v1": {"f", "e"},
+	} {
+		if got := UpdatedAttrs(update, names); !reflect.DeepEqual(got, want) {
+			t.Errorf("UpdatedAttrs(%q) = %q, want %q", update, got, want)
+		}
+	}
+}

@@ -12,6 +12,8 @@
 # Docker API answers, else the jar with Java), exports its endpoint, runs the
 # command and stops it. DYNAMODB_LOCAL_VERSION=1.11.478 picks the old release,
 # DYNAMODB_LOCAL_BACKEND=jar|testcontainers a backend, DYNAMODB_ENDPOINT your own.
+# bash, so that a failing benchmark fails `make bench` through its grep (pipefail).
+SHELL       := bash
 GO          ?= go
 BIN         := $(CURDIR)/.bin
 STATICCHECK := $(BIN)/staticcheck
@@ -97,7 +99,7 @@ examples: dynamodb-local-bin
 # per item, and decoding a mixed item collection.
 bench: dynamodb-local-bin
 	cd bench && $(GO) run ./cmd/benchtable -go $(GO) -label 'make bench' $(BENCHFLAGS)
-	$(DYNAMODB_LOCAL) run -- $(GO) test -run '^$$' -bench '^(BenchmarkFanout|BenchmarkMerge|BenchmarkCollectionDecode)$$' -benchtime 20x -v . | grep -E '^(Benchmark[^ ]+[[:space:]]+[0-9]|    .*(ratio|concurrent|DynamoDB Local))'
+	set -o pipefail; $(DYNAMODB_LOCAL) run -- $(GO) test -run '^$$' -bench '^(BenchmarkFanout|BenchmarkMerge|BenchmarkCollectionDecode)$$' -benchtime 20x -v . | grep -E '^(Benchmark[^ ]+[[:space:]]+[0-9]|    .*(ratio|concurrent|DynamoDB Local))'
 
 # Each fuzz target runs FUZZTIME (default 60s); seed corpora live in testdata/fuzz.
 fuzz:

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -92,34 +91,12 @@ func (t *Table) CreateIndexInput(name string) (*dynamodb.UpdateTableInput, error
 	if err != nil {
 		return nil, err
 	}
-	var names []string
-	for _, gsi := range in.GlobalSecondaryIndexes {
-		if aws.ToString(gsi.IndexName) != name {
-			names = append(names, aws.ToString(gsi.IndexName))
-			continue
-		}
-		var defs []types.AttributeDefinition
-		for _, k := range gsi.KeySchema {
-			for _, d := range in.AttributeDefinitions {
-				if aws.ToString(d.AttributeName) == aws.ToString(k.AttributeName) {
-					defs = append(defs, d)
-				}
-			}
-		}
-		return &dynamodb.UpdateTableInput{
-			TableName:            aws.String(t.name),
-			AttributeDefinitions: defs,
-			GlobalSecondaryIndexUpdates: []types.GlobalSecondaryIndexUpdate{{Create: &types.CreateGlobalSecondaryIndexAction{
-				IndexName:  gsi.IndexName,
-				KeySchema:  gsi.KeySchema,
-				Projection: gsi.Projection,
-			}}},
-		}, nil
-	}
-	for _, lsi := range in.LocalSecondaryIndexes {
-		if aws.ToString(lsi.IndexName) == name {
-			return nil, fmt.Errorf("singletable: CreateIndexInput(%q) on %s: a local secondary index can only be created with its table: %w", name, t.name, ErrInvalidInput)
-		}
+	up, local, names := tabledef.IndexInput(in, name)
+	switch {
+	case up != nil:
+		return up, nil
+	case local:
+		return nil, fmt.Errorf("singletable: CreateIndexInput(%q) on %s: a local secondary index can only be created with its table: %w", name, t.name, ErrInvalidInput)
 	}
 	return nil, fmt.Errorf("singletable: CreateIndexInput(%q) on %s: the table declares no such global index%s: %w", name, t.name, didYouMean(name, names), ErrInvalidInput)
 }
@@ -189,17 +166,7 @@ func (t *Table) CreateTable(ctx context.Context, edits ...func(*dynamodb.CreateT
 	if _, err := tc.CreateTable(ctx, in); err != nil {
 		return fmt.Errorf("singletable: CreateTable %s: %w", t.name, err)
 	}
-	err = t.waitStatus(ctx, tc, func(out *dynamodb.DescribeTableOutput, err error) (bool, error) {
-		if err != nil {
-			var nf *types.ResourceNotFoundException
-			if errors.As(err, &nf) {
-				return false, nil
-			}
-			return false, err
-		}
-		return out.Table != nil && out.Table.TableStatus == types.TableStatusActive, nil
-	})
-	if err != nil {
+	if err := tabledef.WaitActive(ctx, tc, t.name); err != nil {
 		return err
 	}
 	return t.enableTTLAfterCreate(ctx) // ttl.go
@@ -223,25 +190,5 @@ func (t *Table) DeleteTable(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("singletable: DeleteTable %s: %w", t.name, err)
 	}
-	return t.waitStatus(ctx, tc, func(_ *dynamodb.DescribeTableOutput, err error) (bool, error) {
-		if errors.As(err, &nf) {
-			return true, nil
-		}
-		return false, err
-	})
-}
-
-// waitStatus polls DescribeTable until done says so, with a short fixed interval.
-func (t *Table) waitStatus(ctx context.Context, tc TableClient, done func(*dynamodb.DescribeTableOutput, error) (bool, error)) error {
-	for {
-		out, err := tc.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(t.name)})
-		if ok, derr := done(out, err); derr != nil {
-			return fmt.Errorf("singletable: DescribeTable %s: %w", t.name, derr)
-		} else if ok {
-			return nil
-		}
-		if err := sleepContext(ctx, 50*time.Millisecond); err != nil {
-			return fmt.Errorf("singletable: waiting for table %s: %w", t.name, err)
-		}
-	}
+	return tabledef.WaitGone(ctx, tc, t.name)
 }

@@ -2,7 +2,10 @@
 // and against what DynamoDB refuses, so that the root package's
 // Table.CreateTableInput, Table.Definition and Table.CreateTable never carry a
 // request DynamoDB or the table would refuse. Its errors say what is wrong in
-// words; the root package wraps them with its ErrInvalidInput.
+// words; the root package wraps them with its ErrInvalidInput. It also derives
+// from that request the UpdateTable that adds one of its global indexes to an
+// existing table (Table.CreateIndexInput), and holds the waits of
+// Table.CreateTable and Table.DeleteTable (lifecycle.go).
 package tabledef
 
 import (

@@ -138,7 +138,7 @@ func (info *entityInfo) checkFieldNames() error {
 // the entity options (singletable:"..."), and the discriminator (set in info).
 func (info *entityInfo) entityTags(rt reflect.Type) (templates map[string]string, entityOpts string, err error) {
 	t := info.table
-	var tags []tagPair
+	var tags []codec.TagPair
 	found := false
 	for i := range rt.NumField() {
 		sf := rt.Field(i)
@@ -149,8 +149,8 @@ func (info *entityInfo) entityTags(rt reflect.Type) (templates map[string]string
 			return nil, "", &EntityError{Entity: info.name, Field: "_", Reason: "more than one blank field carries entity tags"}
 		}
 		found = true
-		if tags, err = parseStructTag(string(sf.Tag)); err != nil {
-			return nil, "", &EntityError{Entity: info.name, Field: "_", Err: err}
+		if tags, err = codec.ParseStructTag(string(sf.Tag)); err != nil {
+			return nil, "", &EntityError{Entity: info.name, Field: "_", Err: &KeyError{Reason: err.Error()}}
 		}
 	}
 	if !found {
@@ -159,20 +159,20 @@ func (info *entityInfo) entityTags(rt reflect.Type) (templates map[string]string
 	templates = map[string]string{}
 	for _, tg := range tags {
 		switch {
-		case tg.key == "singletable":
-			entityOpts = tg.value
-		case tg.key == t.opts.TypeAttribute:
-			if tg.value == "" {
-				return nil, "", &EntityError{Entity: info.name, Field: tg.key, Reason: "empty discriminator"}
+		case tg.Key == "singletable":
+			entityOpts = tg.Value
+		case tg.Key == t.opts.TypeAttribute:
+			if tg.Value == "" {
+				return nil, "", &EntityError{Entity: info.name, Field: tg.Key, Reason: "empty discriminator"}
 			}
-			info.discriminator = tg.value
-		case tg.key == "dynamodbav" || tg.key == "json":
+			info.discriminator = tg.Value
+		case tg.Key == "dynamodbav" || tg.Key == "json":
 			// Harmless on a blank field.
 		default:
-			if _, isKey := t.keys[tg.key]; !isKey {
-				return nil, "", &EntityError{Entity: info.name, Field: tg.key, Reason: "unknown tag " + strconv.Quote(tg.key) + ": table " + t.name + " has key attributes " + strings.Join(sortedKeys(t.keys), ", ") + " and type attribute " + t.opts.TypeAttribute}
+			if _, isKey := t.keys[tg.Key]; !isKey {
+				return nil, "", &EntityError{Entity: info.name, Field: tg.Key, Reason: "unknown tag " + strconv.Quote(tg.Key) + ": table " + t.name + " has key attributes " + strings.Join(sortedKeys(t.keys), ", ") + " and type attribute " + t.opts.TypeAttribute}
 			}
-			templates[tg.key] = tg.value
+			templates[tg.Key] = tg.Value
 		}
 	}
 	return templates, entityOpts, nil

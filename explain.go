@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/singletable/singletable/internal/explain"
 	"github.com/singletable/singletable/internal/wrap"
@@ -73,11 +72,15 @@ func Explain(ctx context.Context, fn func(context.Context) error) (*Explanation,
 	case explaining(ctx) != nil:
 		return nil, fmt.Errorf("singletable: Explain inside an Explain: the context already records its calls; call Explain once, around them all: %w", ErrInvalidInput)
 	}
-	rec := &explainRecorder{}
+	rec := &explain.Recorder{}
 	err := fn(context.WithValue(ctx, explainKey{}, rec))
-	x := rec.finish()
+	reqs, notes := rec.Finish()
+	x := &Explanation{Requests: make([]Request, len(reqs)), Notes: notes}
+	for i := range reqs {
+		x.Requests[i] = requestOf(&reqs[i])
+	}
 	switch {
-	case err == nil, errors.Is(err, ErrNotFound), errors.Is(err, ErrAmbiguous), errors.Is(err, errExplainWait):
+	case err == nil, errors.Is(err, ErrNotFound), errors.Is(err, ErrAmbiguous), errors.Is(err, explain.ErrWait):
 		return x, nil
 	}
 	return x, fmt.Errorf("singletable: Explain: %w", err)
@@ -172,37 +175,9 @@ func (e Expression) String() string { return e.Text }
 type explainKey struct{}
 
 // explaining returns the recorder of an Explain that ctx runs under, or nil.
-func explaining(ctx context.Context) *explainRecorder {
-	r, _ := ctx.Value(explainKey{}).(*explainRecorder)
+func explaining(ctx context.Context) *explain.Recorder {
+	r, _ := ctx.Value(explainKey{}).(*explain.Recorder)
 	return r
-}
-
-// errExplainWait is what a wait returns under Explain: the call stops there
-// instead of waiting (backoff.go). Explain does not report it as an error.
-var errExplainWait = errors.New("singletable: Explain: the call would wait here and try again; Explain stops at the first wait")
-
-// explainRecorder collects one Explain's requests. Its methods are safe for
-// concurrent use.
-type explainRecorder struct {
-	mu    sync.Mutex // protects reqs, notes, done and json
-	reqs  []Request
-	notes []string
-	done  bool
-	json  explain.JSON // writes inputs' JSON
-}
-
-// add records the request of one call to t's client.
-func (r *explainRecorder) add(ctx context.Context, t *Table, api string, in any) {
-	entity, _ := ctx.Value(entityKey{}).(string)
-	req := explain.Describe(t.explainSchema(), api, in)
-	req.Entity = entity
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.done {
-		return
-	}
-	req.Input, req.InputErr = r.json.Input(ctx, api, in)
-	r.reqs = append(r.reqs, requestOf(&req))
 }
 
 // explainSchema is what describing t's requests reads of t.
@@ -214,29 +189,11 @@ func (t *Table) explainSchema() *explain.Schema {
 	return s
 }
 
-// wait notes that the call would wait (and try again) after the last request.
-func (r *explainRecorder) wait() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !r.done {
-		r.notes = append(r.notes, fmt.Sprintf("after request %d: the call would wait (backoff) and try again; Explain shows its first attempt", len(r.reqs)))
-	}
-	return errExplainWait
-}
-
-// finish ends the recording and returns what was recorded.
-func (r *explainRecorder) finish() *Explanation {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.done = true
-	return &Explanation{Requests: r.reqs, Notes: r.notes}
-}
-
 // explainWait is what a wait does under Explain: nothing, but a note and
-// errExplainWait; nil when ctx is not explaining, and the wait goes on.
+// explain.ErrWait; nil when ctx is not explaining, and the wait goes on.
 func explainWait(ctx context.Context) error {
 	if r := explaining(ctx); r != nil {
-		return r.wait()
+		return r.Wait()
 	}
 	return nil
 }
@@ -257,7 +214,8 @@ func (t *Table) recordExplained(ctx context.Context, api string, in any) bool {
 	if r == nil {
 		return false
 	}
-	r.add(ctx, t, api, in)
+	entity, _ := ctx.Value(entityKey{}).(string)
+	r.Add(ctx, t.explainSchema(), entity, api, in)
 	return true
 }
 

@@ -2,8 +2,8 @@
 // requests, with the JSON the AWS SDK writes for them and DynamoDB's capacity
 // units, for the root package's Explain. It works on the SDK's input types and on
 // plain structs (Request, Action, Expression, Cost) that the root package copies
-// into its public types of the same names; the recording at the client boundary
-// (Client) calls back into the root package, which decides what is recorded.
+// into its public types of the same names. The Recorder collects one Explain's
+// requests; the root package decides, at its client boundary, what is recorded.
 package explain
 
 import (

@@ -343,7 +343,7 @@ func (info *entityInfo) planWriteBack(stored, work map[string]types.AttributeVal
 	// decodes (before the typed steps) against the migrated value's. A field they
 	// left alone keeps the raw image's bytes, whatever its encoding would be (a
 	// string set, a NULL, a map entry T does not model); a changed one is merged
-	// into the raw image's value (mergeChange), so entries of a map that T does not
+	// into the raw image's value (attrvalue.Merge), so entries of a map that T does not
 	// model survive a change to another entry.
 	base := map[string]types.AttributeValue{}
 	bv := reflect.New(info.goType).Elem()
@@ -364,7 +364,7 @@ func (info *entityInfo) planWriteBack(stored, work map[string]types.AttributeVal
 		if attrvalue.Equal(before, after) {
 			continue
 		}
-		if m := mergeChange(work[f.Name], before, after); m != nil {
+		if m := attrvalue.Merge(work[f.Name], before, after); m != nil {
 			want[f.Name] = m
 		} else {
 			delete(want, f.Name)
@@ -414,56 +414,10 @@ func (info *entityInfo) planWriteBack(stored, work map[string]types.AttributeVal
 	return w, nil
 }
 
-// mergeChange applies the change from before to after (a field's encoding
-// before and after the typed steps) to cur, the raw image's value: entries of
-// maps (and elements of lists of one length) that the change leaves alone keep
-// cur's value, so what T does not model inside a map survives. nil: remove.
-func mergeChange(cur, before, after types.AttributeValue) types.AttributeValue {
-	switch a := after.(type) {
-	case *types.AttributeValueMemberM:
-		c, ok1 := cur.(*types.AttributeValueMemberM)
-		b, ok2 := before.(*types.AttributeValueMemberM)
-		if !ok1 || !ok2 {
-			return after
-		}
-		out := maps.Clone(c.Value)
-		for k := range b.Value {
-			if _, kept := a.Value[k]; !kept {
-				delete(out, k)
-			}
-		}
-		for k, av := range a.Value {
-			if bv := b.Value[k]; attrvalue.Equal(bv, av) {
-				continue
-			}
-			if m := mergeChange(c.Value[k], b.Value[k], av); m != nil {
-				out[k] = m
-			}
-		}
-		return &types.AttributeValueMemberM{Value: out}
-	case *types.AttributeValueMemberL:
-		c, ok1 := cur.(*types.AttributeValueMemberL)
-		b, ok2 := before.(*types.AttributeValueMemberL)
-		if !ok1 || !ok2 || len(c.Value) != len(a.Value) || len(b.Value) != len(a.Value) {
-			return after
-		}
-		out := make([]types.AttributeValue, len(a.Value))
-		for i, av := range a.Value {
-			if attrvalue.Equal(b.Value[i], av) {
-				out[i] = c.Value[i]
-			} else if out[i] = mergeChange(c.Value[i], b.Value[i], av); out[i] == nil {
-				return after
-			}
-		}
-		return &types.AttributeValueMemberL{Value: out}
-	}
-	return after
-}
-
 // unchangedVersion: the item still has the schema and version it was read with.
 func (info *entityInfo) unchangedVersion(b *expr.Builder, stored map[string]types.AttributeValue) string {
 	t := info.table
-	conds := []string{sameAttr(b, t.opts.SchemaAttribute, stored), sameAttr(b, info.version.Name, stored), b.Name(t.opts.TypeAttribute) + " = " + b.S(info.discriminator)}
+	conds := []string{expr.Same(b, t.opts.SchemaAttribute, stored), expr.Same(b, info.version.Name, stored), b.Name(t.opts.TypeAttribute) + " = " + b.S(info.discriminator)}
 	return expr.And(conds...)
 }
 
@@ -471,34 +425,14 @@ func (info *entityInfo) unchangedVersion(b *expr.Builder, stored map[string]type
 // attribute the entity knows has appeared.
 func (info *entityInfo) unchangedImage(b *expr.Builder, stored map[string]types.AttributeValue) string {
 	t := info.table
-	var conds []string
-	for _, name := range sortedKeys(stored) {
-		if name == t.opts.PartitionKey || name == t.opts.SortKey {
-			continue
-		}
-		conds = append(conds, b.Name(name)+" = "+b.Value(stored[name]))
-	}
-	absent := []string{t.opts.SchemaAttribute}
+	known := []string{t.opts.SchemaAttribute}
 	for _, f := range info.plan.Fields() {
-		absent = append(absent, f.Name)
+		known = append(known, f.Name)
 	}
 	for _, kt := range info.all {
-		absent = append(absent, kt.attr)
+		known = append(known, kt.attr)
 	}
-	for _, name := range absent {
-		if _, ok := stored[name]; !ok {
-			conds = append(conds, "attribute_not_exists("+b.Name(name)+")")
-		}
-	}
-	conds = append(conds, "attribute_exists("+b.Name(t.opts.PartitionKey)+")")
-	return expr.And(conds...)
-}
-
-func sameAttr(b *expr.Builder, name string, stored map[string]types.AttributeValue) string {
-	if av, ok := stored[name]; ok {
-		return b.Name(name) + " = " + b.Value(av)
-	}
-	return "attribute_not_exists(" + b.Name(name) + ")"
+	return expr.Unchanged(b, stored, t.opts.PartitionKey, t.opts.SortKey, known)
 }
 
 // schemaFeature is the plan of a migrated entity's schema version, compiled at

@@ -294,7 +294,7 @@ type mutateBase struct {
 
 // keepUnchanged replaces in item (the encoding of the value to write) each field
 // whose encoding fn left alone by its stored bytes, and merges each changed map
-// into the stored one (mergeChange, migrate.go). own reports the attributes the
+// into the stored one (attrvalue.Merge). own reports the attributes the
 // write sets by clauses of their own (the version, createdAt, the count).
 func (b *mutateBase) keepUnchanged(info *entityInfo, item map[string]types.AttributeValue, own func(string) bool) {
 	if b == nil {
@@ -312,7 +312,7 @@ func (b *mutateBase) keepUnchanged(info *entityInfo, item map[string]types.Attri
 				item[f.Name] = stored
 			}
 		case after != nil && has:
-			if m := mergeChange(stored, before, after); m != nil {
+			if m := attrvalue.Merge(stored, before, after); m != nil {
 				item[f.Name] = m
 			}
 		}

@@ -1,12 +1,14 @@
 // Package attrvalue holds what the library knows of DynamoDB attribute values apart from
 // any entity: their size as DynamoDB counts it, what DynamoDB would refuse or
 // alter in them (numbers it cannot store, text that is not UTF-8), comparison by
-// value, and a brief rendering for messages.
+// value, a brief rendering for messages, and the merge of a change into a value
+// that holds more than the change knows (Merge).
 package attrvalue
 
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"math/big"
 	"strconv"
 	"unicode/utf8"
@@ -329,4 +331,50 @@ func Kind(av types.AttributeValue) string {
 		return "a binary set (BS)"
 	}
 	return fmt.Sprintf("%T", av)
+}
+
+// Merge applies the change from before to after (a field's encoding
+// before and after the typed steps) to cur, the raw image's value: entries of
+// maps (and elements of lists of one length) that the change leaves alone keep
+// cur's value, so what T does not model inside a map survives. nil: remove.
+func Merge(cur, before, after types.AttributeValue) types.AttributeValue {
+	switch a := after.(type) {
+	case *types.AttributeValueMemberM:
+		c, ok1 := cur.(*types.AttributeValueMemberM)
+		b, ok2 := before.(*types.AttributeValueMemberM)
+		if !ok1 || !ok2 {
+			return after
+		}
+		out := maps.Clone(c.Value)
+		for k := range b.Value {
+			if _, kept := a.Value[k]; !kept {
+				delete(out, k)
+			}
+		}
+		for k, av := range a.Value {
+			if bv := b.Value[k]; Equal(bv, av) {
+				continue
+			}
+			if m := Merge(c.Value[k], b.Value[k], av); m != nil {
+				out[k] = m
+			}
+		}
+		return &types.AttributeValueMemberM{Value: out}
+	case *types.AttributeValueMemberL:
+		c, ok1 := cur.(*types.AttributeValueMemberL)
+		b, ok2 := before.(*types.AttributeValueMemberL)
+		if !ok1 || !ok2 || len(c.Value) != len(a.Value) || len(b.Value) != len(a.Value) {
+			return after
+		}
+		out := make([]types.AttributeValue, len(a.Value))
+		for i, av := range a.Value {
+			if Equal(b.Value[i], av) {
+				out[i] = c.Value[i]
+			} else if out[i] = Merge(c.Value[i], b.Value[i], av); out[i] == nil {
+				return after
+			}
+		}
+		return &types.AttributeValueMemberL{Value: out}
+	}
+	return after
 }

@@ -105,3 +105,36 @@ func TestKind(t *testing.T) {
 		assert.Equal(t, want, Kind(av))
 	}
 }
+
+func TestMerge(t *testing.T) {
+	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	m := func(kv ...any) types.AttributeValue {
+		out := map[string]types.AttributeValue{}
+		for i := 0; i < len(kv); i += 2 {
+			out[kv[i].(string)] = kv[i+1].(types.AttributeValue)
+		}
+		return &types.AttributeValueMemberM{Value: out}
+	}
+	l := func(vs ...types.AttributeValue) types.AttributeValue { return &types.AttributeValueMemberL{Value: vs} }
+	// cur holds "extra", which T does not model: a change to "a" keeps it.
+	cur := m("a", s("1"), "extra", s("x"), "gone", s("g"))
+	got := Merge(cur, m("a", s("1"), "gone", s("g")), m("a", s("2")))
+	if want := m("a", s("2"), "extra", s("x")); !Equal(got, want) {
+		t.Fatalf("map: %v", got)
+	}
+	// Lists of one length merge element by element; a nested map keeps its extras.
+	got = Merge(l(m("k", s("1"), "x", s("y")), s("b")), l(m("k", s("1")), s("b")), l(m("k", s("2")), s("b")))
+	if want := l(m("k", s("2"), "x", s("y")), s("b")); !Equal(got, want) {
+		t.Fatalf("list: %v", got)
+	}
+	// Lengths differ, or kinds: after is taken whole.
+	if got := Merge(l(s("a")), l(s("a")), l(s("a"), s("b"))); !Equal(got, l(s("a"), s("b"))) {
+		t.Fatalf("list lengths: %v", got)
+	}
+	if got := Merge(s("a"), m(), m("k", s("v"))); !Equal(got, m("k", s("v"))) {
+		t.Fatalf("kinds: %v", got)
+	}
+	if got := Merge(s("a"), s("a"), nil); got != nil {
+		t.Fatalf("removed: %v", got)
+	}
+}

@@ -5,6 +5,8 @@
 package expr
 
 import (
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -244,4 +246,33 @@ func UpdatedAttrs(update string, names map[string]string) []string {
 		}
 	}
 	return out
+}
+
+// Same is the condition that attribute name holds what stored holds: its value,
+// or no value when stored has none.
+func Same(b *Builder, name string, stored map[string]types.AttributeValue) string {
+	if av, ok := stored[name]; ok {
+		return b.Name(name) + " = " + b.Value(av)
+	}
+	return "attribute_not_exists(" + b.Name(name) + ")"
+}
+
+// Unchanged is the condition that an item is as it was read whole (stored):
+// every attribute but the primary key's (pk, sk) still there with its value,
+// none of the known attributes that stored lacks appeared, and the item exists.
+func Unchanged(b *Builder, stored map[string]types.AttributeValue, pk, sk string, known []string) string {
+	var conds []string
+	for _, name := range slices.Sorted(maps.Keys(stored)) {
+		if name == pk || name == sk {
+			continue
+		}
+		conds = append(conds, b.Name(name)+" = "+b.Value(stored[name]))
+	}
+	for _, name := range known {
+		if _, ok := stored[name]; !ok {
+			conds = append(conds, "attribute_not_exists("+b.Name(name)+")")
+		}
+	}
+	conds = append(conds, "attribute_exists("+b.Name(pk)+")")
+	return And(conds...)
 }

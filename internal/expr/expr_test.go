@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/singletable/singletable/internal/leakcheck"
 )
@@ -99,5 +100,27 @@ func TestUpdatedAttrs(t *testing.T) {
 		if got := UpdatedAttrs(update, names); !reflect.DeepEqual(got, want) {
 			t.Errorf("UpdatedAttrs(%q) = %q, want %q", update, got, want)
 		}
+	}
+}
+
+func TestSameAndUnchanged(t *testing.T) {
+	var b Builder
+	stored := map[string]types.AttributeValue{
+		"PK": &types.AttributeValueMemberS{Value: "P"}, "SK": &types.AttributeValueMemberS{Value: "S"},
+		"b": &types.AttributeValueMemberN{Value: "2"}, "a": &types.AttributeValueMemberS{Value: "x"},
+	}
+	if got := Same(&b, "a", stored); got != "#n0 = :v0" {
+		t.Fatalf("Same: %q", got)
+	}
+	if got := Same(&b, "z", stored); got != "attribute_not_exists(#n1)" {
+		t.Fatalf("Same, absent: %q", got)
+	}
+	b = Builder{}
+	got := Unchanged(&b, stored, "PK", "SK", []string{"a", "v"})
+	if want := "(#n0 = :v0) AND (#n1 = :v1) AND (attribute_not_exists(#n2)) AND (attribute_exists(#n3))"; got != want {
+		t.Fatalf("Unchanged: %q, want %q", got, want)
+	}
+	if n := b.Names(); n["#n0"] != "a" || n["#n1"] != "b" || n["#n2"] != "v" || n["#n3"] != "PK" {
+		t.Fatalf("names: %v", n)
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/singletable/singletable/design"
 
+	"github.com/singletable/singletable/internal/keyshape"
 	"github.com/singletable/singletable/internal/keytmpl"
 )
 
@@ -72,7 +73,7 @@ func (t *Table) describeEntity(info *entityInfo) design.Entity {
 		e.Keys = append(e.Keys, k)
 	}
 	for _, f := range info.plan.Fields() {
-		e.Fields = append(e.Fields, design.Field{Name: f.Name, Kind: design.Kind(shapeKind(keytmpl.KindOf(derefType(f.Type))))})
+		e.Fields = append(e.Fields, design.Field{Name: f.Name, Kind: design.Kind(keyshape.KindOf(keytmpl.KindOf(derefType(f.Type))))})
 	}
 	if info.version != nil {
 		e.Version = info.version.Name

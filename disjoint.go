@@ -37,48 +37,14 @@ import (
 // A collision is reported with the shortest key both templates accept, which
 // they really render unless a literal of one of them is such a time or shard.
 
-// phLang is what decides one placeholder's language besides its format: the kind
-// of its field, and for the shard field the number of shards (0 otherwise).
-type phLang struct {
-	kind   keytmpl.Kind
-	shards int
-}
+// phLang is what decides one placeholder's language besides its format.
+type phLang = keyshape.Ph
 
 type keyLang = keyshape.Lang
 
-// zeros is the layout of a fixed number of digits (at most 20: internal/keytmpl).
-const zeros = "00000000000000000000"
-
 // newKeyLang returns the language of template tm whose placeholders, in order,
 // are described by phs.
-func newKeyLang(tm *Template, phs []phLang) *keyLang {
-	segs := make([]keyshape.Seg, len(tm.k.Segs))
-	pi := 0
-	for si := range tm.k.Segs {
-		s := &tm.k.Segs[si]
-		if s.Name == "" {
-			segs[si] = keyshape.Seg{Literal: s.Literal}
-			continue
-		}
-		ph := phs[pi]
-		pi++
-		seg := keyshape.Seg{Placeholder: true, Kind: shapeKind(ph.kind), Shards: ph.shards}
-		switch s.Format {
-		case keytmpl.Pad, keytmpl.Unix, keytmpl.UnixMs, keytmpl.Rev:
-			seg.Layout = zeros[:s.Width]
-		case keytmpl.Time:
-			seg.Layout = keytmpl.TimeLayout
-		case keytmpl.Date:
-			seg.Layout = keytmpl.DateLayout
-		default:
-			if ph.shards == 0 && ph.kind == keytmpl.KindTime {
-				seg.Layout = keytmpl.TimeLayout // a plain time renders as {t:time}
-			}
-		}
-		segs[si] = seg
-	}
-	return keyshape.NewLang(segs, tm.k.Delim)
-}
+func newKeyLang(tm *Template, phs []phLang) *keyLang { return keyshape.LangOf(&tm.k, phs) }
 
 // commonKey returns a key that both languages accept, the shortest there is, or
 // ok=false when none exists.
@@ -88,12 +54,12 @@ func commonKey(a, b *keyLang) (key string, ok bool) { return keyshape.CommonKey(
 func (info *entityInfo) phLangs(kt *keyTemplate) []phLang {
 	out := make([]phLang, len(kt.fields))
 	for i, f := range kt.fields {
-		out[i].kind = keytmpl.KindOf(derefType(f.Type))
+		out[i].Kind = keytmpl.KindOf(derefType(f.Type))
 		if kt.typ == types.ScalarAttributeTypeB {
-			out[i].kind = keytmpl.KindString // a binary key's bytes: any text, as far as colliding goes
+			out[i].Kind = keytmpl.KindString // a binary key's bytes: any text, as far as colliding goes
 		}
 		if info.shard != nil && f == info.shard.field {
-			out[i].shards = info.shard.count
+			out[i].Shards = info.shard.count
 		}
 	}
 	return out

@@ -16,13 +16,13 @@ import (
 )
 
 var (
-	phS = phLang{kind: keytmpl.KindString}
-	phI = phLang{kind: keytmpl.KindInt}
-	phU = phLang{kind: keytmpl.KindUint}
-	phT = phLang{kind: keytmpl.KindTime}
+	phS = phLang{Kind: keytmpl.KindString}
+	phI = phLang{Kind: keytmpl.KindInt}
+	phU = phLang{Kind: keytmpl.KindUint}
+	phT = phLang{Kind: keytmpl.KindTime}
 )
 
-func phShard(n int) phLang { return phLang{kind: keytmpl.KindInt, shards: n} }
+func phShard(n int) phLang { return phLang{Kind: keytmpl.KindInt, Shards: n} }
 
 // side is one template of a pair, with what its placeholders hold.
 type side struct {
@@ -51,20 +51,20 @@ func rendersAs(tm *Template, phs []phLang, key string) bool {
 		s, isString := v.(string)
 		switch ph := phs[i]; {
 		case !isString: // a padded number or a time format, parsed already
-		case ph.kind == keytmpl.KindString:
-		case ph.kind == keytmpl.KindTime:
+		case ph.Kind == keytmpl.KindString:
+		case ph.Kind == keytmpl.KindTime:
 			tv, err := time.Parse(keytmpl.TimeLayout, s)
 			if err != nil {
 				return false
 			}
 			v = tv
-		case ph.kind == keytmpl.KindInt:
+		case ph.Kind == keytmpl.KindInt:
 			n, err := strconv.ParseInt(s, 10, 64)
-			if err != nil || (ph.shards > 0 && (n < 1 || n > int64(ph.shards))) {
+			if err != nil || (ph.Shards > 0 && (n < 1 || n > int64(ph.Shards))) {
 				return false
 			}
 			v = n
-		case ph.kind == keytmpl.KindUint:
+		case ph.Kind == keytmpl.KindUint:
 			n, err := strconv.ParseUint(s, 10, 64)
 			if err != nil {
 				return false
@@ -319,7 +319,7 @@ func exactLangs(tm *Template, phs []phLang) bool {
 		if s.Name == "" {
 			continue
 		}
-		if s.Format.IsTime() || phs[pi].kind == keytmpl.KindTime || phs[pi].shards > 0 {
+		if s.Format.IsTime() || phs[pi].Kind == keytmpl.KindTime || phs[pi].Shards > 0 {
 			return false
 		}
 		pi++
@@ -375,23 +375,23 @@ func fuzzCandidates(ph phLang, texts []string, delim byte) []any {
 		}
 	}
 	switch {
-	case ph.shards > 0:
-		for n := 1; n <= ph.shards && n <= 24; n++ {
+	case ph.Shards > 0:
+		for n := 1; n <= ph.Shards && n <= 24; n++ {
 			add(strconv.Itoa(n), n)
 		}
-	case ph.kind == keytmpl.KindString:
+	case ph.Kind == keytmpl.KindString:
 		for _, w := range words {
 			if w != "" && utf8.ValidString(w) && strings.IndexByte(w, delim) < 0 {
 				add(w, w)
 			}
 		}
-	case ph.kind == keytmpl.KindInt || ph.kind == keytmpl.KindUint:
+	case ph.Kind == keytmpl.KindInt || ph.Kind == keytmpl.KindUint:
 		for _, w := range append(words, "0", "7", "42", "99999", "12345", "1000000000") {
-			if n, err := strconv.ParseInt(w, 10, 64); err == nil && (ph.kind == keytmpl.KindInt || n >= 0) {
+			if n, err := strconv.ParseInt(w, 10, 64); err == nil && (ph.Kind == keytmpl.KindInt || n >= 0) {
 				add(strconv.FormatInt(n, 10), n)
 			}
 		}
-	case ph.kind == keytmpl.KindTime:
+	case ph.Kind == keytmpl.KindTime:
 		for _, tm := range []time.Time{time.Unix(0, 0), time.Date(2024, 5, 1, 9, 30, 0, 0, time.UTC), time.Date(2001, 9, 9, 1, 46, 40, 0, time.UTC)} {
 			add(tm.String(), tm)
 		}

@@ -14,7 +14,7 @@ func (kt *keyTemplate) shape() *keyshape.Template {
 	kinds := make(map[string]keyshape.Kind, len(kt.fields))
 	for i, name := range kt.tmpl.k.Names {
 		if i < len(kt.fields) {
-			kinds[name] = shapeKind(keytmpl.KindOf(derefType(kt.fields[i].Type)))
+			kinds[name] = keyshape.KindOf(keytmpl.KindOf(derefType(kt.fields[i].Type)))
 		}
 	}
 	return keyshape.Parse(kt.tmpl.k.Text, kinds)
@@ -27,19 +27,4 @@ const overlapNone = keyshape.None
 // mayBeginWith reports whether keys rendered from kt can begin with prefix.
 func mayBeginWith(kt *keyTemplate, prefix string, delim byte) overlap {
 	return kt.shape().MayBeginWith(prefix, delim)
-}
-
-// shapeKind names a placeholder input's kind.
-func shapeKind(k keytmpl.Kind) keyshape.Kind {
-	switch k {
-	case keytmpl.KindString:
-		return keyshape.String
-	case keytmpl.KindInt:
-		return keyshape.Int
-	case keytmpl.KindUint:
-		return keyshape.Uint
-	case keytmpl.KindTime:
-		return keyshape.Time
-	}
-	return ""
 }

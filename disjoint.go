@@ -2,7 +2,6 @@ package singletable
 
 import (
 	"strconv"
-	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -139,7 +138,7 @@ func (t *Table) disjointFix(info, other *entityInfo) string {
 		if e == other {
 			that = info
 		}
-		prefix := prefixFor(e.discriminator)
+		prefix := keyshape.PrefixFor(e.discriminator)
 		tpk, tsk := that.primaryLangs()
 		for _, kt := range []*keyTemplate{e.sk, e.pk} {
 			text := prefix + string(t.opts.Delimiter) + kt.tmpl.String()
@@ -161,19 +160,4 @@ func (t *Table) disjointFix(info, other *entityInfo) string {
 		}
 	}
 	return ""
-}
-
-// prefixFor makes a key prefix of a discriminator: its letters and digits in
-// capitals ("TYPE" when it has none).
-func prefixFor(discriminator string) string {
-	var b strings.Builder
-	for _, r := range strings.ToUpper(discriminator) {
-		if ('A' <= r && r <= 'Z') || ('0' <= r && r <= '9') {
-			b.WriteRune(r)
-		}
-	}
-	if b.Len() == 0 {
-		return "TYPE"
-	}
-	return b.String()
 }

@@ -1,6 +1,10 @@
 package keyshape
 
-import "github.com/singletable/singletable/internal/keytmpl"
+import (
+	"strings"
+
+	"github.com/singletable/singletable/internal/keytmpl"
+)
 
 // Ph is what decides one placeholder's language besides its format: the kind
 // of its field, and for the shard field the number of shards (0 otherwise).
@@ -56,4 +60,19 @@ func KindOf(k keytmpl.Kind) Kind {
 		return Time
 	}
 	return ""
+}
+
+// PrefixFor makes a key prefix of a discriminator: its letters and digits in
+// capitals ("TYPE" when it has none).
+func PrefixFor(discriminator string) string {
+	var b strings.Builder
+	for _, r := range strings.ToUpper(discriminator) {
+		if ('A' <= r && r <= 'Z') || ('0' <= r && r <= '9') {
+			b.WriteRune(r)
+		}
+	}
+	if b.Len() == 0 {
+		return "TYPE"
+	}
+	return b.String()
 }

@@ -195,11 +195,11 @@ func (t *Table) uniqueLanded(ctx context.Context, w *writeRequest) bool {
 		return false
 	}
 	me := uniqueguard.OwnerText(t.baseKeyAttrs(), w.key)
-	for _, g := range w.uniq.guards {
-		if g.claim {
+	for _, g := range w.uniq.Guards {
+		if g.Claim {
 			continue
 		}
-		gc, err := t.readBack(ctx, g.key)
+		gc, err := t.readBack(ctx, g.Key)
 		if err != nil || uniqueguard.OwnedBy(gc, me) {
 			return false
 		}
@@ -222,21 +222,14 @@ func (t *Table) uniqueFailed(ctx context.Context, w *writeRequest, stored map[st
 		}
 		return false, t.explain(w, cur, known, err)
 	}
-	for i, g := range uw.guards {
-		if !failed(i+1) || !g.claim {
-			continue
-		}
-		holder := reasons[i+1].Item
+	claim, again := uw.Refused(reasons, 1, func(key map[string]types.AttributeValue) string { return guardID(t, key) }, notMine)
+	if claim >= 0 {
+		g := uw.Guards[claim]
+		holder := reasons[claim+1].Item
 		if holder == nil {
-			holder, _ = t.readBack(ctx, g.key)
+			holder, _ = t.readBack(ctx, g.Key)
 		}
-		return false, t.itemErr(w, g.uniqueError(t, w.info, holder, err))
-	}
-	for i, g := range uw.guards {
-		if failed(i+1) && !g.claim {
-			notMine[guardID(t, g.key)] = true // another item's: not this write's to free
-			again = true
-		}
+		return false, t.itemErr(w, uniqueError(t, w.info, g, holder, err))
 	}
 	if again {
 		return true, nil
@@ -254,15 +247,8 @@ func (uw *uniqueWrite) moved(stored, cur map[string]types.AttributeValue) bool {
 	if cur != nil && !info.isType(cur) {
 		cur = nil
 	}
-	for _, c := range uw.touched {
-		for _, f := range c.fields {
-			a, b := stored[f.Name], cur[f.Name]
-			if (a == nil) != (b == nil) || a != nil && !attrvalue.Equal(a, b) {
-				return true
-			}
-		}
-	}
-	return false
+	f, _, _ := uniqueguard.Differs(uw.Touched, stored, cur)
+	return f != nil
 }
 
 // ---- Transactions of the caller's (Transact, TransactWith).
@@ -297,19 +283,19 @@ func (t *Table) txGuardReason(ws []*writeRequest, i, j int, r types.Cancellation
 		if w.uniq == nil {
 			continue
 		}
-		if j >= len(w.uniq.guards) {
-			j -= len(w.uniq.guards)
+		if j >= len(w.uniq.Guards) {
+			j -= len(w.uniq.Guards)
 			continue
 		}
-		g := w.uniq.guards[j]
+		g := w.uniq.Guards[j]
 		code := aws.ToString(r.Code)
-		reason := TxReason{Index: i, Op: "Unique", Entity: w.info.name, Key: t.keyStrings(g.key), Code: code, Message: aws.ToString(r.Message)}
+		reason := TxReason{Index: i, Op: "Unique", Entity: w.info.name, Key: t.keyStrings(g.Key), Code: code, Message: aws.ToString(r.Message)}
 		if code == "ConditionalCheckFailed" {
-			if g.claim {
-				reason.Unique = g.uniqueError(t, w.info, r.Item, nil)
+			if g.Claim {
+				reason.Unique = uniqueError(t, w.info, g, r.Item, nil)
 				reason.Message = reason.Unique.Error()
 			} else {
-				reason.Message = "the guard of " + g.c.name + " " + strconv.Quote(uniqueguard.ValuesText(g.values)) + " that " + w.kind.String() + " frees is held by another item: the key value's unique values are not the stored ones"
+				reason.Message = "the guard of " + g.Constraint + " " + strconv.Quote(uniqueguard.ValuesText(g.Values)) + " that " + w.kind.String() + " frees is held by another item: the key value's unique values are not the stored ones"
 			}
 		}
 		return reason, true
@@ -324,16 +310,12 @@ func (uw *uniqueWrite) txMessage(cur map[string]types.AttributeValue) string {
 	if uw == nil || !uw.tx || cur == nil || !uw.u.info.isType(cur) {
 		return ""
 	}
-	for _, c := range uw.touched {
-		for _, f := range c.fields {
-			a, b := uw.stored[f.Name], cur[f.Name]
-			if (a == nil) != (b == nil) || a != nil && !attrvalue.Equal(a, b) {
-				if uw.kind == kindPut {
-					return uw.u.info.attrName(f) + ": TxPut writes " + attrvalue.Text(a) + " but the item holds " + attrvalue.Text(b) + ": a transaction does not read, so TxPut cannot move a unique value; use Put, or TxUpdate with the stored value in the key value"
-				}
-				return uw.u.info.attrName(f) + " in the key value (" + attrvalue.Text(a) + ") is not the stored one (" + attrvalue.Text(b) + "): Tx" + uw.kind.String() + " of a unique entity takes the stored unique values from the key value; pass the item as read"
-			}
-		}
+	f, a, b := uniqueguard.Differs(uw.Touched, uw.stored, cur)
+	switch {
+	case f == nil:
+		return ""
+	case uw.kind == kindPut:
+		return uw.u.info.attrName(f) + ": TxPut writes " + attrvalue.Text(a) + " but the item holds " + attrvalue.Text(b) + ": a transaction does not read, so TxPut cannot move a unique value; use Put, or TxUpdate with the stored value in the key value"
 	}
-	return ""
+	return uw.u.info.attrName(f) + " in the key value (" + attrvalue.Text(a) + ") is not the stored one (" + attrvalue.Text(b) + "): Tx" + uw.kind.String() + " of a unique entity takes the stored unique values from the key value; pass the item as read"
 }

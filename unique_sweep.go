@@ -109,27 +109,15 @@ func (e *Entity[T]) SweepUnique(ctx context.Context, opts ...UniqueSweepOption) 
 	return rep, nil
 }
 
-// constraint returns the constraint named name.
-func (u *uniqueFeature) constraint(name string) *uniqueConstraint {
-	for _, c := range u.cons {
-		if c.name == name {
-			return c
-		}
-	}
-	return nil
-}
-
 // sweepGuard checks one guard against its owner.
 func (u *uniqueFeature) sweepGuard(ctx context.Context, g map[string]types.AttributeValue, repair bool, rep *UniqueSweepReport) error {
 	t, info := u.info.table, u.info
-	owner, _ := g[uniqueguard.Owner].(*types.AttributeValueMemberS)
-	cname, _ := g[uniqueguard.Constraint].(*types.AttributeValueMemberS)
-	vl, _ := g[uniqueguard.Values].(*types.AttributeValueMemberL)
-	if owner == nil || cname == nil || vl == nil {
+	owner, cname, values, ok := uniqueguard.Read(g)
+	if !ok {
 		return nil // not a guard this library wrote
 	}
-	key, ok := uniqueguard.OwnerKey(t.baseKeyAttrs(), owner.Value)
-	c := u.constraint(cname.Value)
+	key, ok := uniqueguard.OwnerKey(t.baseKeyAttrs(), owner)
+	c := uniqueguard.Find(u.cons, cname)
 	if !ok || c == nil {
 		return nil
 	}
@@ -138,27 +126,15 @@ func (u *uniqueFeature) sweepGuard(ctx context.Context, g map[string]types.Attri
 		return err
 	}
 	if cur != nil && info.isType(cur) {
-		if vs, ok := c.valuesOf(cur); ok && uniqueguard.Same(vs, vl.Value) {
+		if vs, ok := c.ValuesOf(cur); ok && uniqueguard.Same(vs, values) {
 			return nil // held by its owner
 		}
 	}
-	f := UniqueFinding{Constraint: c.name, Values: textsOf(vl.Value), Item: t.keyStrings(key)}
+	f := UniqueFinding{Constraint: c.Name, Values: uniqueguard.Texts(values), Item: t.keyStrings(key)}
 	if repair {
 		// Free the guard if it is still this owner's and the owner still does not
 		// hold the value.
-		var gb, ob expr.Builder
-		gcond := gb.Name(uniqueguard.Owner) + " = " + gb.S(owner.Value)
-		ocond := []string{"attribute_not_exists(" + ob.Name(t.opts.PartitionKey) + ")", ob.Name(t.opts.TypeAttribute) + " <> " + ob.S(info.discriminator)}
-		for i, fd := range c.fields {
-			n := ob.Name(fd.Name)
-			ocond = append(ocond, "attribute_not_exists("+n+")", n+" <> "+ob.Value(vl.Value[i]))
-		}
-		oc := orAll(ocond)
-		gkey := t.keyOf(g)
-		landed, err := u.repairTx(ctx, []types.TransactWriteItem{
-			{Delete: &types.Delete{TableName: t.namePtr(), Key: gkey, ConditionExpression: &gcond, ExpressionAttributeNames: gb.Names(), ExpressionAttributeValues: gb.Values()}},
-			{ConditionCheck: &types.ConditionCheck{TableName: t.namePtr(), Key: key, ConditionExpression: &oc, ExpressionAttributeNames: ob.Names(), ExpressionAttributeValues: ob.Values()}},
-		})
+		landed, err := u.repairTx(ctx, u.repairTable().FreeOrphan(t.keyOf(g), key, owner, info.discriminator, c, values))
 		if err != nil {
 			return err
 		}
@@ -174,7 +150,7 @@ func (u *uniqueFeature) sweepItem(ctx context.Context, item map[string]types.Att
 	key := t.keyOf(item)
 	me := uniqueguard.OwnerText(t.baseKeyAttrs(), key)
 	for _, c := range u.cons {
-		vs, ok := c.valuesOf(item)
+		vs, ok := c.ValuesOf(item)
 		if !ok {
 			continue
 		}
@@ -183,7 +159,7 @@ func (u *uniqueFeature) sweepItem(ctx context.Context, item map[string]types.Att
 		if err != nil {
 			return err
 		}
-		f := UniqueFinding{Constraint: c.name, Values: textsOf(vs), Item: t.keyStrings(key)}
+		f := UniqueFinding{Constraint: c.Name, Values: uniqueguard.Texts(vs), Item: t.keyStrings(key)}
 		switch {
 		case uniqueguard.OwnedBy(g, me):
 			continue
@@ -199,19 +175,8 @@ func (u *uniqueFeature) sweepItem(ctx context.Context, item map[string]types.Att
 		if repair {
 			// Claim the value for the item if no guard appeared and the item still
 			// holds it.
-			var ib expr.Builder
-			conds := []string{ib.Name(t.opts.TypeAttribute) + " = " + ib.S(info.discriminator)}
-			for i, fd := range c.fields {
-				conds = append(conds, ib.Name(fd.Name)+" = "+ib.Value(vs[i]))
-			}
-			ic := expr.And(conds...)
-			claim := guardAction{c: c, values: vs, key: gkey, claim: true}.action(t, info, me)
-			var gb expr.Builder
-			gc := "attribute_not_exists(" + gb.Name(t.opts.PartitionKey) + ")"
-			claim.Put.ConditionExpression, claim.Put.ExpressionAttributeNames, claim.Put.ExpressionAttributeValues = &gc, gb.Names(), nil
-			landed, err := u.repairTx(ctx, []types.TransactWriteItem{claim,
-				{ConditionCheck: &types.ConditionCheck{TableName: t.namePtr(), Key: key, ConditionExpression: &ic, ExpressionAttributeNames: ib.Names(), ExpressionAttributeValues: ib.Values()}},
-			})
+			claim := uniqueguard.Guard{Key: gkey, Claim: true, OwnerType: info.discriminator, Constraint: c.Name, Values: vs, Of: c}
+			landed, err := u.repairTx(ctx, u.repairTable().Restore(claim, key, me))
 			if err != nil {
 				return err
 			}
@@ -220,6 +185,12 @@ func (u *uniqueFeature) sweepItem(ctx context.Context, item map[string]types.Att
 		rep.Missing = append(rep.Missing, f)
 	}
 	return nil
+}
+
+// repairTable is what internal/uniqueguard's repairs name of the table.
+func (u *uniqueFeature) repairTable() uniqueguard.Table {
+	t := u.info.table
+	return uniqueguard.Table{Name: t.name, PartitionKey: t.opts.PartitionKey, TypeAttribute: t.opts.TypeAttribute}
 }
 
 // repairTx sends a repair under a token of its own, sent again under it after a
@@ -250,23 +221,4 @@ func (u *uniqueFeature) repairTx(ctx context.Context, acts []types.TransactWrite
 			return false, fmt.Errorf("repair: %w", err)
 		}
 	}
-}
-
-func orAll(conds []string) string {
-	out := ""
-	for i, c := range conds {
-		if i > 0 {
-			out += " OR "
-		}
-		out += "(" + c + ")"
-	}
-	return out
-}
-
-func textsOf(vs []types.AttributeValue) []string {
-	out := make([]string, len(vs))
-	for i, v := range vs {
-		out[i] = uniqueguard.Text(v)
-	}
-	return out
 }

@@ -170,6 +170,7 @@ type Guard struct {
 	OwnerType  string // the owner's type attribute
 	Constraint string
 	Values     []types.AttributeValue
+	Of         *Set // the constraint, when known (its fields)
 }
 
 // Action is the guard's transaction action in table (its partition key and type

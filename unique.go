@@ -241,18 +241,13 @@ func (u *uniqueFeature) plan(p *writePlan) error {
 // constraint and stores the item's unique values; a TxPut takes them as the
 // stored ones too.
 func (u *uniqueFeature) planWhole(w *uniqueWrite, p *writePlan) error {
-	info := p.info
-	w.Op, w.Touched, w.Next = uniqueguard.Put, u.cons, map[string]types.AttributeValue{}
+	next, err := u.keyValues(p.sv)
+	if err != nil {
+		return err
+	}
+	w.Op, w.Touched, w.Next = uniqueguard.Put, u.cons, next
 	if p.kind == kindCreate {
 		w.Op = uniqueguard.Create
-	}
-	for _, name := range u.attrs {
-		f, _ := info.plan.Field(name)
-		av, err := encodeFieldOf(info, f, p.sv)
-		if err != nil {
-			return err
-		}
-		w.Next[name] = av
 	}
 	if w.tx && p.kind == kindPut {
 		w.stored = w.Next // TxPut: the stored values must be these, or no item
@@ -313,49 +308,25 @@ func (u *uniqueFeature) refuseBatch() error {
 	return fmt.Errorf("%s has unique values (%s), whose guards only a transaction keeps, and a batch has no conditions and no transactions: use Put, Create, Delete or Transact: %w", u.info.name, uniqueguard.Names(u.cons), ErrInvalidInput)
 }
 
-// keyValues encodes the unique attributes a key value holds (a transaction's
-// TxUpdate or TxDelete takes them as the stored ones).
+// keyValues encodes the unique attributes the value sv holds: a whole item's,
+// or those a transaction's TxUpdate or TxDelete takes as the stored ones from
+// its key value.
 func (u *uniqueFeature) keyValues(sv reflect.Value) (map[string]types.AttributeValue, error) {
-	out := map[string]types.AttributeValue{}
-	for _, name := range u.attrs {
-		f, _ := u.info.plan.Field(name)
-		av, err := encodeFieldOf(u.info, f, sv)
-		if err != nil {
-			return nil, err
-		}
-		out[name] = av
+	out, f, err := uniqueguard.Encode(u.attrs, u.info.plan.Field, sv)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w: %w", u.info.attrName(f), ErrInvalidInput, err)
 	}
 	return out, nil
 }
 
-// encodeFieldOf encodes f of the value sv; nil when it stores nothing.
-func encodeFieldOf(info *entityInfo, f *codec.Field, sv reflect.Value) (types.AttributeValue, error) {
-	fv, ok := f.ValueOf(sv)
-	if !ok {
-		return nil, nil
-	}
-	av, keep, err := f.Encode(fv)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w: %w", info.attrName(f), ErrInvalidInput, err)
-	}
-	if !keep {
-		return nil, nil
-	}
-	return av, nil
-}
-
-// guardKey is the key of the guard of a constraint's values: the digest of the
-// entity type, the constraint and the values (length-prefixed), under the
-// reserved prefix.
+// guardKey is the key of the guard of a constraint's values (uniqueguard.Key).
 func (u *uniqueFeature) guardKey(c *uniqueConstraint, values []types.AttributeValue) map[string]types.AttributeValue {
 	t := u.info.table
-	d := string(t.opts.Delimiter)
-	pk := t.reservedPrefix() + "unique" + d + u.info.discriminator + d + c.Name + d + uniqueguard.Digest(u.info.discriminator, c.Name, values)
-	key := map[string]types.AttributeValue{t.opts.PartitionKey: &types.AttributeValueMemberS{Value: pk}}
-	if t.opts.SortKey != "" && !t.opts.NoSortKey {
-		key[t.opts.SortKey] = &types.AttributeValueMemberS{Value: "unique"}
+	sk := t.opts.SortKey
+	if t.opts.NoSortKey {
+		sk = ""
 	}
-	return key
+	return uniqueguard.Key(t.reservedPrefix(), string(t.opts.Delimiter), u.info.discriminator, c.Name, values, t.opts.PartitionKey, sk)
 }
 
 // build conditions the write's item action on the unique values stored being

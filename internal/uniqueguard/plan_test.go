@@ -217,3 +217,28 @@ func TestRepairs(t *testing.T) {
 	assert.True(t, strings.Contains(*acts[1].ConditionCheck.ConditionExpression, " AND "))
 	assert.Equal(t, map[string]string{"#n0": "_type", "#n1": "email"}, acts[1].ConditionCheck.ExpressionAttributeNames)
 }
+
+// TestKey: a guard's key, its digest unchanged (stored guards are found by it).
+func TestKey(t *testing.T) {
+	k := Key("#singletable#", "#", "User", "email", []types.AttributeValue{s("a@b.c")}, "pk", "sk")
+	assert.Equal(t, s("#singletable#unique#User#email#"+Digest("User", "email", []types.AttributeValue{s("a@b.c")})), k["pk"])
+	assert.Equal(t, s("unique"), k["sk"])
+	assert.Len(t, Key("p", "|", "U", "e", nil, "pk", ""), 1, "no sort key")
+}
+
+type person struct {
+	Email string `dynamodbav:"email,omitempty"`
+	Age   int    `dynamodbav:"age"`
+}
+
+// TestEncode: the attributes of a value, nil where none is stored.
+func TestEncode(t *testing.T) {
+	p, err := codec.PlanFor(reflect.TypeFor[person]())
+	require.NoError(t, err)
+	out, f, err := Encode([]string{"age", "email"}, p.Field, reflect.ValueOf(person{Age: 3}))
+	require.NoError(t, err)
+	assert.Nil(t, f)
+	assert.Equal(t, map[string]types.AttributeValue{"age": n("3"), "email": nil}, out)
+	_, present := out["email"]
+	assert.True(t, present, "an attribute not stored is there, nil")
+}

@@ -11,11 +11,13 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"math/big"
+	"reflect"
 	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/singletable/singletable/internal/attrvalue"
+	"github.com/singletable/singletable/internal/codec"
 	"github.com/singletable/singletable/internal/expr"
 	"github.com/singletable/singletable/internal/reserved"
 )
@@ -195,4 +197,42 @@ func (g Guard) Action(table, partitionKey, typeAttr, me string) types.TransactWr
 	item[Values] = &types.AttributeValueMemberL{Value: g.Values}
 	return types.TransactWriteItem{Put: &types.Put{TableName: &table, Item: item, ConditionExpression: &cond,
 		ExpressionAttributeNames: b.Names(), ExpressionAttributeValues: b.Values(), ReturnValuesOnConditionCheckFailure: failed}}
+}
+
+// Key is the key of the guard of a constraint's values, in a table whose
+// partition key is pk and sort key sk ("": none): the partition key is
+// prefix (the reserved one) + "unique", then the entity type (discriminator),
+// the constraint and the values' [Digest], each after the delimiter d; the
+// sort key is "unique". It never holds a raw value.
+func Key(prefix, d, discriminator, constraint string, values []types.AttributeValue, pk, sk string) map[string]types.AttributeValue {
+	id := prefix + "unique" + d + discriminator + d + constraint + d + Digest(discriminator, constraint, values)
+	key := map[string]types.AttributeValue{pk: &types.AttributeValueMemberS{Value: id}}
+	if sk != "" {
+		key[sk] = &types.AttributeValueMemberS{Value: "unique"}
+	}
+	return key
+}
+
+// Encode encodes the attributes attrs of the value sv (field finds each
+// one's field): nil for one it does not store. On an error of the codec's, it
+// returns the field.
+func Encode(attrs []string, field func(string) (*codec.Field, bool), sv reflect.Value) (map[string]types.AttributeValue, *codec.Field, error) {
+	out := make(map[string]types.AttributeValue, len(attrs))
+	for _, name := range attrs {
+		f, _ := field(name)
+		fv, ok := f.ValueOf(sv)
+		if !ok {
+			out[name] = nil
+			continue
+		}
+		av, keep, err := f.Encode(fv)
+		if err != nil {
+			return nil, f, err
+		}
+		if !keep {
+			av = nil
+		}
+		out[name] = av
+	}
+	return out, nil, nil
 }

@@ -395,10 +395,8 @@ func uniqueError(t *Table, info *entityInfo, g uniqueguard.Guard, holder map[str
 		ue.Attributes = append(ue.Attributes, f.Name)
 		ue.Values = append(ue.Values, uniqueguard.Text(g.Values[i]))
 	}
-	if o, ok := holder[uniqueguard.Owner].(*types.AttributeValueMemberS); ok {
-		if key, ok := uniqueguard.OwnerKey(t.baseKeyAttrs(), o.Value); ok {
-			ue.Owner = t.keyStrings(key)
-		}
+	if key, ok := uniqueguard.Holder(t.baseKeyAttrs(), holder); ok {
+		ue.Owner = t.keyStrings(key)
 	}
 	return ue
 }

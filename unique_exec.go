@@ -194,17 +194,9 @@ func (t *Table) uniqueLanded(ctx context.Context, w *writeRequest) bool {
 	if cur != nil {
 		return false
 	}
-	me := uniqueguard.OwnerText(t.baseKeyAttrs(), w.key)
-	for _, g := range w.uniq.Guards {
-		if g.Claim {
-			continue
-		}
-		gc, err := t.readBack(ctx, g.Key)
-		if err != nil || uniqueguard.OwnedBy(gc, me) {
-			return false
-		}
-	}
-	return true
+	return w.uniq.Freed(uniqueguard.OwnerText(t.baseKeyAttrs(), w.key), func(key map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
+		return t.readBack(ctx, key)
+	})
 }
 
 // uniqueFailed decides what becomes of a unique write whose transaction was

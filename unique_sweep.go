@@ -2,7 +2,6 @@ package singletable
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -83,8 +82,7 @@ func (e *Entity[T]) SweepUnique(ctx context.Context, opts ...UniqueSweepOption) 
 		opt.applyUniqueSweep(&o)
 	}
 	var b expr.Builder
-	typ := b.Name(t.opts.TypeAttribute)
-	filter := "(" + typ + " = " + b.S(uniqueguard.Type) + " AND " + b.Name(uniqueguard.OwnerType) + " = " + b.S(info.discriminator) + ") OR " + typ + " = " + b.S(info.discriminator)
+	filter := uniqueguard.ScanFilter(&b, t.opts.TypeAttribute, info.discriminator)
 	p := dynamodb.NewScanPaginator(t.client, &dynamodb.ScanInput{TableName: t.namePtr(), ConsistentRead: aws.Bool(true),
 		FilterExpression: &filter, ExpressionAttributeNames: b.Names(), ExpressionAttributeValues: b.Values()})
 	for p.HasMorePages() {
@@ -164,10 +162,8 @@ func (u *uniqueFeature) sweepItem(ctx context.Context, item map[string]types.Att
 		case uniqueguard.OwnedBy(g, me):
 			continue
 		case g != nil:
-			if o, ok := g[uniqueguard.Owner].(*types.AttributeValueMemberS); ok {
-				if hk, ok := uniqueguard.OwnerKey(t.baseKeyAttrs(), o.Value); ok {
-					f.Holder = t.keyStrings(hk)
-				}
+			if hk, ok := uniqueguard.Holder(t.baseKeyAttrs(), g); ok {
+				f.Holder = t.keyStrings(hk)
 			}
 			rep.Duplicates = append(rep.Duplicates, f)
 			continue
@@ -194,8 +190,9 @@ func (u *uniqueFeature) repairTable() uniqueguard.Table {
 }
 
 // repairTx sends a repair under a token of its own, sent again under it after a
-// lost answer: landed is false when a condition failed (the state changed since
-// it was read: nothing to repair, or not this sweep's to repair).
+// lost answer (uniqueguard.Repair): landed is false when a condition failed
+// (the state changed since it was read: nothing to repair, or not this sweep's
+// to repair).
 func (u *uniqueFeature) repairTx(ctx context.Context, acts []types.TransactWriteItem) (landed bool, _ error) {
 	t := u.info.table
 	token, err := newToken()
@@ -203,22 +200,9 @@ func (u *uniqueFeature) repairTx(ctx context.Context, acts []types.TransactWrite
 		return false, err
 	}
 	b := t.opts.Backoff.withDefaults()
-	for attempt := 1; ; attempt++ {
+	send := func() error {
 		_, err := t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: acts, ClientRequestToken: &token})
-		var tce *types.TransactionCanceledException
-		switch {
-		case err == nil:
-			return true, nil
-		case errors.As(err, &tce) && !onlyConflicts(tce):
-			return false, nil
-		case (ambiguous(err) || errors.As(err, &tce)) && attempt < b.MaxAttempts:
-			if werr := b.Wait(ctx, attempt); werr != nil {
-				return false, fmt.Errorf("repair: %w: %w", ErrAmbiguous, err)
-			}
-		case ambiguous(err):
-			return false, fmt.Errorf("repair: %w: %w", ErrAmbiguous, err)
-		default:
-			return false, fmt.Errorf("repair: %w", err)
-		}
+		return err
 	}
+	return uniqueguard.Repair(ctx, send, b.MaxAttempts, b.Wait, ambiguous, onlyConflicts, ErrAmbiguous)
 }

@@ -320,3 +320,19 @@ func ErrorText(entity string, fields []string, constraint string, values []strin
 	b.WriteString(strings.TrimPrefix(sentinel, "singletable: "))
 	return b.String()
 }
+
+// Freed reports whether every guard the write frees is gone or held by
+// another item, not by me (an [OwnerText]); read reads a guard back (its
+// error: not known to be freed).
+func (w *Write) Freed(me string, read func(map[string]types.AttributeValue) (map[string]types.AttributeValue, error)) bool {
+	for _, g := range w.Guards {
+		if g.Claim {
+			continue
+		}
+		gc, err := read(g.Key)
+		if err != nil || OwnedBy(gc, me) {
+			return false
+		}
+	}
+	return true
+}

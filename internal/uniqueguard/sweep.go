@@ -1,6 +1,10 @@
 package uniqueguard
 
 import (
+	"context"
+	"errors"
+	"fmt"
+
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/singletable/singletable/internal/expr"
@@ -78,4 +82,48 @@ func orAll(conds []string) string {
 		out += "(" + c + ")"
 	}
 	return out
+}
+
+// ScanFilter is the filter, built in b, of a sweep's Scan of the entity whose
+// type attribute (typeAttr) is discriminator: its items and its guards.
+func ScanFilter(b *expr.Builder, typeAttr, discriminator string) string {
+	typ := b.Name(typeAttr)
+	return "(" + typ + " = " + b.S(Type) + " AND " + b.Name(OwnerType) + " = " + b.S(discriminator) + ") OR " + typ + " = " + b.S(discriminator)
+}
+
+// Holder is the primary key of the owner the guard g names (its parts named
+// by attrs), if it names one.
+func Holder(attrs []string, g map[string]types.AttributeValue) (map[string]types.AttributeValue, bool) {
+	o, ok := g[Owner].(*types.AttributeValueMemberS)
+	if !ok {
+		return nil, false
+	}
+	return OwnerKey(attrs, o.Value)
+}
+
+// Repair sends a repair with send, which sends it under one token: after a
+// lost answer (lost) or a cancellation by conflicts only (conflicts) it is
+// sent again, up to max attempts, after wait. landed is false when a condition
+// failed (the state changed since it was read: nothing to repair, or not the
+// sweep's to repair); an answer that stayed lost matches ambiguous.
+func Repair(ctx context.Context, send func() error, max int, wait func(context.Context, int) error,
+	lost func(error) bool, conflicts func(*types.TransactionCanceledException) bool, ambiguous error) (landed bool, _ error) {
+	for attempt := 1; ; attempt++ {
+		err := send()
+		var tce *types.TransactionCanceledException
+		switch {
+		case err == nil:
+			return true, nil
+		case errors.As(err, &tce) && !conflicts(tce):
+			return false, nil
+		case (lost(err) || errors.As(err, &tce)) && attempt < max:
+			if werr := wait(ctx, attempt); werr != nil {
+				return false, fmt.Errorf("repair: %w: %w", ambiguous, err)
+			}
+		case lost(err):
+			return false, fmt.Errorf("repair: %w: %w", ambiguous, err)
+		default:
+			return false, fmt.Errorf("repair: %w", err)
+		}
+	}
 }

@@ -1,7 +1,7 @@
 package singletable
 
 import (
-	"fmt"
+	"errors"
 	"reflect"
 	"slices"
 	"strconv"
@@ -198,21 +198,15 @@ func keyAttrTexts(attrs []KeyAttribute) []string { return nativekey.Texts(native
 // index. Nothing is rendered or recomputed: the index reads the stored attribute.
 type nativeKeysFeature struct {
 	noOwner
-	keys map[*codec.Field]string // field → "index ByX, attribute \"x\""
+	keys nativekey.Fields
 }
 
 // newNativeKeysFeature returns the plan of info's native key fields, or nil.
 func newNativeKeysFeature(info *entityInfo) featurePlan {
-	keys := map[*codec.Field]string{}
+	keys := nativekey.Fields{}
 	for _, ix := range info.table.opts.Indexes {
-		v := info.native[ix.Name]
-		if v == nil {
-			continue
-		}
-		for i, a := range ix.nativeAttrs() {
-			if f := v.Fields[i]; f != nil && keys[f] == "" {
-				keys[f] = "native index " + ix.Name + ", key attribute " + strconv.Quote(a.Name)
-			}
+		if v := info.native[ix.Name]; v != nil {
+			keys.Add(ix.Name, v)
 		}
 	}
 	if len(keys) == 0 {
@@ -247,14 +241,8 @@ func (n *nativeKeysFeature) plan(p *writePlan) error {
 
 // check refuses fv when f would store it as a value no index key can hold.
 func (n *nativeKeysFeature) check(info *entityInfo, f *codec.Field, fv reflect.Value) error {
-	av, keep, err := f.Encode(fv)
-	if err != nil || !keep {
-		return nil // the codec's error is the write's own; left out, the item is only not in the index
+	if reason := n.keys.Refusal(f, fv); reason != "" {
+		return &ValidationError{Entity: info.name, Field: f.GoName, Attribute: f.Name, Err: errors.New(reason)}
 	}
-	what := nativekey.Unindexable(av)
-	if what == "" {
-		return nil
-	}
-	return &ValidationError{Entity: info.name, Field: f.GoName, Attribute: f.Name,
-		Err: fmt.Errorf("%s cannot hold %s, and DynamoDB refuses the whole write: give a value, or tag the field omitempty to keep such items out of the index", n.keys[f], what)}
+	return nil
 }

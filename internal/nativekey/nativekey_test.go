@@ -181,3 +181,29 @@ func TestView(t *testing.T) {
 	v.Fields[1] = &codec.Field{}
 	assert.True(t, v.Member())
 }
+
+type keyed struct {
+	Tenant string  `dynamodbav:"tenant"`
+	Code   []byte  `dynamodbav:"code"`
+	Ref    *string `dynamodbav:"ref"`
+	Opt    string  `dynamodbav:"opt,omitempty"`
+}
+
+// TestFieldsRefusal: values no index key can hold, named by the first index.
+func TestFieldsRefusal(t *testing.T) {
+	p, err := codec.PlanFor(reflect.TypeFor[keyed]())
+	require.NoError(t, err)
+	f := func(name string) *codec.Field { x, _ := p.Field(name); return x }
+	fs := Fields{}
+	fs.Add("ByT", &View{Attrs: []Attr{{"tenant", "S"}, {"code", "B"}}, NPartition: 1, Fields: []*codec.Field{f("tenant"), f("code")}})
+	fs.Add("ByR", &View{Attrs: []Attr{{"tenant", "S"}, {"ref", "S"}, {"opt", "S"}, {"x", "S"}}, NPartition: 1, Fields: []*codec.Field{f("tenant"), f("ref"), f("opt"), nil}})
+	assert.Len(t, fs, 4)
+	assert.Equal(t, `native index ByT, key attribute "tenant"`, fs[f("tenant")])
+	v := reflect.ValueOf(keyed{})
+	val := func(name string) reflect.Value { fv, _ := f(name).ValueOf(v); return fv }
+	assert.Equal(t, `native index ByT, key attribute "tenant" cannot hold an empty string, and DynamoDB refuses the whole write: give a value, or tag the field omitempty to keep such items out of the index`, fs.Refusal(f("tenant"), val("tenant")))
+	assert.Contains(t, fs.Refusal(f("code"), reflect.ValueOf([]byte{})), "cannot hold an empty binary value")
+	assert.Contains(t, fs.Refusal(f("ref"), val("ref")), `native index ByR, key attribute "ref" cannot hold NULL (a nil value)`)
+	assert.Empty(t, fs.Refusal(f("opt"), val("opt")), "left out: only not in the index")
+	assert.Empty(t, fs.Refusal(f("tenant"), reflect.ValueOf("acme")))
+}

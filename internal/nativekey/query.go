@@ -288,3 +288,33 @@ func (q *Query) sortLabels() string {
 	}
 	return strings.Join(out, ", ")
 }
+
+// Fields are the fields an entity stores under native index key attributes,
+// each with where the first index names it: "native index ByX, key attribute
+// \"x\"".
+type Fields map[*codec.Field]string
+
+// Add adds the fields of v, the entity's view of the index named index.
+func (fs Fields) Add(index string, v *View) {
+	for i, a := range v.Attrs {
+		if f := v.Fields[i]; f != nil && fs[f] == "" {
+			fs[f] = "native index " + index + ", key attribute " + strconv.Quote(a.Name)
+		}
+	}
+}
+
+// Refusal says why f, one of fs, cannot store fv: its value is one no index key
+// can hold, and DynamoDB would refuse the whole write; "" otherwise (also for a
+// value the codec refuses, the write's own error, or leaves out, which only
+// keeps the item out of the index).
+func (fs Fields) Refusal(f *codec.Field, fv reflect.Value) string {
+	av, keep, err := f.Encode(fv)
+	if err != nil || !keep {
+		return ""
+	}
+	what := Unindexable(av)
+	if what == "" {
+		return ""
+	}
+	return fs[f] + " cannot hold " + what + ", and DynamoDB refuses the whole write: give a value, or tag the field omitempty to keep such items out of the index"
+}

@@ -1,8 +1,8 @@
 package singletable
 
 import (
-	"crypto/rand"
 	"fmt"
+	"io"
 	"reflect"
 	"strings"
 	"time"
@@ -66,15 +66,9 @@ func compileGenerate(info *entityInfo, index []int, sf reflect.StructField, text
 	fail := func(reason string) error {
 		return &EntityError{Entity: info.name, Field: f.GoName, Reason: "generate=" + text + " (attribute " + f.Name + "): " + reason}
 	}
-	kind, ok := genid.Parse(text)
-	if !ok {
-		return fail("unknown id kind (want ulid or uuidv7)")
-	}
-	if f.Type.Kind() != reflect.String {
-		return fail("a generated id is text: the field must be a string, not " + f.Type.String())
-	}
-	if f.AsString {
-		return fail("the string option is for numbers")
+	kind, reason := genid.Check(text, f.Type, f.AsString)
+	if reason != "" {
+		return fail(reason)
 	}
 	if r := info.roleTaken(f); r != "" {
 		return fail("the field is the " + r + " field already")
@@ -89,11 +83,7 @@ func compileGenerate(info *entityInfo, index []int, sf reflect.StructField, text
 	if len(attrs) > 0 && kind == genid.UUIDv7 && info.table.opts.Delimiter == '-' {
 		return fail("a UUID's text holds '-', the table's key delimiter, and the field feeds " + strings.Join(attrs, ", ") + ": use generate=ulid or another delimiter")
 	}
-	src := info.table.opts.IDSource
-	if src == nil {
-		src = rand.Reader
-	}
-	h.generated = append(h.generated, &genField{f: f, kind: kind, key: base, ids: genid.NewSource(kind, src)})
+	h.generated = append(h.generated, &genField{f: f, kind: kind, key: base, ids: genid.NewSource(kind, info.table.opts.IDSource)})
 	return nil
 }
 
@@ -104,17 +94,11 @@ func (g *genField) newID(info *entityInfo, env *planEnv, now time.Time) (string,
 	if now.UnixMilli() < 0 {
 		return "", fmt.Errorf("singletable: %s: the clock's time %s is before 1970: %w", info.attrName(g.f), now, ErrInvalidInput)
 	}
-	var id string
-	var err error
-	if env != nil && env.rand != nil {
-		id, err = genid.Replay(g.kind, ms, env.rand)
-	} else {
-		src := info.table.opts.IDSource
-		if src == nil {
-			src = rand.Reader
-		}
-		id, err = g.ids.Next(ms, src)
+	var replay io.Reader // a plan that must come out the same when made again
+	if env != nil {
+		replay = env.rand
 	}
+	id, err := g.ids.Make(ms, replay, info.table.opts.IDSource)
 	if err != nil {
 		return "", fmt.Errorf("singletable: %s: %w", info.attrName(g.f), err)
 	}

@@ -4,9 +4,11 @@
 package genid
 
 import (
+	"crypto/rand"
 	"encoding/binary"
 	"fmt"
 	"io"
+	"reflect"
 	"sync"
 
 	"github.com/google/uuid"
@@ -33,6 +35,21 @@ func Parse(text string) (Kind, bool) {
 	return 0, false
 }
 
+// Check reads a generate= option's kind (text) for a field of type t (asString:
+// with the string option): the kind, or why the field cannot be generated.
+func Check(text string, t reflect.Type, asString bool) (Kind, string) {
+	kind, ok := Parse(text)
+	switch {
+	case !ok:
+		return 0, "unknown id kind (want ulid or uuidv7)"
+	case t.Kind() != reflect.String:
+		return 0, "a generated id is text: the field must be a string, not " + t.String()
+	case asString:
+		return 0, "the string option is for numbers"
+	}
+	return kind, ""
+}
+
 // String is the kind's name.
 func (k Kind) String() string {
 	if k == UUIDv7 {
@@ -55,9 +72,27 @@ type Source struct {
 	seq    uint16
 }
 
-// NewSource returns the source of ids of kind, whose ulid entropy reads random.
+// NewSource returns the source of ids of kind, whose ulid entropy reads random
+// (nil: crypto/rand).
 func NewSource(kind Kind, random io.Reader) *Source {
-	return &Source{kind: kind, mono: ulid.Monotonic(random, 0)}
+	return &Source{kind: kind, mono: ulid.Monotonic(orRand(random), 0)}
+}
+
+func orRand(r io.Reader) io.Reader {
+	if r == nil {
+		return rand.Reader
+	}
+	return r
+}
+
+// Make makes an id at ms: from replay alone when it is not nil (see
+// [Replay]), else from the source's monotonic state (see [Source.Next]), random
+// (nil: crypto/rand) giving a uuidv7's random bits.
+func (s *Source) Make(ms uint64, replay, random io.Reader) (string, error) {
+	if replay != nil {
+		return Replay(s.kind, ms, replay)
+	}
+	return s.Next(ms, orRand(random))
 }
 
 // Next makes an id at ms (milliseconds since 1970) from the source's

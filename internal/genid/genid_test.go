@@ -3,6 +3,7 @@ package genid
 import (
 	"bytes"
 	"errors"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -156,4 +157,42 @@ func (l *lockedCounter) Read(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.c.Read(p)
+}
+
+// TestCheck: the fields and kinds a generate= option takes.
+func TestCheck(t *testing.T) {
+	k, reason := Check("uuidv7", reflect.TypeFor[string](), false)
+	assert.Equal(t, UUIDv7, k)
+	assert.Empty(t, reason)
+	type ID string
+	k, reason = Check("ulid", reflect.TypeFor[ID](), false)
+	assert.Equal(t, ULID, k)
+	assert.Empty(t, reason)
+	_, reason = Check("uuid", reflect.TypeFor[string](), false)
+	assert.Equal(t, "unknown id kind (want ulid or uuidv7)", reason)
+	_, reason = Check("ulid", reflect.TypeFor[int](), false)
+	assert.Equal(t, "a generated id is text: the field must be a string, not int", reason)
+	_, reason = Check("ulid", reflect.TypeFor[*string](), false)
+	assert.Equal(t, "a generated id is text: the field must be a string, not *string", reason)
+	_, reason = Check("ulid", reflect.TypeFor[string](), true)
+	assert.Equal(t, "the string option is for numbers", reason)
+}
+
+// TestMake: a replay stream makes the replayed id and leaves the state alone;
+// without one, the source's next id; nil randomness is crypto/rand's.
+func TestMake(t *testing.T) {
+	s := NewSource(UUIDv7, nil)
+	stream := bytes.Repeat([]byte{0xab, 0xcd}, 16)
+	id, err := s.Make(ms, bytes.NewReader(stream), &counter{})
+	require.NoError(t, err)
+	assert.Equal(t, goldenReplayUUID, id)
+	id, err = s.Make(ms, nil, &counter{})
+	require.NoError(t, err)
+	assert.Equal(t, goldenUUID[0], id, "the counter starts at 0: the replay left it")
+	id, err = s.Make(ms, nil, nil)
+	require.NoError(t, err)
+	assert.Equal(t, "018bcfe5-687b-7001-", id[:19])
+	u, err := NewSource(ULID, nil).Make(ms, nil, nil)
+	require.NoError(t, err)
+	assert.Equal(t, "01HF7YAT3V", u[:10])
 }

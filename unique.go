@@ -284,16 +284,9 @@ func (u *uniqueFeature) updateValues(p *writePlan) (map[string]types.AttributeVa
 		case opRemove:
 			next[c.attr] = nil
 		case opSet:
-			fv, err := codec.Convert(c.value, f.Type)
+			av, err := uniqueguard.SetValue(f, c.value)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w: %w", info.attrName(f), ErrInvalidInput, err)
-			}
-			av, keep, err := f.Encode(fv)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w: %w", info.attrName(f), ErrInvalidInput, err)
-			}
-			if !keep {
-				av = nil
 			}
 			next[c.attr] = av
 		default:

@@ -242,3 +242,19 @@ func TestEncode(t *testing.T) {
 	_, present := out["email"]
 	assert.True(t, present, "an attribute not stored is there, nil")
 }
+
+// TestSetValue: an Update's Set converted and encoded; nil when it stores nothing.
+func TestSetValue(t *testing.T) {
+	p, err := codec.PlanFor(reflect.TypeFor[person]())
+	require.NoError(t, err)
+	age, _ := p.Field("age")
+	av, err := SetValue(age, int8(7))
+	require.NoError(t, err)
+	assert.Equal(t, n("7"), av)
+	_, err = SetValue(age, []int{1})
+	assert.Error(t, err)
+	mail, _ := p.Field("email")
+	av, err = SetValue(mail, "")
+	require.NoError(t, err)
+	assert.Nil(t, av, "omitempty: stores nothing")
+}

@@ -236,3 +236,17 @@ func Encode(attrs []string, field func(string) (*codec.Field, bool), sv reflect.
 	}
 	return out, nil, nil
 }
+
+// SetValue is the value an Update's Set of value stores in f: converted to
+// the field's type and encoded, nil when it stores nothing.
+func SetValue(f *codec.Field, value any) (types.AttributeValue, error) {
+	fv, err := codec.Convert(value, f.Type)
+	if err != nil {
+		return nil, err
+	}
+	av, keep, err := f.Encode(fv)
+	if err != nil || !keep {
+		return nil, err
+	}
+	return av, nil
+}

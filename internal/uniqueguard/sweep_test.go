@@ -41,7 +41,7 @@ func cancelled(codes ...string) error {
 // is not landed; an answer lost to the end is ambiguous.
 func TestRepair(t *testing.T) {
 	noWait := func(context.Context, int) error { return nil }
-	run := func(max int, errs ...error) (bool, error, int) {
+	run := func(max int, errs ...error) (bool, int, error) {
 		n := 0
 		landed, err := Repair(context.Background(), func() error {
 			n++
@@ -50,29 +50,29 @@ func TestRepair(t *testing.T) {
 			}
 			return nil
 		}, max, noWait, isLost, onlyConflicts, errAmbiguous)
-		return landed, err, n
+		return landed, n, err
 	}
-	landed, err, n := run(5, errLost, cancelled("TransactionConflict", "None"))
+	landed, n, err := run(5, errLost, cancelled("TransactionConflict", "None"))
 	assert.True(t, landed)
 	assert.NoError(t, err)
 	assert.Equal(t, 3, n)
 
-	landed, err, n = run(5, cancelled("ConditionalCheckFailed", "None"))
+	landed, n, err = run(5, cancelled("ConditionalCheckFailed", "None"))
 	assert.False(t, landed)
 	assert.NoError(t, err)
 	assert.Equal(t, 1, n)
 
-	landed, err, n = run(2, errLost, errLost)
+	landed, n, err = run(2, errLost, errLost)
 	assert.False(t, landed)
 	assert.ErrorIs(t, err, errAmbiguous)
 	assert.EqualError(t, err, "repair: ambiguous: lost")
 	assert.Equal(t, 2, n)
 
-	_, err, n = run(2, cancelled("TransactionConflict"), cancelled("TransactionConflict"))
+	_, n, err = run(2, cancelled("TransactionConflict"), cancelled("TransactionConflict"))
 	assert.EqualError(t, err, "repair: TransactionCanceledException: ")
 	assert.Equal(t, 2, n)
 
-	_, err, _ = run(5, errors.New("denied"))
+	_, _, err = run(5, errors.New("denied"))
 	assert.EqualError(t, err, "repair: denied")
 
 	stop := errors.New("stop")

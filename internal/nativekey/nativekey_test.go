@@ -207,3 +207,24 @@ func TestFieldsRefusal(t *testing.T) {
 	assert.Empty(t, fs.Refusal(f("opt"), val("opt")), "left out: only not in the index")
 	assert.Empty(t, fs.Refusal(f("tenant"), reflect.ValueOf("acme")))
 }
+
+// TestInput: a field is unset when omitempty would leave it out, or a zero
+// time, or an empty slice; a pointer can hold 0.
+func TestInput(t *testing.T) {
+	p := fields(t)
+	in := func(name string, r row) types.AttributeValue {
+		f, _ := p.Field(name)
+		av, err := Input(f, reflect.ValueOf(r))
+		require.NoError(t, err)
+		return av
+	}
+	assert.Nil(t, in("tenant", row{}))
+	assert.Nil(t, in("rank", row{}))
+	assert.Nil(t, in("score", row{}))
+	assert.Nil(t, in("at", row{}))
+	assert.Nil(t, in("raw", row{Raw: []byte{}}))
+	assert.Equal(t, n("0"), in("score", row{Score: ptr(0)}))
+	assert.Equal(t, s("acme"), in("tenant", row{Tenant: "acme"}))
+	assert.Equal(t, s("7"), in("num", row{Num: 7}))
+	assert.Equal(t, n("1700000000"), in("atUnix", row{AtUnix: time.Unix(1700000000, 0)}))
+}

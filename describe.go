@@ -88,7 +88,7 @@ func (t *Table) describeEntity(info *entityInfo) design.Entity {
 		e.Schema, e.WriteBack = mp.current, writeBackName(mp.mode)
 	}
 	for _, ix := range t.opts.Indexes {
-		if v := info.native[ix.Name]; v != nil && v.member() {
+		if v := info.native[ix.Name]; v != nil && v.Member() {
 			e.NativeIndexes = append(e.NativeIndexes, ix.Name) // multiattr.go
 		}
 	}

@@ -1,20 +1,16 @@
 package singletable
 
 import (
-	"crypto/rand"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"reflect"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/google/uuid"
-	"github.com/oklog/ulid/v2"
 
 	"github.com/singletable/singletable/internal/codec"
+	"github.com/singletable/singletable/internal/genid"
 )
 
 // Generated ids. A string field tagged `singletable:"generate=ulid"` or
@@ -52,34 +48,13 @@ import (
 // Register refuses a field that is not a string, has another role or a default,
 // and a uuidv7 field in a key of a table whose delimiter is '-'.
 
-// idKind is the kind of a generated id.
-type idKind uint8
-
-const (
-	idULID idKind = iota + 1
-	idUUIDv7
-)
-
-func (k idKind) String() string {
-	if k == idUUIDv7 {
-		return "uuidv7"
-	}
-	return "ulid"
-}
-
-// genField is one field whose id is generated, with the state that keeps the
-// ids of one entity increasing.
+// genField is one field whose id is generated, with the source
+// (internal/genid) that keeps the ids of one entity increasing.
 type genField struct {
 	f    *codec.Field
-	kind idKind
+	kind genid.Kind
 	key  bool // an input of the primary key
-
-	mu sync.Mutex // protects mono, lastMs and seq
-	// mono is the ulid entropy, monotonic within a millisecond.
-	mono *ulid.MonotonicEntropy
-	// lastMs and seq are the uuidv7 time and counter last used.
-	lastMs uint64
-	seq    uint16
+	ids  *genid.Source
 }
 
 // compileGenerate makes the struct field at index a generated id of kind text.
@@ -91,20 +66,9 @@ func compileGenerate(info *entityInfo, index []int, sf reflect.StructField, text
 	fail := func(reason string) error {
 		return &EntityError{Entity: info.name, Field: f.GoName, Reason: "generate=" + text + " (attribute " + f.Name + "): " + reason}
 	}
-	var kind idKind
-	switch text {
-	case "ulid":
-		kind = idULID
-	case "uuidv7":
-		kind = idUUIDv7
-	default:
-		return fail("unknown id kind (want ulid or uuidv7)")
-	}
-	if f.Type.Kind() != reflect.String {
-		return fail("a generated id is text: the field must be a string, not " + f.Type.String())
-	}
-	if f.AsString {
-		return fail("the string option is for numbers")
+	kind, reason := genid.Check(text, f.Type, f.AsString)
+	if reason != "" {
+		return fail(reason)
 	}
 	if r := info.roleTaken(f); r != "" {
 		return fail("the field is the " + r + " field already")
@@ -116,14 +80,10 @@ func compileGenerate(info *entityInfo, index []int, sf reflect.StructField, text
 		}
 	}
 	attrs, base := info.keyInputOf(f)
-	if len(attrs) > 0 && kind == idUUIDv7 && info.table.opts.Delimiter == '-' {
+	if len(attrs) > 0 && kind == genid.UUIDv7 && info.table.opts.Delimiter == '-' {
 		return fail("a UUID's text holds '-', the table's key delimiter, and the field feeds " + strings.Join(attrs, ", ") + ": use generate=ulid or another delimiter")
 	}
-	src := info.table.opts.IDSource
-	if src == nil {
-		src = rand.Reader
-	}
-	h.generated = append(h.generated, &genField{f: f, kind: kind, key: base, mono: ulid.Monotonic(src, 0)})
+	h.generated = append(h.generated, &genField{f: f, kind: kind, key: base, ids: genid.NewSource(kind, info.table.opts.IDSource)})
 	return nil
 }
 
@@ -134,59 +94,15 @@ func (g *genField) newID(info *entityInfo, env *planEnv, now time.Time) (string,
 	if now.UnixMilli() < 0 {
 		return "", fmt.Errorf("singletable: %s: the clock's time %s is before 1970: %w", info.attrName(g.f), now, ErrInvalidInput)
 	}
-	replay := env != nil && env.rand != nil
-	src := info.table.opts.IDSource
-	if src == nil {
-		src = rand.Reader
+	var replay io.Reader // a plan that must come out the same when made again
+	if env != nil {
+		replay = env.rand
 	}
-	if replay {
-		src = env.rand
+	id, err := g.ids.Make(ms, replay, info.table.opts.IDSource)
+	if err != nil {
+		return "", fmt.Errorf("singletable: %s: %w", info.attrName(g.f), err)
 	}
-	switch g.kind {
-	case idUUIDv7:
-		var b [16]byte
-		if _, err := io.ReadFull(src, b[8:]); err != nil {
-			return "", fmt.Errorf("singletable: %s: id source: %w", info.attrName(g.f), err)
-		}
-		seq := uint16(0)
-		if !replay {
-			g.mu.Lock()
-			if ms <= g.lastMs {
-				// The same millisecond (or the clock moved back): the next count.
-				ms = g.lastMs
-				g.seq++
-				if g.seq > 0xfff {
-					ms++
-					g.seq = 0
-				}
-			} else {
-				g.seq = 0
-			}
-			g.lastMs, seq = ms, g.seq
-			g.mu.Unlock()
-		} else {
-			seq = binary.BigEndian.Uint16(b[8:10]) & 0xfff
-		}
-		binary.BigEndian.PutUint64(b[0:8], ms<<16)
-		b[6] = 0x70 | byte(seq>>8)&0x0f
-		b[7] = byte(seq)
-		b[8] = 0x80 | b[8]&0x3f
-		return uuid.UUID(b).String(), nil
-	default:
-		var id ulid.ULID
-		var err error
-		if replay {
-			id, err = ulid.New(ms, src)
-		} else {
-			g.mu.Lock()
-			id, err = ulid.New(ms, g.mono)
-			g.mu.Unlock()
-		}
-		if err != nil {
-			return "", fmt.Errorf("singletable: %s: ulid: %w", info.attrName(g.f), err)
-		}
-		return id.String(), nil
-	}
+	return id, nil
 }
 
 // generateFeature is the plan of an entity's generated ids, compiled at Register.

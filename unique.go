@@ -5,7 +5,6 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -70,19 +69,12 @@ import (
 
 // A guard item (its type, attributes and action) is internal/uniqueguard's.
 
-// maxUniqueConstraints bounds an entity's constraints: a write that changes every
-// value is 1 + 2 per constraint actions of the 100 a transaction takes.
-const maxUniqueConstraints = 16
-
 // maxTxActions is the number of actions DynamoDB takes in one TransactWriteItems.
 const maxTxActions = 100
 
 // uniqueConstraint is one set of attributes whose values together are unique
-// among the entity's items.
-type uniqueConstraint struct {
-	name   string // the attributes joined by "+"
-	fields []*codec.Field
-}
+// among the entity's items (internal/uniqueguard).
+type uniqueConstraint = uniqueguard.Set
 
 // uniqueFeature is the plan of an entity's unique values, compiled at Register.
 type uniqueFeature struct {
@@ -95,18 +87,7 @@ type uniqueFeature struct {
 // splitUniqueOptions takes the unique= options out of the blank field's
 // singletable tag, leaving the others.
 func splitUniqueOptions(opts string) (unique []string, rest string) {
-	if opts == "" {
-		return nil, ""
-	}
-	var others []string
-	for _, o := range strings.Split(opts, ",") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(o), "unique="); ok {
-			unique = append(unique, v)
-			continue
-		}
-		others = append(others, o)
-	}
-	return unique, strings.Join(others, ",")
+	return uniqueguard.SplitOptions(opts)
 }
 
 // compileUniqueField makes the struct field at index unique on its own.
@@ -116,7 +97,7 @@ func compileUniqueField(info *entityInfo, index []int, sf reflect.StructField) e
 		return err
 	}
 	u := info.uniqueOf()
-	u.cons = append(u.cons, &uniqueConstraint{name: f.Name, fields: []*codec.Field{f}})
+	u.cons = append(u.cons, &uniqueConstraint{Name: f.Name, Fields: []*codec.Field{f}})
 	return nil
 }
 
@@ -129,25 +110,15 @@ func (info *entityInfo) uniqueOf() *uniqueFeature {
 
 // compileUnique adds the entity's unique= options and checks every constraint.
 func compileUnique(info *entityInfo, opts []string) error {
-	fail := func(field, reason string) error {
-		return &EntityError{Entity: info.name, Field: field, Reason: reason}
+	fail := func(r *uniqueguard.Refusal) error {
+		return &EntityError{Entity: info.name, Field: r.Field, Reason: r.Reason}
 	}
-	for _, o := range opts {
-		if o == "" {
-			return fail("singletable", "unique= needs stored attribute names, joined by + (unique=orgId+slug)")
-		}
-		c := &uniqueConstraint{name: o}
-		for _, name := range strings.Split(o, "+") {
-			f, ok := info.plan.Field(name)
-			if !ok {
-				return fail("singletable", "unique="+o+": no stored attribute "+strconv.Quote(name)+info.suggestAttr(name))
-			}
-			if slices.Contains(c.fields, f) {
-				return fail(f.GoName, "unique="+o+": attribute "+strconv.Quote(name)+" named twice")
-			}
-			c.fields = append(c.fields, f)
-		}
-		info.uniqueOf().cons = append(info.uniqueOf().cons, c)
+	cons, r := uniqueguard.Parse(opts, info.plan.Field, info.suggestAttr)
+	if r != nil {
+		return fail(r)
+	}
+	if len(cons) > 0 {
+		info.uniqueOf().cons = append(info.uniqueOf().cons, cons...)
 	}
 	u := info.unique
 	if u == nil {
@@ -156,43 +127,25 @@ func compileUnique(info *entityInfo, opts []string) error {
 	t := info.table
 	for _, a := range t.baseKeyAttrs() {
 		if typ, ok := t.opts.KeyTypes[a]; ok && typ != types.ScalarAttributeTypeS {
-			return fail(a, "unique values keep guard items under string keys, and the table's key attribute "+strconv.Quote(a)+" is of type "+string(typ))
+			return fail(&uniqueguard.Refusal{Field: a, Reason: "unique values keep guard items under string keys, and the table's key attribute " + strconv.Quote(a) + " is of type " + string(typ)})
 		}
 	}
-	if len(u.cons) > maxUniqueConstraints {
-		return fail("singletable", "more than "+strconv.Itoa(maxUniqueConstraints)+" unique constraints: a write that changes them all would not fit in one transaction")
+	u.attrs, r = uniqueguard.Check(u.cons, info.baseInputs, func(f *codec.Field) *uniqueguard.Refusal {
+		if err := uniqueFieldType(info, f); err != nil {
+			return &uniqueguard.Refusal{Field: err.Field, Reason: err.Reason}
+		}
+		return nil
+	})
+	if r != nil {
+		return fail(r)
 	}
-	seen := map[string]bool{}
-	for _, c := range u.cons {
-		names := make([]string, len(c.fields))
-		allBase := true
-		for i, f := range c.fields {
-			names[i] = f.Name
-			allBase = allBase && info.baseInputs[f.Name]
-			if err := uniqueFieldType(info, f); err != nil {
-				return err
-			}
-			if !slices.Contains(u.attrs, f.Name) {
-				u.attrs = append(u.attrs, f.Name)
-			}
-		}
-		canon := strings.Join(slices.Sorted(slices.Values(names)), "+")
-		if seen[canon] {
-			return fail(c.fields[0].GoName, "unique constraint "+strconv.Quote(c.name)+" is declared twice")
-		}
-		seen[canon] = true
-		if allBase && len(info.baseInputs) == len(c.fields) {
-			return fail(c.fields[0].GoName, "unique constraint "+strconv.Quote(c.name)+" is the whole primary key, which is unique already")
-		}
-	}
-	slices.Sort(u.attrs)
 	return nil
 }
 
 // uniqueFieldType refuses a unique field of a type whose values are not one
 // string, number or binary, or that has another role.
-func uniqueFieldType(info *entityInfo, f *codec.Field) error {
-	fail := func(reason string) error {
+func uniqueFieldType(info *entityInfo, f *codec.Field) *EntityError {
+	fail := func(reason string) *EntityError {
 		return &EntityError{Entity: info.name, Field: f.GoName, Reason: "unique (attribute " + f.Name + "): " + reason}
 	}
 	if role := info.roleTaken(f); role != "" {
@@ -205,13 +158,8 @@ func uniqueFieldType(info *entityInfo, f *codec.Field) error {
 			}
 		}
 	}
-	t := derefType(f.Type)
-	switch {
-	case t == timeType:
-	case t.Kind() == reflect.String, isIntegerKind(t.Kind()), t.Kind() == reflect.Float32, t.Kind() == reflect.Float64:
-	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8:
-	default:
-		return fail("a unique value is a string, a number, bytes or a time, not " + f.Type.String())
+	if reason := uniqueguard.TypeReason(f.Type); reason != "" {
+		return fail(reason)
 	}
 	return nil
 }
@@ -222,8 +170,8 @@ func (u *uniqueFeature) describe(e *design.Entity) {
 		return
 	}
 	for _, c := range u.cons {
-		names := make([]string, len(c.fields))
-		for i, f := range c.fields {
+		names := make([]string, len(c.Fields))
+		for i, f := range c.Fields {
 			names[i] = f.Name
 		}
 		e.Unique = append(e.Unique, names)
@@ -235,34 +183,24 @@ func (u *uniqueFeature) holds(attr string) bool { return slices.Contains(u.attrs
 
 // ---- Planning a write.
 
-// uniqueWrite is a write's part in its entity's unique values.
+// uniqueWrite is a write's part in its entity's unique values: what
+// internal/uniqueguard plans (the constraints touched, the values stored, the
+// guards), and what a transaction takes as stored.
 type uniqueWrite struct {
-	u       *uniqueFeature
-	kind    writeKind
-	touched []*uniqueConstraint
-	// next holds the unique attributes the write stores (nil entries: none):
-	// a whole item's (Put, Create), an Update's Sets and Removes.
-	next map[string]types.AttributeValue
+	uniqueguard.Write
+	u    *uniqueFeature
+	kind writeKind
 	// tx: a transaction's action, which reads nothing: stored is what the item
 	// is taken to hold (the key value's values, or for TxPut the new ones).
 	tx     bool
 	stored map[string]types.AttributeValue
-	// guards are the guard actions of the last build, in order.
-	guards []guardAction
-}
-
-// guardAction is one claim (Put) or free (Delete) of a guard.
-type guardAction struct {
-	c      *uniqueConstraint
-	values []types.AttributeValue
-	key    map[string]types.AttributeValue
-	claim  bool
 }
 
 // plan makes a write that stores, changes or frees a unique value a
 // transaction with its guards; refuses the writes that cannot carry one.
 func (u *uniqueFeature) plan(p *writePlan) error {
 	w := &uniqueWrite{u: u, kind: p.kind, tx: p.env != nil && p.env.tx}
+	w.Attrs = u.attrs
 	switch p.kind {
 	case kindBatchPut:
 		return u.refuseBatch()
@@ -272,7 +210,7 @@ func (u *uniqueFeature) plan(p *writePlan) error {
 		}
 		p.receipt = true
 	case kindDelete:
-		w.touched = u.cons
+		w.Op, w.Touched = uniqueguard.Delete, u.cons
 		if err := u.txStored(w, p); err != nil {
 			return err
 		}
@@ -281,9 +219,8 @@ func (u *uniqueFeature) plan(p *writePlan) error {
 		if err != nil {
 			return err
 		}
-		w.next = next
-		w.touched = u.touchedBy(next)
-		if len(w.touched) == 0 {
+		w.Op, w.Next, w.Touched = uniqueguard.Update, next, uniqueguard.Touched(u.cons, next)
+		if len(w.Touched) == 0 {
 			return nil // a plain UpdateItem
 		}
 		if err := u.txStored(w, p); err != nil {
@@ -304,19 +241,16 @@ func (u *uniqueFeature) plan(p *writePlan) error {
 // constraint and stores the item's unique values; a TxPut takes them as the
 // stored ones too.
 func (u *uniqueFeature) planWhole(w *uniqueWrite, p *writePlan) error {
-	info := p.info
-	w.touched = u.cons
-	w.next = map[string]types.AttributeValue{}
-	for _, name := range u.attrs {
-		f, _ := info.plan.Field(name)
-		av, err := encodeFieldOf(info, f, p.sv)
-		if err != nil {
-			return err
-		}
-		w.next[name] = av
+	next, err := u.keyValues(p.sv)
+	if err != nil {
+		return err
+	}
+	w.Op, w.Touched, w.Next = uniqueguard.Put, u.cons, next
+	if p.kind == kindCreate {
+		w.Op = uniqueguard.Create
 	}
 	if w.tx && p.kind == kindPut {
-		w.stored = w.next // TxPut: the stored values must be these, or no item
+		w.stored = w.Next // TxPut: the stored values must be these, or no item
 	}
 	return nil
 }
@@ -350,16 +284,9 @@ func (u *uniqueFeature) updateValues(p *writePlan) (map[string]types.AttributeVa
 		case opRemove:
 			next[c.attr] = nil
 		case opSet:
-			fv, err := codec.Convert(c.value, f.Type)
+			av, err := uniqueguard.SetValue(f, c.value)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w: %w", info.attrName(f), ErrInvalidInput, err)
-			}
-			av, keep, err := f.Encode(fv)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w: %w", info.attrName(f), ErrInvalidInput, err)
-			}
-			if !keep {
-				av = nil
 			}
 			next[c.attr] = av
 		default:
@@ -369,170 +296,54 @@ func (u *uniqueFeature) updateValues(p *writePlan) (map[string]types.AttributeVa
 	return next, nil
 }
 
-// touchedBy returns the constraints with an attribute in next, in order.
-func (u *uniqueFeature) touchedBy(next map[string]types.AttributeValue) []*uniqueConstraint {
-	var touched []*uniqueConstraint
-	for _, c := range u.cons {
-		for _, f := range c.fields {
-			if _, ok := next[f.Name]; ok {
-				touched = append(touched, c)
-				break
-			}
-		}
-	}
-	return touched
-}
-
 // refuseBatch is the error of a batch write of an entity with unique values.
 func (u *uniqueFeature) refuseBatch() error {
-	return fmt.Errorf("%s has unique values (%s), whose guards only a transaction keeps, and a batch has no conditions and no transactions: use Put, Create, Delete or Transact: %w", u.info.name, u.names(), ErrInvalidInput)
+	return fmt.Errorf("%s has unique values (%s), whose guards only a transaction keeps, and a batch has no conditions and no transactions: use Put, Create, Delete or Transact: %w", u.info.name, uniqueguard.Names(u.cons), ErrInvalidInput)
 }
 
-// names lists the constraints for messages.
-func (u *uniqueFeature) names() string {
-	var out []string
-	for _, c := range u.cons {
-		out = append(out, c.name)
-	}
-	return strings.Join(out, ", ")
-}
-
-// keyValues encodes the unique attributes a key value holds (a transaction's
-// TxUpdate or TxDelete takes them as the stored ones).
+// keyValues encodes the unique attributes the value sv holds: a whole item's,
+// or those a transaction's TxUpdate or TxDelete takes as the stored ones from
+// its key value.
 func (u *uniqueFeature) keyValues(sv reflect.Value) (map[string]types.AttributeValue, error) {
-	out := map[string]types.AttributeValue{}
-	for _, name := range u.attrs {
-		f, _ := u.info.plan.Field(name)
-		av, err := encodeFieldOf(u.info, f, sv)
-		if err != nil {
-			return nil, err
-		}
-		out[name] = av
+	out, f, err := uniqueguard.Encode(u.attrs, u.info.plan.Field, sv)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w: %w", u.info.attrName(f), ErrInvalidInput, err)
 	}
 	return out, nil
 }
 
-// encodeFieldOf encodes f of the value sv; nil when it stores nothing.
-func encodeFieldOf(info *entityInfo, f *codec.Field, sv reflect.Value) (types.AttributeValue, error) {
-	fv, ok := f.ValueOf(sv)
-	if !ok {
-		return nil, nil
-	}
-	av, keep, err := f.Encode(fv)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w: %w", info.attrName(f), ErrInvalidInput, err)
-	}
-	if !keep {
-		return nil, nil
-	}
-	return av, nil
-}
-
-// valuesOf returns the constraint's values in item, and whether it holds one
-// (every attribute non-zero).
-func (c *uniqueConstraint) valuesOf(item map[string]types.AttributeValue) ([]types.AttributeValue, bool) {
-	out := make([]types.AttributeValue, len(c.fields))
-	for i, f := range c.fields {
-		av := item[f.Name]
-		if uniqueguard.Zero(av) {
-			return nil, false
-		}
-		out[i] = av
-	}
-	return out, true
-}
-
-// guardKey is the key of the guard of a constraint's values: the digest of the
-// entity type, the constraint and the values (length-prefixed), under the
-// reserved prefix.
+// guardKey is the key of the guard of a constraint's values (uniqueguard.Key).
 func (u *uniqueFeature) guardKey(c *uniqueConstraint, values []types.AttributeValue) map[string]types.AttributeValue {
 	t := u.info.table
-	d := string(t.opts.Delimiter)
-	pk := t.reservedPrefix() + "unique" + d + u.info.discriminator + d + c.name + d + uniqueguard.Digest(u.info.discriminator, c.name, values)
-	key := map[string]types.AttributeValue{t.opts.PartitionKey: &types.AttributeValueMemberS{Value: pk}}
-	if t.opts.SortKey != "" && !t.opts.NoSortKey {
-		key[t.opts.SortKey] = &types.AttributeValueMemberS{Value: "unique"}
+	sk := t.opts.SortKey
+	if t.opts.NoSortKey {
+		sk = ""
 	}
-	return key
+	return uniqueguard.Key(t.reservedPrefix(), string(t.opts.Delimiter), u.info.discriminator, c.Name, values, t.opts.PartitionKey, sk)
 }
 
 // build conditions the write's item action on the unique values stored being
-// those of stored (the item as read; nil: none), and returns the guard actions:
-// a claim of each value the write stores, a free of each it gives up (but those
-// of notMine, owned by another item). It builds on base, w's expression as
-// planned, so that it can build again.
+// those of stored (the item as read; nil: none), and returns the guard actions
+// (internal/uniqueguard's Build): a claim of each value the write stores, a
+// free of each it gives up (but those of notMine, owned by another item). It
+// builds on base, w's expression as planned, so that it can build again.
 func (uw *uniqueWrite) build(t *Table, w *writeRequest, base expr.Builder, baseCond string, stored map[string]types.AttributeValue, notMine map[string]bool) ([]types.TransactWriteItem, error) {
-	u, info := uw.u, uw.u.info
+	info := uw.u.info
 	if stored != nil && !uw.tx && !info.isType(stored) {
 		stored = nil // another type's item: the type guard fails the write
 	}
 	w.b, w.cond, w.condP = base.Clone(), baseCond, nil
+	conds := uw.Build(&w.b, t.opts.PartitionKey, info.discriminator, stored, uw.u.guardKey,
+		func(key map[string]types.AttributeValue) bool { return notMine[guardID(t, key)] })
 	if uw.kind != kindCreate {
-		var conds []string
-		done := map[string]bool{}
-		for _, c := range uw.touched {
-			for _, f := range c.fields {
-				if done[f.Name] {
-					continue
-				}
-				done[f.Name] = true
-				name := w.b.Name(f.Name)
-				if av := stored[f.Name]; av == nil {
-					conds = append(conds, "attribute_not_exists("+name+")")
-				} else {
-					conds = append(conds, "attribute_not_exists("+w.b.Name(t.opts.PartitionKey)+") OR "+name+" = "+w.b.Value(av))
-				}
-			}
-		}
 		w.cond = expr.And(append([]string{w.cond}, conds...)...)
 	}
-	after := map[string]types.AttributeValue{}
-	if uw.kind == kindUpdate {
-		for _, a := range u.attrs {
-			after[a] = stored[a]
-		}
-	}
-	for a, av := range uw.next {
-		after[a] = av
-	}
-	uw.guards = uw.guards[:0]
-	for _, c := range uw.touched {
-		var old, next []types.AttributeValue
-		var hasOld, hasNext bool
-		if stored != nil {
-			old, hasOld = c.valuesOf(stored)
-		}
-		if uw.kind != kindDelete {
-			next, hasNext = c.valuesOf(after)
-		}
-		if hasOld && !(hasNext && uniqueguard.Same(old, next)) {
-			key := u.guardKey(c, old)
-			if !notMine[guardID(t, key)] {
-				uw.guards = append(uw.guards, guardAction{c: c, values: old, key: key})
-			}
-		}
-		if hasNext {
-			uw.guards = append(uw.guards, guardAction{c: c, values: next, key: u.guardKey(c, next), claim: true})
-		}
-	}
-	me := uniqueguard.OwnerText(t.baseKeyAttrs(), w.key)
-	acts := make([]types.TransactWriteItem, 0, len(uw.guards))
-	for _, g := range uw.guards {
-		acts = append(acts, g.action(t, info, me))
-	}
-	return acts, nil
+	return uw.Actions(t.name, t.opts.PartitionKey, t.opts.TypeAttribute, uniqueguard.OwnerText(t.baseKeyAttrs(), w.key)), nil
 }
 
 // guardID is a guard's partition key, which names it.
 func guardID(t *Table, key map[string]types.AttributeValue) string {
 	return attrvalue.Text(key[t.opts.PartitionKey])
-}
-
-// action is the guard's transaction action (uniqueguard's), me its owner (an
-// OwnerText).
-func (g guardAction) action(t *Table, info *entityInfo, me string) types.TransactWriteItem {
-	ug := uniqueguard.Guard{Key: g.key, Claim: g.claim, OwnerType: info.discriminator, Constraint: g.c.name, Values: g.values}
-	return ug.Action(t.name, t.opts.PartitionKey, t.opts.TypeAttribute, me)
 }
 
 // ---- Errors.
@@ -553,22 +364,11 @@ type UniqueError struct {
 
 // Error names the entity, the fields, the values and, when known, the holder.
 func (e *UniqueError) Error() string {
-	var b strings.Builder
-	b.WriteString("singletable: ")
-	b.WriteString(e.Entity)
-	b.WriteString(".")
-	b.WriteString(strings.Join(e.Fields, "+"))
-	b.WriteString(" (unique ")
-	b.WriteString(e.Constraint)
-	b.WriteString("): value ")
-	b.WriteString(strings.Join(uniqueguard.QuoteAll(e.Values), ", "))
-	b.WriteString(" is held by another item")
+	owner := ""
 	if e.Owner != nil {
-		b.WriteString(formatKey(e.Owner))
+		owner = formatKey(e.Owner)
 	}
-	b.WriteString(": ")
-	b.WriteString(strings.TrimPrefix(ErrNotUnique.Error(), "singletable: "))
-	return b.String()
+	return uniqueguard.ErrorText(e.Entity, e.Fields, e.Constraint, e.Values, owner, ErrNotUnique.Error())
 }
 
 // Unwrap returns the AWS error.
@@ -579,19 +379,17 @@ func (e *UniqueError) Is(target error) bool {
 	return target == ErrNotUnique || target == ErrAlreadyExists || target == ErrCondition
 }
 
-// uniqueError is the error of a claim refused: holder is the guard as it stood
-// (nil: unknown).
-func (g guardAction) uniqueError(t *Table, info *entityInfo, holder map[string]types.AttributeValue, err error) *UniqueError {
-	ue := &UniqueError{Entity: info.name, Constraint: g.c.name, Err: err}
-	for i, f := range g.c.fields {
+// uniqueError is the error of a claim refused, g: holder is the guard as it
+// stood (nil: unknown).
+func uniqueError(t *Table, info *entityInfo, g uniqueguard.Guard, holder map[string]types.AttributeValue, err error) *UniqueError {
+	ue := &UniqueError{Entity: info.name, Constraint: g.Constraint, Err: err}
+	for i, f := range g.Of.Fields {
 		ue.Fields = append(ue.Fields, f.GoName)
 		ue.Attributes = append(ue.Attributes, f.Name)
-		ue.Values = append(ue.Values, uniqueguard.Text(g.values[i]))
+		ue.Values = append(ue.Values, uniqueguard.Text(g.Values[i]))
 	}
-	if o, ok := holder[uniqueguard.Owner].(*types.AttributeValueMemberS); ok {
-		if key, ok := uniqueguard.OwnerKey(t.baseKeyAttrs(), o.Value); ok {
-			ue.Owner = t.keyStrings(key)
-		}
+	if key, ok := uniqueguard.Holder(t.baseKeyAttrs(), holder); ok {
+		ue.Owner = t.keyStrings(key)
 	}
 	return ue
 }
@@ -604,10 +402,10 @@ func (u *uniqueFeature) checkWriteBack(stored, want map[string]types.AttributeVa
 	}
 	t := u.info.table
 	for _, c := range u.cons {
-		a, okA := c.valuesOf(stored)
-		b, okB := c.valuesOf(want)
+		a, okA := c.ValuesOf(stored)
+		b, okB := c.ValuesOf(want)
 		if okA != okB || okA && !uniqueguard.Same(a, b) {
-			return fmt.Errorf("singletable: write-back of %s%s: the migration changes the unique value %s, whose guard only a transaction moves: not written back (write the item with Put): %w", u.info.name, formatKey(t.keyStrings(stored)), c.name, ErrInvalidInput)
+			return fmt.Errorf("singletable: write-back of %s%s: the migration changes the unique value %s, whose guard only a transaction moves: not written back (write the item with Put): %w", u.info.name, formatKey(t.keyStrings(stored)), c.Name, ErrInvalidInput)
 		}
 	}
 	return nil

@@ -34,58 +34,31 @@ import (
 //     for a Delete the item and the guards it freed gone, proves it landed;
 //     anything else is ErrAmbiguous.
 
-// executeUnique runs a write that claims or frees unique values (w.uniq).
+// executeUnique runs a write that claims or frees unique values (w.uniq):
+// uniqueguard.Send's loop over a uniqueRun.
 func (t *Table) executeUnique(ctx context.Context, w *writeRequest) (map[string]types.AttributeValue, error) {
 	w.ensureKey(t)
-	r := &uniqueRun{t: t, w: w, base: w.b.Clone(), baseCond: w.cond, b: t.opts.Backoff.withDefaults(), notMine: map[string]bool{}, fresh: true}
-	for attempt := 1; ; attempt++ {
-		if r.fresh {
-			if err := r.prepare(ctx); err != nil {
-				return nil, err
-			}
-		}
-		_, err := t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: r.actions, ClientRequestToken: aws.String(r.token)})
-		if err == nil {
-			return t.uniqueDone(ctx, w)
-		}
-		var tce *types.TransactionCanceledException
-		var tip *types.TransactionInProgressException
-		var out map[string]types.AttributeValue
-		var again bool
-		switch {
-		case errors.As(err, &tce):
-			out, again, err = r.cancelled(ctx, attempt, err, tce)
-		case errors.As(err, &tip) || ambiguous(err):
-			out, again, err = r.lost(ctx, attempt, err)
-		default:
-			return nil, t.writeFailed(w, txHint([]*writeRequest{w}, err))
-		}
-		if !again {
-			return out, err
-		}
-	}
+	r := &uniqueRun{t: t, w: w, base: w.b.Clone(), baseCond: w.cond, notMine: map[string]bool{}}
+	b := t.opts.Backoff.withDefaults()
+	return uniqueguard.Send(ctx, r, uniqueguard.Policy{MaxAttempts: b.MaxAttempts, Wait: b.Wait, Lost: ambiguous, Conflicts: onlyConflicts, Condition: ErrCondition})
 }
 
-// uniqueRun is the state of one executeUnique: the write, its actions and
-// token, and what the attempts so far learnt.
+// uniqueRun is one executeUnique's write, its actions and token, and what the
+// attempts so far learnt: the uniqueguard.Attempts of uniqueguard.Send.
 type uniqueRun struct {
 	t        *Table
 	w        *writeRequest
 	base     expr.Builder // the write's own expression, before any guard's part
 	baseCond string
-	b        Backoff
 	notMine  map[string]bool // guards found held by another item
 	stored   map[string]types.AttributeValue
 	actions  []types.TransactWriteItem
 	token    string
-	// fresh: the actions are to be planned again (from a new read) under a
-	// new token; maybeSent: an attempt under this token may have landed.
-	fresh, maybeSent bool
 }
 
-// prepare reads the unique values stored (but for a Create), plans the
+// Prepare reads the unique values stored (but for a Create), plans the
 // write's guards against them, and draws a new token.
-func (r *uniqueRun) prepare(ctx context.Context) error {
+func (r *uniqueRun) Prepare(ctx context.Context) error {
 	t, w := r.t, r.w
 	if w.uniq.kind != kindCreate {
 		cur, err := t.readBack(ctx, w.key)
@@ -102,66 +75,40 @@ func (r *uniqueRun) prepare(ctx context.Context) error {
 	if len(r.actions) > maxTxActions {
 		return t.itemErr(w, fmt.Errorf("the write and its %d unique-value guards come to %d actions, over the %d of a transaction: %w", len(guards), len(r.actions), maxTxActions, ErrInvalidInput))
 	}
-	if r.token, err = newToken(); err != nil {
-		return err
-	}
-	r.fresh = false
-	return nil
+	return r.NewToken()
 }
 
-// cancelled judges attempt's cancelled transaction (err, tce): done (out, or
-// the error to return), or again to send it again, as it is after only
-// conflicts, else planned afresh when the unique values stored changed.
-func (r *uniqueRun) cancelled(ctx context.Context, attempt int, err error, tce *types.TransactionCanceledException) (out map[string]types.AttributeValue, again bool, _ error) {
-	t, w := r.t, r.w
-	if r.maybeSent && t.uniqueLanded(ctx, w) {
-		out, err := t.uniqueDone(ctx, w)
-		return out, false, err
-	}
-	if onlyConflicts(tce) && attempt < r.b.MaxAttempts {
-		if werr := r.b.Wait(ctx, attempt); werr != nil {
-			return nil, false, t.itemErr(w, fmt.Errorf("not applied: %w: %w", err, werr))
-		}
-		if !r.maybeSent { // no earlier attempt landed: a token of its own
-			if r.token, err = newToken(); err != nil {
-				return nil, false, err
-			}
-		}
-		return nil, true, nil
-	}
-	// Under the same token, an earlier attempt that landed would have been
-	// answered with success: none did.
-	again, ferr := t.uniqueFailed(ctx, w, r.stored, tce, err, r.notMine)
-	if ferr != nil {
-		return nil, false, ferr
-	}
-	if !again || attempt >= r.b.MaxAttempts {
-		return nil, false, t.itemErr(w, fmt.Errorf("not applied after %d attempts: the unique values stored kept changing: %w: %w", attempt, ErrCondition, err))
-	}
-	r.fresh, r.maybeSent = true, false
-	return nil, true, nil
+// Send sends the actions under the token.
+func (r *uniqueRun) Send(ctx context.Context) error {
+	_, err := r.t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: r.actions, ClientRequestToken: aws.String(r.token)})
+	return err
 }
 
-// lost judges attempt's lost answer (err): again, to send the same actions
-// under the same token after the backoff; when it cannot, the item read back
-// proves it landed, or it is ErrAmbiguous.
-func (r *uniqueRun) lost(ctx context.Context, attempt int, err error) (out map[string]types.AttributeValue, again bool, _ error) {
-	t, w := r.t, r.w
-	r.maybeSent = true
-	if ctx.Err() == nil && attempt < r.b.MaxAttempts {
-		if werr := r.b.Wait(ctx, attempt); werr == nil {
-			return nil, true, nil // the same actions under the same token
-		}
-	}
-	if ctx.Err() != nil {
-		return nil, false, t.unproven(w, err, "the context ended before the transaction could be sent again or the item read back")
-	}
-	if t.uniqueLanded(ctx, w) {
-		out, err := t.uniqueDone(ctx, w)
-		return out, false, err
-	}
-	return nil, false, t.unproven(w, err, "the transaction's answer was lost, and the item read back does not prove it landed")
+// NewToken draws a new token.
+func (r *uniqueRun) NewToken() (err error) {
+	r.token, err = newToken()
+	return err
 }
+
+// Landed, Done, Failed, Refused, NotApplied and Unproven are the Table's
+// judgements of the write (below, and pipeline.go's).
+func (r *uniqueRun) Landed(ctx context.Context) bool { return r.t.uniqueLanded(ctx, r.w) }
+
+func (r *uniqueRun) Done(ctx context.Context) (map[string]types.AttributeValue, error) {
+	return r.t.uniqueDone(ctx, r.w)
+}
+
+func (r *uniqueRun) Failed(ctx context.Context, tce *types.TransactionCanceledException, err error) (bool, error) {
+	return r.t.uniqueFailed(ctx, r.w, r.stored, tce, err, r.notMine)
+}
+
+func (r *uniqueRun) Refused(err error) error {
+	return r.t.writeFailed(r.w, txHint([]*writeRequest{r.w}, err))
+}
+
+func (r *uniqueRun) NotApplied(err error) error { return r.t.itemErr(r.w, err) }
+
+func (r *uniqueRun) Unproven(err error, why string) error { return r.t.unproven(r.w, err, why) }
 
 // uniqueDone settles a unique write that landed: what DynamoDB would have
 // returned of the item (an Update's item; what a Put learnt of the stored one)
@@ -194,17 +141,9 @@ func (t *Table) uniqueLanded(ctx context.Context, w *writeRequest) bool {
 	if cur != nil {
 		return false
 	}
-	me := uniqueguard.OwnerText(t.baseKeyAttrs(), w.key)
-	for _, g := range w.uniq.guards {
-		if g.claim {
-			continue
-		}
-		gc, err := t.readBack(ctx, g.key)
-		if err != nil || uniqueguard.OwnedBy(gc, me) {
-			return false
-		}
-	}
-	return true
+	return w.uniq.Freed(uniqueguard.OwnerText(t.baseKeyAttrs(), w.key), func(key map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
+		return t.readBack(ctx, key)
+	})
 }
 
 // uniqueFailed decides what becomes of a unique write whose transaction was
@@ -222,21 +161,14 @@ func (t *Table) uniqueFailed(ctx context.Context, w *writeRequest, stored map[st
 		}
 		return false, t.explain(w, cur, known, err)
 	}
-	for i, g := range uw.guards {
-		if !failed(i+1) || !g.claim {
-			continue
-		}
-		holder := reasons[i+1].Item
+	claim, again := uw.Refused(reasons, 1, func(key map[string]types.AttributeValue) string { return guardID(t, key) }, notMine)
+	if claim >= 0 {
+		g := uw.Guards[claim]
+		holder := reasons[claim+1].Item
 		if holder == nil {
-			holder, _ = t.readBack(ctx, g.key)
+			holder, _ = t.readBack(ctx, g.Key)
 		}
-		return false, t.itemErr(w, g.uniqueError(t, w.info, holder, err))
-	}
-	for i, g := range uw.guards {
-		if failed(i+1) && !g.claim {
-			notMine[guardID(t, g.key)] = true // another item's: not this write's to free
-			again = true
-		}
+		return false, t.itemErr(w, uniqueError(t, w.info, g, holder, err))
 	}
 	if again {
 		return true, nil
@@ -254,15 +186,8 @@ func (uw *uniqueWrite) moved(stored, cur map[string]types.AttributeValue) bool {
 	if cur != nil && !info.isType(cur) {
 		cur = nil
 	}
-	for _, c := range uw.touched {
-		for _, f := range c.fields {
-			a, b := stored[f.Name], cur[f.Name]
-			if (a == nil) != (b == nil) || a != nil && !attrvalue.Equal(a, b) {
-				return true
-			}
-		}
-	}
-	return false
+	f, _, _ := uniqueguard.Differs(uw.Touched, stored, cur)
+	return f != nil
 }
 
 // ---- Transactions of the caller's (Transact, TransactWith).
@@ -297,19 +222,19 @@ func (t *Table) txGuardReason(ws []*writeRequest, i, j int, r types.Cancellation
 		if w.uniq == nil {
 			continue
 		}
-		if j >= len(w.uniq.guards) {
-			j -= len(w.uniq.guards)
+		if j >= len(w.uniq.Guards) {
+			j -= len(w.uniq.Guards)
 			continue
 		}
-		g := w.uniq.guards[j]
+		g := w.uniq.Guards[j]
 		code := aws.ToString(r.Code)
-		reason := TxReason{Index: i, Op: "Unique", Entity: w.info.name, Key: t.keyStrings(g.key), Code: code, Message: aws.ToString(r.Message)}
+		reason := TxReason{Index: i, Op: "Unique", Entity: w.info.name, Key: t.keyStrings(g.Key), Code: code, Message: aws.ToString(r.Message)}
 		if code == "ConditionalCheckFailed" {
-			if g.claim {
-				reason.Unique = g.uniqueError(t, w.info, r.Item, nil)
+			if g.Claim {
+				reason.Unique = uniqueError(t, w.info, g, r.Item, nil)
 				reason.Message = reason.Unique.Error()
 			} else {
-				reason.Message = "the guard of " + g.c.name + " " + strconv.Quote(uniqueguard.ValuesText(g.values)) + " that " + w.kind.String() + " frees is held by another item: the key value's unique values are not the stored ones"
+				reason.Message = "the guard of " + g.Constraint + " " + strconv.Quote(uniqueguard.ValuesText(g.Values)) + " that " + w.kind.String() + " frees is held by another item: the key value's unique values are not the stored ones"
 			}
 		}
 		return reason, true
@@ -324,16 +249,12 @@ func (uw *uniqueWrite) txMessage(cur map[string]types.AttributeValue) string {
 	if uw == nil || !uw.tx || cur == nil || !uw.u.info.isType(cur) {
 		return ""
 	}
-	for _, c := range uw.touched {
-		for _, f := range c.fields {
-			a, b := uw.stored[f.Name], cur[f.Name]
-			if (a == nil) != (b == nil) || a != nil && !attrvalue.Equal(a, b) {
-				if uw.kind == kindPut {
-					return uw.u.info.attrName(f) + ": TxPut writes " + attrvalue.Text(a) + " but the item holds " + attrvalue.Text(b) + ": a transaction does not read, so TxPut cannot move a unique value; use Put, or TxUpdate with the stored value in the key value"
-				}
-				return uw.u.info.attrName(f) + " in the key value (" + attrvalue.Text(a) + ") is not the stored one (" + attrvalue.Text(b) + "): Tx" + uw.kind.String() + " of a unique entity takes the stored unique values from the key value; pass the item as read"
-			}
-		}
+	f, a, b := uniqueguard.Differs(uw.Touched, uw.stored, cur)
+	switch {
+	case f == nil:
+		return ""
+	case uw.kind == kindPut:
+		return uw.u.info.attrName(f) + ": TxPut writes " + attrvalue.Text(a) + " but the item holds " + attrvalue.Text(b) + ": a transaction does not read, so TxPut cannot move a unique value; use Put, or TxUpdate with the stored value in the key value"
 	}
-	return ""
+	return uw.u.info.attrName(f) + " in the key value (" + attrvalue.Text(a) + ") is not the stored one (" + attrvalue.Text(b) + "): Tx" + uw.kind.String() + " of a unique entity takes the stored unique values from the key value; pass the item as read"
 }

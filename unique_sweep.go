@@ -2,7 +2,6 @@ package singletable
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -83,8 +82,7 @@ func (e *Entity[T]) SweepUnique(ctx context.Context, opts ...UniqueSweepOption) 
 		opt.applyUniqueSweep(&o)
 	}
 	var b expr.Builder
-	typ := b.Name(t.opts.TypeAttribute)
-	filter := "(" + typ + " = " + b.S(uniqueguard.Type) + " AND " + b.Name(uniqueguard.OwnerType) + " = " + b.S(info.discriminator) + ") OR " + typ + " = " + b.S(info.discriminator)
+	filter := uniqueguard.ScanFilter(&b, t.opts.TypeAttribute, info.discriminator)
 	p := dynamodb.NewScanPaginator(t.client, &dynamodb.ScanInput{TableName: t.namePtr(), ConsistentRead: aws.Bool(true),
 		FilterExpression: &filter, ExpressionAttributeNames: b.Names(), ExpressionAttributeValues: b.Values()})
 	for p.HasMorePages() {
@@ -109,27 +107,15 @@ func (e *Entity[T]) SweepUnique(ctx context.Context, opts ...UniqueSweepOption) 
 	return rep, nil
 }
 
-// constraint returns the constraint named name.
-func (u *uniqueFeature) constraint(name string) *uniqueConstraint {
-	for _, c := range u.cons {
-		if c.name == name {
-			return c
-		}
-	}
-	return nil
-}
-
 // sweepGuard checks one guard against its owner.
 func (u *uniqueFeature) sweepGuard(ctx context.Context, g map[string]types.AttributeValue, repair bool, rep *UniqueSweepReport) error {
 	t, info := u.info.table, u.info
-	owner, _ := g[uniqueguard.Owner].(*types.AttributeValueMemberS)
-	cname, _ := g[uniqueguard.Constraint].(*types.AttributeValueMemberS)
-	vl, _ := g[uniqueguard.Values].(*types.AttributeValueMemberL)
-	if owner == nil || cname == nil || vl == nil {
+	owner, cname, values, ok := uniqueguard.Read(g)
+	if !ok {
 		return nil // not a guard this library wrote
 	}
-	key, ok := uniqueguard.OwnerKey(t.baseKeyAttrs(), owner.Value)
-	c := u.constraint(cname.Value)
+	key, ok := uniqueguard.OwnerKey(t.baseKeyAttrs(), owner)
+	c := uniqueguard.Find(u.cons, cname)
 	if !ok || c == nil {
 		return nil
 	}
@@ -138,27 +124,15 @@ func (u *uniqueFeature) sweepGuard(ctx context.Context, g map[string]types.Attri
 		return err
 	}
 	if cur != nil && info.isType(cur) {
-		if vs, ok := c.valuesOf(cur); ok && uniqueguard.Same(vs, vl.Value) {
+		if vs, ok := c.ValuesOf(cur); ok && uniqueguard.Same(vs, values) {
 			return nil // held by its owner
 		}
 	}
-	f := UniqueFinding{Constraint: c.name, Values: textsOf(vl.Value), Item: t.keyStrings(key)}
+	f := UniqueFinding{Constraint: c.Name, Values: uniqueguard.Texts(values), Item: t.keyStrings(key)}
 	if repair {
 		// Free the guard if it is still this owner's and the owner still does not
 		// hold the value.
-		var gb, ob expr.Builder
-		gcond := gb.Name(uniqueguard.Owner) + " = " + gb.S(owner.Value)
-		ocond := []string{"attribute_not_exists(" + ob.Name(t.opts.PartitionKey) + ")", ob.Name(t.opts.TypeAttribute) + " <> " + ob.S(info.discriminator)}
-		for i, fd := range c.fields {
-			n := ob.Name(fd.Name)
-			ocond = append(ocond, "attribute_not_exists("+n+")", n+" <> "+ob.Value(vl.Value[i]))
-		}
-		oc := orAll(ocond)
-		gkey := t.keyOf(g)
-		landed, err := u.repairTx(ctx, []types.TransactWriteItem{
-			{Delete: &types.Delete{TableName: t.namePtr(), Key: gkey, ConditionExpression: &gcond, ExpressionAttributeNames: gb.Names(), ExpressionAttributeValues: gb.Values()}},
-			{ConditionCheck: &types.ConditionCheck{TableName: t.namePtr(), Key: key, ConditionExpression: &oc, ExpressionAttributeNames: ob.Names(), ExpressionAttributeValues: ob.Values()}},
-		})
+		landed, err := u.repairTx(ctx, u.repairTable().FreeOrphan(t.keyOf(g), key, owner, info.discriminator, c, values))
 		if err != nil {
 			return err
 		}
@@ -174,7 +148,7 @@ func (u *uniqueFeature) sweepItem(ctx context.Context, item map[string]types.Att
 	key := t.keyOf(item)
 	me := uniqueguard.OwnerText(t.baseKeyAttrs(), key)
 	for _, c := range u.cons {
-		vs, ok := c.valuesOf(item)
+		vs, ok := c.ValuesOf(item)
 		if !ok {
 			continue
 		}
@@ -183,15 +157,13 @@ func (u *uniqueFeature) sweepItem(ctx context.Context, item map[string]types.Att
 		if err != nil {
 			return err
 		}
-		f := UniqueFinding{Constraint: c.name, Values: textsOf(vs), Item: t.keyStrings(key)}
+		f := UniqueFinding{Constraint: c.Name, Values: uniqueguard.Texts(vs), Item: t.keyStrings(key)}
 		switch {
 		case uniqueguard.OwnedBy(g, me):
 			continue
 		case g != nil:
-			if o, ok := g[uniqueguard.Owner].(*types.AttributeValueMemberS); ok {
-				if hk, ok := uniqueguard.OwnerKey(t.baseKeyAttrs(), o.Value); ok {
-					f.Holder = t.keyStrings(hk)
-				}
+			if hk, ok := uniqueguard.Holder(t.baseKeyAttrs(), g); ok {
+				f.Holder = t.keyStrings(hk)
 			}
 			rep.Duplicates = append(rep.Duplicates, f)
 			continue
@@ -199,19 +171,8 @@ func (u *uniqueFeature) sweepItem(ctx context.Context, item map[string]types.Att
 		if repair {
 			// Claim the value for the item if no guard appeared and the item still
 			// holds it.
-			var ib expr.Builder
-			conds := []string{ib.Name(t.opts.TypeAttribute) + " = " + ib.S(info.discriminator)}
-			for i, fd := range c.fields {
-				conds = append(conds, ib.Name(fd.Name)+" = "+ib.Value(vs[i]))
-			}
-			ic := expr.And(conds...)
-			claim := guardAction{c: c, values: vs, key: gkey, claim: true}.action(t, info, me)
-			var gb expr.Builder
-			gc := "attribute_not_exists(" + gb.Name(t.opts.PartitionKey) + ")"
-			claim.Put.ConditionExpression, claim.Put.ExpressionAttributeNames, claim.Put.ExpressionAttributeValues = &gc, gb.Names(), nil
-			landed, err := u.repairTx(ctx, []types.TransactWriteItem{claim,
-				{ConditionCheck: &types.ConditionCheck{TableName: t.namePtr(), Key: key, ConditionExpression: &ic, ExpressionAttributeNames: ib.Names(), ExpressionAttributeValues: ib.Values()}},
-			})
+			claim := uniqueguard.Guard{Key: gkey, Claim: true, OwnerType: info.discriminator, Constraint: c.Name, Values: vs, Of: c}
+			landed, err := u.repairTx(ctx, u.repairTable().Restore(claim, key, me))
 			if err != nil {
 				return err
 			}
@@ -222,9 +183,16 @@ func (u *uniqueFeature) sweepItem(ctx context.Context, item map[string]types.Att
 	return nil
 }
 
+// repairTable is what internal/uniqueguard's repairs name of the table.
+func (u *uniqueFeature) repairTable() uniqueguard.Table {
+	t := u.info.table
+	return uniqueguard.Table{Name: t.name, PartitionKey: t.opts.PartitionKey, TypeAttribute: t.opts.TypeAttribute}
+}
+
 // repairTx sends a repair under a token of its own, sent again under it after a
-// lost answer: landed is false when a condition failed (the state changed since
-// it was read: nothing to repair, or not this sweep's to repair).
+// lost answer (uniqueguard.Repair): landed is false when a condition failed
+// (the state changed since it was read: nothing to repair, or not this sweep's
+// to repair).
 func (u *uniqueFeature) repairTx(ctx context.Context, acts []types.TransactWriteItem) (landed bool, _ error) {
 	t := u.info.table
 	token, err := newToken()
@@ -232,41 +200,9 @@ func (u *uniqueFeature) repairTx(ctx context.Context, acts []types.TransactWrite
 		return false, err
 	}
 	b := t.opts.Backoff.withDefaults()
-	for attempt := 1; ; attempt++ {
+	send := func() error {
 		_, err := t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: acts, ClientRequestToken: &token})
-		var tce *types.TransactionCanceledException
-		switch {
-		case err == nil:
-			return true, nil
-		case errors.As(err, &tce) && !onlyConflicts(tce):
-			return false, nil
-		case (ambiguous(err) || errors.As(err, &tce)) && attempt < b.MaxAttempts:
-			if werr := b.Wait(ctx, attempt); werr != nil {
-				return false, fmt.Errorf("repair: %w: %w", ErrAmbiguous, err)
-			}
-		case ambiguous(err):
-			return false, fmt.Errorf("repair: %w: %w", ErrAmbiguous, err)
-		default:
-			return false, fmt.Errorf("repair: %w", err)
-		}
+		return err
 	}
-}
-
-func orAll(conds []string) string {
-	out := ""
-	for i, c := range conds {
-		if i > 0 {
-			out += " OR "
-		}
-		out += "(" + c + ")"
-	}
-	return out
-}
-
-func textsOf(vs []types.AttributeValue) []string {
-	out := make([]string, len(vs))
-	for i, v := range vs {
-		out[i] = uniqueguard.Text(v)
-	}
-	return out
+	return uniqueguard.Repair(ctx, send, b.MaxAttempts, b.Wait, ambiguous, onlyConflicts, ErrAmbiguous)
 }

@@ -11,11 +11,13 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"math/big"
+	"reflect"
 	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/singletable/singletable/internal/attrvalue"
+	"github.com/singletable/singletable/internal/codec"
 	"github.com/singletable/singletable/internal/expr"
 	"github.com/singletable/singletable/internal/reserved"
 )
@@ -170,6 +172,7 @@ type Guard struct {
 	OwnerType  string // the owner's type attribute
 	Constraint string
 	Values     []types.AttributeValue
+	Of         *Set // the constraint, when known (its fields)
 }
 
 // Action is the guard's transaction action in table (its partition key and type
@@ -194,4 +197,56 @@ func (g Guard) Action(table, partitionKey, typeAttr, me string) types.TransactWr
 	item[Values] = &types.AttributeValueMemberL{Value: g.Values}
 	return types.TransactWriteItem{Put: &types.Put{TableName: &table, Item: item, ConditionExpression: &cond,
 		ExpressionAttributeNames: b.Names(), ExpressionAttributeValues: b.Values(), ReturnValuesOnConditionCheckFailure: failed}}
+}
+
+// Key is the key of the guard of a constraint's values, in a table whose
+// partition key is pk and sort key sk ("": none): the partition key is
+// prefix (the reserved one) + "unique", then the entity type (discriminator),
+// the constraint and the values' [Digest], each after the delimiter d; the
+// sort key is "unique". It never holds a raw value.
+func Key(prefix, d, discriminator, constraint string, values []types.AttributeValue, pk, sk string) map[string]types.AttributeValue {
+	id := prefix + "unique" + d + discriminator + d + constraint + d + Digest(discriminator, constraint, values)
+	key := map[string]types.AttributeValue{pk: &types.AttributeValueMemberS{Value: id}}
+	if sk != "" {
+		key[sk] = &types.AttributeValueMemberS{Value: "unique"}
+	}
+	return key
+}
+
+// Encode encodes the attributes attrs of the value sv (field finds each
+// one's field): nil for one it does not store. On an error of the codec's, it
+// returns the field.
+func Encode(attrs []string, field func(string) (*codec.Field, bool), sv reflect.Value) (map[string]types.AttributeValue, *codec.Field, error) {
+	out := make(map[string]types.AttributeValue, len(attrs))
+	for _, name := range attrs {
+		f, _ := field(name)
+		fv, ok := f.ValueOf(sv)
+		if !ok {
+			out[name] = nil
+			continue
+		}
+		av, keep, err := f.Encode(fv)
+		if err != nil {
+			return nil, f, err
+		}
+		if !keep {
+			av = nil
+		}
+		out[name] = av
+	}
+	return out, nil, nil
+}
+
+// SetValue is the value an Update's Set of value stores in f: converted to
+// the field's type and encoded, nil when it stores nothing.
+func SetValue(f *codec.Field, value any) (types.AttributeValue, error) {
+	fv, err := codec.Convert(value, f.Type)
+	if err != nil {
+		return nil, err
+	}
+	av, keep, err := f.Encode(fv)
+	if err != nil || !keep {
+		return nil, err
+	}
+	return av, nil
 }

@@ -199,6 +199,9 @@ func keyAttrTexts(attrs []KeyAttribute) []string { return nativekey.Texts(native
 type nativeKeysFeature struct {
 	noOwner
 	keys nativekey.Fields
+	// order is keys' fields in T's field order, so that a value refused for
+	// several names the first of them, every time.
+	order []*codec.Field
 }
 
 // newNativeKeysFeature returns the plan of info's native key fields, or nil.
@@ -212,13 +215,24 @@ func newNativeKeysFeature(info *entityInfo) featurePlan {
 	if len(keys) == 0 {
 		return nil
 	}
-	return &nativeKeysFeature{keys: keys}
+	n := &nativeKeysFeature{keys: keys}
+	for _, f := range info.plan.Fields() {
+		if _, ok := keys[f]; ok {
+			n.order = append(n.order, f)
+		}
+	}
+	for f := range keys { // a field the plan does not list (none today) is checked too, last
+		if !slices.Contains(n.order, f) {
+			n.order = append(n.order, f)
+		}
+	}
+	return n
 }
 
 func (n *nativeKeysFeature) plan(p *writePlan) error {
 	switch {
 	case p.whole():
-		for f := range n.keys {
+		for _, f := range n.order {
 			fv, ok := f.ValueOf(p.sv)
 			if !ok {
 				continue // under a nil embedded pointer: not stored

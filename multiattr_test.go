@@ -401,6 +401,15 @@ func TestMultiAttrWriteRefusesUnindexableValues(t *testing.T) {
 		})
 	}
 
+	// Several unindexable values: the first field in T's order is named, every
+	// time (a map's order named one at random).
+	for range 20 {
+		v := good("several")
+		v.Tenant, v.Status, v.Bin = "", "", []byte{}
+		_, err := st.Put(ctx, v)
+		refused(t, err, "Tenant")
+	}
+
 	// Update and Mutate: a Set of an unindexable value is refused; Remove is not.
 	_, err = st.Put(ctx, good("u"))
 	require.NoError(t, err)

@@ -2,12 +2,9 @@ package singletable
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"reflect"
-	"slices"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -15,6 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/singletable/singletable/internal/expr"
+	"github.com/singletable/singletable/internal/sweep"
+	"github.com/singletable/singletable/internal/sweepstore"
 )
 
 type sweepFunc func(*sweepOptions) error
@@ -204,228 +203,88 @@ func (e *Entity[T]) Sweep(ctx context.Context, opts ...SweepOption) (_ SweepStat
 	if o.store == nil {
 		o.store = &MemoryStore{}
 	}
-	s := &sweeper[T]{e: e, o: o, start: time.Now()}
-	s.stats.Segments = make([]SegmentStats, o.to-o.from)
-	for i := range s.stats.Segments {
-		s.stats.Segments[i].Segment = o.from + i
+	t, info := e.table, e.info
+	// The sweep's reads take the read path's phases (readpath.go): the type check
+	// (DynamoDB's filter ran it first), decoding and migration; the write-back is
+	// the sweep's own (migrateItem).
+	plan := readPlan{t: t, info: info}
+	c := sweep.Config{
+		Total: o.total, From: o.from, To: o.to, Rate: o.rate, Serial: explaining(ctx) != nil, // explain.go: one at a time, in segment order
+		Load: func(ctx context.Context, seg int) (sweepstore.Progress, error) {
+			p, err := o.store.LoadSweep(ctx, info.discriminator, seg, o.total)
+			return sweepstore.Progress(p), err
+		},
+		Save: func(ctx context.Context, p sweepstore.Progress) error {
+			return o.store.SaveSweep(ctx, SweepProgress(p))
+		},
+		Scan: func(ctx context.Context, seg int, start sweep.Item) (sweep.Page, error) {
+			out, err := t.client.Scan(ctx, e.sweepInput(&o, seg, start))
+			if err != nil {
+				return sweep.Page{}, err
+			}
+			return sweep.Page{Items: out.Items, Last: out.LastEvaluatedKey, Scanned: out.ScannedCount}, nil
+		},
+		Item:   func(ctx context.Context, item sweep.Item) sweep.Result { return e.migrateItem(ctx, &plan, item) },
+		Encode: t.encodeScanCursor, Decode: t.decodeScanCursor, KeyOf: t.keyOf, Sleep: sleepContext,
 	}
-	if o.rate > 0 {
-		s.interval = time.Duration(float64(time.Second) / o.rate)
-		s.next = s.start
+	if o.progress != nil {
+		c.Progress = func(s sweep.Stats) { o.progress(sweepStats(s)) }
 	}
-	var wg sync.WaitGroup
-	errs := make([]error, o.to-o.from)
-	for i := range errs {
-		if explaining(ctx) != nil { // explain.go: one at a time, in segment order
-			errs[i] = s.segment(ctx, i)
-			continue
-		}
-		wg.Go(func() { errs[i] = s.segment(ctx, i) })
-	}
-	wg.Wait()
-	stats := s.snapshot()
-	if err := errors.Join(errs...); err != nil {
+	st, err := sweep.Run(ctx, c)
+	stats := sweepStats(st)
+	if err != nil {
 		return stats, fmt.Errorf("singletable: Sweep %s: %w", e.info.name, err)
 	}
 	return stats, nil
 }
 
-// sweepSaveTimeout bounds a write-back, and the save of a stopped page's
-// progress, once the sweep's context has ended.
-const sweepSaveTimeout = 30 * time.Second
-
-type sweeper[T any] struct {
-	e     *Entity[T]
-	o     sweepOptions
-	start time.Time
-
-	mu       sync.Mutex // protects stats, next and calls of progress
-	stats    SweepStats
-	interval time.Duration // between migrations, with a rate
-	next     time.Time     // when the next migration may start
-}
-
-func (s *sweeper[T]) snapshot() SweepStats {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.snapshotLocked()
-}
-
-func (s *sweeper[T]) snapshotLocked() SweepStats {
-	st := s.stats
-	st.Segments = slices.Clone(st.Segments)
-	st.Elapsed = time.Since(s.start)
+// sweepStats copies internal/sweep's counts.
+func sweepStats(s sweep.Stats) SweepStats {
+	st := SweepStats{Seen: s.Seen, Migrated: s.Migrated, Lost: s.Lost, Failed: s.Failed, Elapsed: s.Elapsed, Segments: make([]SegmentStats, len(s.Segments))}
+	for i, g := range s.Segments {
+		st.Segments[i] = SegmentStats(g)
+	}
 	return st
 }
 
-// count updates the totals and segment i's counts as each item is done, so a
-// stopped sweep reports every write it made.
-func (s *sweeper[T]) count(i int, f func(seen, migrated, lost, failed *int64)) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	f(&s.stats.Seen, &s.stats.Migrated, &s.stats.Lost, &s.stats.Failed)
-	sg := &s.stats.Segments[i]
-	f(&sg.Seen, &sg.Migrated, &sg.Lost, &sg.Failed)
-}
-
-// pace waits for the next migration slot under the rate cap.
-func (s *sweeper[T]) pace(ctx context.Context) error {
-	if s.interval == 0 {
-		return ctx.Err()
-	}
-	s.mu.Lock()
-	at := s.next
-	if now := time.Now(); at.Before(now) {
-		at = now
-	}
-	s.next = at.Add(s.interval)
-	s.mu.Unlock()
-	return sleepContext(ctx, time.Until(at))
-}
-
-// segment sweeps the i-th segment of the call's range from its saved
-// progress to its end, saving progress after each page.
-func (s *sweeper[T]) segment(ctx context.Context, i int) error {
-	e := s.e
-	t := e.table
-	info := e.info
-	seg := s.o.from + i
-	prog, err := s.o.store.LoadSweep(ctx, info.discriminator, seg, s.o.total)
-	if err != nil {
-		return fmt.Errorf("segment %d: progress: %w", seg, err)
-	}
-	s.mu.Lock()
-	s.stats.Segments[i].Resumed = prog.Pages > 0
-	s.stats.Segments[i].Done = prog.Done
-	s.mu.Unlock()
-	if prog.Done {
-		return nil
-	}
-	// The sweep's reads take the read path's phases (readpath.go): the type check
-	// (DynamoDB's filter ran it first), decoding and migration; the write-back is
-	// the sweep's own (migrateItem).
-	plan := readPlan{t: t, info: info}
+// sweepInput is the Scan of segment seg of a sweep, from start: the entity's
+// items at an older schema version.
+func (e *Entity[T]) sweepInput(o *sweepOptions, seg int, start sweep.Item) *dynamodb.ScanInput {
+	t, info := e.table, e.info
 	var b expr.Builder
 	filter := b.Name(t.opts.TypeAttribute) + " = " + b.S(info.discriminator) + " AND (attribute_not_exists(" + b.Name(t.opts.SchemaAttribute) + ") OR " +
 		b.Name(t.opts.SchemaAttribute) + " < " + b.Value(&types.AttributeValueMemberN{Value: strconv.Itoa(info.migration.current)}) + ")"
-	in := dynamodb.ScanInput{
+	in := &dynamodb.ScanInput{
 		TableName:                 aws.String(t.name),
 		FilterExpression:          aws.String(filter),
 		ExpressionAttributeNames:  b.Names(),
 		ExpressionAttributeValues: b.Values(),
 		Segment:                   aws.Int32(int32(seg)),
-		TotalSegments:             aws.Int32(int32(s.o.total)),
-		Limit:                     aws.Int32(s.o.pageSize),
+		TotalSegments:             aws.Int32(int32(o.total)),
+		Limit:                     aws.Int32(o.pageSize),
+		ExclusiveStartKey:         start,
 	}
-	if s.o.consistent {
+	if o.consistent {
 		in.ConsistentRead = aws.Bool(true)
 	}
-	if prog.Cursor != "" {
-		if in.ExclusiveStartKey, err = t.decodeScanCursor(prog.Cursor); err != nil {
-			return err
-		}
-	}
-	for {
-		out, err := t.client.Scan(ctx, &in)
-		if err != nil {
-			return fmt.Errorf("segment %d: %w", seg, err)
-		}
-		var migrated, lost, failed int64 // this page's
-		for n, item := range out.Items {
-			if err := s.pace(ctx); err != nil {
-				// Stopped midway through the page: save progress up to the last
-				// item done, so that the next run goes on from the next one.
-				if n > 0 {
-					prog.Pages++
-					prog.Seen += int64(n)
-					prog.Migrated, prog.Lost, prog.Failed = prog.Migrated+migrated, prog.Lost+lost, prog.Failed+failed
-					last := out.Items[n-1]
-					key := t.keyOf(last)
-					if cur, cerr := t.encodeScanCursor(key); cerr == nil {
-						prog.Cursor = cur
-						save, cancel := context.WithTimeout(context.WithoutCancel(ctx), sweepSaveTimeout)
-						_ = s.o.store.SaveSweep(save, prog) // if it fails, the page is read again on resume, and its items found current
-						cancel()
-						s.mu.Lock()
-						s.stats.Seen += int64(n)
-						s.stats.Segments[i].Seen += int64(n)
-						s.mu.Unlock()
-					}
-				}
-				return fmt.Errorf("segment %d: %w", seg, err)
-			}
-			switch s.migrateItem(ctx, &plan, item) {
-			case sweepMigrated:
-				migrated++
-				s.count(i, func(_, m, _, _ *int64) { *m++ })
-			case sweepLost:
-				lost++
-				s.count(i, func(_, _, l, _ *int64) { *l++ })
-			case sweepFailed:
-				failed++
-				s.count(i, func(_, _, _, f *int64) { *f++ })
-			}
-		}
-		prog.Pages++
-		prog.Seen += int64(out.ScannedCount)
-		prog.Migrated += migrated
-		prog.Lost += lost
-		prog.Failed += failed
-		prog.Cursor, prog.Done = "", len(out.LastEvaluatedKey) == 0
-		if !prog.Done {
-			if prog.Cursor, err = t.encodeScanCursor(out.LastEvaluatedKey); err != nil {
-				return err
-			}
-		}
-		// Saved even when ctx has just ended: the page's write-backs are done
-		// and counted, and a resumed sweep finds its items current, so a lost
-		// save would lose their count for good.
-		save, cancelSave := context.WithTimeout(context.WithoutCancel(ctx), sweepSaveTimeout)
-		err = s.o.store.SaveSweep(save, prog)
-		cancelSave()
-		if err != nil {
-			return fmt.Errorf("segment %d: progress: %w", seg, err)
-		}
-		s.mu.Lock()
-		s.stats.Seen += int64(out.ScannedCount)
-		s.stats.Segments[i].Seen += int64(out.ScannedCount)
-		s.stats.Segments[i].Done = prog.Done
-		if s.o.progress != nil {
-			s.o.progress(s.snapshotLocked())
-		}
-		s.mu.Unlock()
-		if prog.Done {
-			return nil
-		}
-		in.ExclusiveStartKey = out.LastEvaluatedKey
-	}
+	return in
 }
-
-// sweepResult is what a sweep did with one item.
-type sweepResult uint8
-
-const (
-	sweepCurrent  sweepResult = iota // at the current schema (or not the entity's): nothing to do
-	sweepMigrated                    // migrated and written back
-	sweepLost                        // migrated, but a newer write came first: not written
-	sweepFailed                      // the migration or its write-back failed (reported to OnError)
-)
 
 // migrateItem reads one item of a sweep through the read path's phases
 // (readpath.go: the type check, decoding and migration) and writes a migrated
 // one back, whatever the entity's WriteBack says (that is the sweep's purpose),
 // on the conditions of every write-back (migrate.go).
-func (s *sweeper[T]) migrateItem(ctx context.Context, p *readPlan, item map[string]types.AttributeValue) sweepResult {
+func (e *Entity[T]) migrateItem(ctx context.Context, p *readPlan, item map[string]types.AttributeValue) sweep.Result {
 	info, verdict, err := p.checkType(item)
 	if err == nil && verdict != itemRead {
-		return sweepCurrent
+		return sweep.Current
 	}
 	var m map[string]types.AttributeValue
 	rv := reflect.New(p.info.goType).Elem()
 	if err == nil {
 		m, err = p.decodeItem(info, item, rv)
 		if err == nil && m == nil {
-			return sweepCurrent
+			return sweep.Current
 		}
 	}
 	var w *writeRequest
@@ -434,20 +293,20 @@ func (s *sweeper[T]) migrateItem(ctx context.Context, p *readPlan, item map[stri
 	}
 	if err != nil {
 		p.info.migration.report(err)
-		return sweepFailed
+		return sweep.Failed
 	}
 	// The write-back is not cut short by the end of ctx, so that its outcome is
 	// known and counted: a sweep stops between items.
-	sendCtx, cancelSend := context.WithTimeout(context.WithoutCancel(ctx), sweepSaveTimeout)
-	written, err := p.info.migration.send(sendCtx, s.e.table, w)
+	sendCtx, cancelSend := context.WithTimeout(context.WithoutCancel(ctx), sweep.SaveTimeout)
+	written, err := p.info.migration.send(sendCtx, e.table, w)
 	cancelSend()
 	switch {
 	case written:
-		return sweepMigrated
+		return sweep.Migrated
 	case err == nil:
-		return sweepLost
+		return sweep.Lost
 	}
-	return sweepFailed
+	return sweep.Failed
 }
 
 // encodeScanCursor seals a sweep's scan position, the base table key of the

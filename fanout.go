@@ -337,7 +337,7 @@ func (t *Table) shardPage(ctx context.Context, pq *preparedQuery, start fanout.I
 func (t *Table) encodeFanoutCursor(fq *fanoutQuery) (string, error) {
 	attrs := t.cursorAttrs(fq.index)
 	payload, err := fq.AppendCursor(cursor.Begin(fanoutCursorVersion, cursorID(fq.identity[:cursorIDLen])), func(b []byte, key fanout.Item) ([]byte, error) {
-		return t.appendKeyValues(b, attrs, key)
+		return cursor.AppendKey(b, (*tableKeys)(t), attrs, key)
 	})
 	if err != nil {
 		return "", err
@@ -351,5 +351,5 @@ func (t *Table) decodeFanoutCursor(c string, fq *fanoutQuery) error {
 		return err
 	}
 	attrs := t.cursorAttrs(fq.index)
-	return fq.ReadCursor(rest, func(b []byte) (fanout.Item, []byte, bool) { return t.readKeyValues(b, attrs) }, ErrInvalidCursor)
+	return fq.ReadCursor(rest, func(b []byte) (fanout.Item, []byte, bool) { return cursor.ReadKey(b, (*tableKeys)(t), attrs) }, ErrInvalidCursor)
 }

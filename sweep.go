@@ -4,14 +4,10 @@ import (
 	"context"
 	"fmt"
 	"reflect"
-	"strconv"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/singletable/singletable/internal/expr"
 	"github.com/singletable/singletable/internal/sweep"
 	"github.com/singletable/singletable/internal/sweepstore"
 )
@@ -217,13 +213,8 @@ func (e *Entity[T]) Sweep(ctx context.Context, opts ...SweepOption) (_ SweepStat
 		Save: func(ctx context.Context, p sweepstore.Progress) error {
 			return o.store.SaveSweep(ctx, SweepProgress(p))
 		},
-		Scan: func(ctx context.Context, seg int, start sweep.Item) (sweep.Page, error) {
-			out, err := t.client.Scan(ctx, e.sweepInput(&o, seg, start))
-			if err != nil {
-				return sweep.Page{}, err
-			}
-			return sweep.Page{Items: out.Items, Last: out.LastEvaluatedKey, Scanned: out.ScannedCount}, nil
-		},
+		Scan: sweep.Scan{Client: t.client, Table: t.name, TypeAttribute: t.opts.TypeAttribute, Type: info.discriminator,
+			SchemaAttribute: t.opts.SchemaAttribute, Current: info.migration.current, PageSize: o.pageSize, Consistent: o.consistent},
 		Item:   func(ctx context.Context, item sweep.Item) sweep.Result { return e.migrateItem(ctx, &plan, item) },
 		Encode: t.encodeScanCursor, Decode: t.decodeScanCursor, KeyOf: t.keyOf, Sleep: sleepContext,
 	}
@@ -245,29 +236,6 @@ func sweepStats(s sweep.Stats) SweepStats {
 		st.Segments[i] = SegmentStats(g)
 	}
 	return st
-}
-
-// sweepInput is the Scan of segment seg of a sweep, from start: the entity's
-// items at an older schema version.
-func (e *Entity[T]) sweepInput(o *sweepOptions, seg int, start sweep.Item) *dynamodb.ScanInput {
-	t, info := e.table, e.info
-	var b expr.Builder
-	filter := b.Name(t.opts.TypeAttribute) + " = " + b.S(info.discriminator) + " AND (attribute_not_exists(" + b.Name(t.opts.SchemaAttribute) + ") OR " +
-		b.Name(t.opts.SchemaAttribute) + " < " + b.Value(&types.AttributeValueMemberN{Value: strconv.Itoa(info.migration.current)}) + ")"
-	in := &dynamodb.ScanInput{
-		TableName:                 aws.String(t.name),
-		FilterExpression:          aws.String(filter),
-		ExpressionAttributeNames:  b.Names(),
-		ExpressionAttributeValues: b.Values(),
-		Segment:                   aws.Int32(int32(seg)),
-		TotalSegments:             aws.Int32(int32(o.total)),
-		Limit:                     aws.Int32(o.pageSize),
-		ExclusiveStartKey:         start,
-	}
-	if o.consistent {
-		in.ConsistentRead = aws.Bool(true)
-	}
-	return in
 }
 
 // migrateItem reads one item of a sweep through the read path's phases

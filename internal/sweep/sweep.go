@@ -11,12 +11,16 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/singletable/singletable/internal/backoff"
+	"github.com/singletable/singletable/internal/expr"
 	"github.com/singletable/singletable/internal/sweepstore"
 )
 
@@ -53,12 +57,43 @@ const (
 	Failed                 // the migration or its write-back failed
 )
 
-// Page is one page of a segment's scan: its items, where the next page starts
-// (nil at the end) and how many items the scan read.
-type Page struct {
-	Items   []Item
-	Last    Item
-	Scanned int32
+// Scanner is the client a sweep scans with.
+type Scanner interface {
+	Scan(ctx context.Context, in *dynamodb.ScanInput, optFns ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error)
+}
+
+// Scan is what a sweep scans: the items of Table whose type attribute
+// (TypeAttribute) is Type, at a schema version (SchemaAttribute) below Current
+// or without one; PageSize items a page.
+type Scan struct {
+	Client                     Scanner
+	Table, TypeAttribute, Type string
+	SchemaAttribute            string
+	Current                    int
+	PageSize                   int32
+	Consistent                 bool // strongly consistent scans
+	total                      int
+}
+
+// input is the Scan of segment seg from start (nil: its beginning).
+func (s *Scan) input(seg int, start Item) *dynamodb.ScanInput {
+	var b expr.Builder
+	filter := b.Name(s.TypeAttribute) + " = " + b.S(s.Type) + " AND (attribute_not_exists(" + b.Name(s.SchemaAttribute) + ") OR " +
+		b.Name(s.SchemaAttribute) + " < " + b.Value(&types.AttributeValueMemberN{Value: strconv.Itoa(s.Current)}) + ")"
+	in := &dynamodb.ScanInput{
+		TableName:                 aws.String(s.Table),
+		FilterExpression:          aws.String(filter),
+		ExpressionAttributeNames:  b.Names(),
+		ExpressionAttributeValues: b.Values(),
+		Segment:                   aws.Int32(int32(seg)),
+		TotalSegments:             aws.Int32(int32(s.total)),
+		Limit:                     aws.Int32(s.PageSize),
+		ExclusiveStartKey:         start,
+	}
+	if s.Consistent {
+		in.ConsistentRead = aws.Bool(true)
+	}
+	return in
 }
 
 // Config is one sweep: the segments From to To-1 of Total, and what the root
@@ -73,8 +108,7 @@ type Config struct {
 	// Load and Save read and write a segment's progress.
 	Load func(ctx context.Context, segment int) (sweepstore.Progress, error)
 	Save func(ctx context.Context, p sweepstore.Progress) error
-	// Scan reads the page of segment that starts at start (nil: the start).
-	Scan func(ctx context.Context, segment int, start Item) (Page, error)
+	Scan Scan
 	// Item does the sweep's work on one item.
 	Item func(ctx context.Context, item Item) Result
 	// Encode and Decode seal and open a scan position; KeyOf is an item's key.
@@ -91,6 +125,7 @@ type Config struct {
 // that failed, joined.
 func Run(ctx context.Context, c Config) (Stats, error) {
 	s := &sweeper{c: c, start: time.Now()}
+	s.c.Scan.total = c.Total
 	if s.c.Sleep == nil {
 		s.c.Sleep = backoff.Sleep
 	}
@@ -207,7 +242,7 @@ func (s *sweeper) segment(ctx context.Context, i int) error {
 		}
 	}
 	for {
-		page, err := s.c.Scan(ctx, seg, start)
+		page, err := s.c.Scan.Client.Scan(ctx, s.c.Scan.input(seg, start))
 		if err != nil {
 			return fmt.Errorf("segment %d: %w", seg, err)
 		}
@@ -224,13 +259,13 @@ func (s *sweeper) segment(ctx context.Context, i int) error {
 			}
 		}
 		prog.Pages++
-		prog.Seen += int64(page.Scanned)
+		prog.Seen += int64(page.ScannedCount)
 		prog.Migrated += done[Migrated]
 		prog.Lost += done[Lost]
 		prog.Failed += done[Failed]
-		prog.Cursor, prog.Done = "", len(page.Last) == 0
+		prog.Cursor, prog.Done = "", len(page.LastEvaluatedKey) == 0
 		if !prog.Done {
-			if prog.Cursor, err = s.c.Encode(page.Last); err != nil {
+			if prog.Cursor, err = s.c.Encode(page.LastEvaluatedKey); err != nil {
 				return err
 			}
 		}
@@ -241,7 +276,7 @@ func (s *sweeper) segment(ctx context.Context, i int) error {
 			return fmt.Errorf("segment %d: progress: %w", seg, err)
 		}
 		s.mu.Lock()
-		s.seen(i, int64(page.Scanned))
+		s.seen(i, int64(page.ScannedCount))
 		s.stats.Segments[i].Done = prog.Done
 		if s.c.Progress != nil {
 			s.c.Progress(s.snapshotLocked())
@@ -250,7 +285,7 @@ func (s *sweeper) segment(ctx context.Context, i int) error {
 		if prog.Done {
 			return nil
 		}
-		start = page.Last
+		start = page.LastEvaluatedKey
 	}
 }
 

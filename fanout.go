@@ -14,7 +14,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/singletable/singletable/internal/codec"
-	"github.com/singletable/singletable/internal/cursor"
 	"github.com/singletable/singletable/internal/fanout"
 	"github.com/singletable/singletable/internal/keytmpl"
 	"github.com/singletable/singletable/internal/wrap"
@@ -332,24 +331,11 @@ func (t *Table) shardPage(ctx context.Context, pq *preparedQuery, start fanout.I
 	return p, nil
 }
 
-// encodeFanoutCursor seals the cursor that resumes fq (its payload is
-// internal/fanout's).
+// encodeFanoutCursor seals the cursor that resumes fq (internal/fanout).
 func (t *Table) encodeFanoutCursor(fq *fanoutQuery) (string, error) {
-	attrs := t.cursorAttrs(fq.index)
-	payload, err := fq.AppendCursor(cursor.Begin(fanoutCursorVersion, cursorID(fq.identity[:cursorIDLen])), func(b []byte, key fanout.Item) ([]byte, error) {
-		return cursor.AppendKey(b, (*tableKeys)(t), attrs, key)
-	})
-	if err != nil {
-		return "", err
-	}
-	return t.sealCursor(payload), nil
+	return fq.Seal(t.opts.CursorSecret, (*tableKeys)(t), cursorID(fq.identity[:cursorIDLen]))
 }
 
 func (t *Table) decodeFanoutCursor(c string, fq *fanoutQuery) error {
-	rest, err := t.openCursor(fanoutCursorVersion, cursorID(fq.identity[:cursorIDLen]), c)
-	if err != nil {
-		return err
-	}
-	attrs := t.cursorAttrs(fq.index)
-	return fq.ReadCursor(rest, func(b []byte) (fanout.Item, []byte, bool) { return cursor.ReadKey(b, (*tableKeys)(t), attrs) }, ErrInvalidCursor)
+	return fq.Open(t.opts.CursorSecret, (*tableKeys)(t), cursorID(fq.identity[:cursorIDLen]), c, ErrInvalidCursor)
 }

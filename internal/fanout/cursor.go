@@ -18,9 +18,28 @@ import (
 // 2: read to the end; 3 and 4: as 0 and 1 for a partition that failed, whose items
 // before the boundary are still to be returned.
 
-// AppendCursor appends to b the payload of the cursor that resumes q where it
-// stands. appendKey appends a stream's position (its KeyAttrs' values).
-func (q *Query) AppendCursor(b []byte, appendKey func([]byte, Item) ([]byte, error)) ([]byte, error) {
+// Seal returns the cursor that resumes q where it stands, for the query id,
+// signed with secret; kt says how the table's keys are written.
+func (q *Query) Seal(secret []byte, kt cursor.KeyTypes, id cursor.ID) (string, error) {
+	b, err := q.appendCursor(cursor.Begin(cursor.KindFanout, id), kt)
+	if err != nil {
+		return "", err
+	}
+	return cursor.Seal(secret, b), nil
+}
+
+// Open sets q's boundary and streams from a cursor Seal made for the query id.
+// Its errors match invalid.
+func (q *Query) Open(secret []byte, kt cursor.KeyTypes, id cursor.ID, c string, invalid error) error {
+	rest, err := cursor.Open(secret, cursor.KindFanout, id, c, invalid)
+	if err != nil {
+		return err
+	}
+	return q.readCursor(rest, kt, invalid)
+}
+
+// appendCursor appends to b the payload of the cursor that resumes q.
+func (q *Query) appendCursor(b []byte, kt cursor.KeyTypes) ([]byte, error) {
 	if p := q.Boundary; p != nil {
 		b = append(b, 1)
 		b = cursor.AppendText(binary.AppendUvarint(b, uint64(p.Stream)), p.SK)
@@ -43,17 +62,15 @@ func (q *Query) AppendCursor(b []byte, appendKey func([]byte, Item) ([]byte, err
 		}
 		b = append(b, 1+exempt)
 		var err error
-		if b, err = appendKey(b, s.Pos); err != nil {
+		if b, err = cursor.AppendKey(b, kt, q.KeyAttrs, s.Pos); err != nil {
 			return nil, fmt.Errorf("singletable: cursor: %w", err)
 		}
 	}
 	return b, nil
 }
 
-// ReadCursor sets q's boundary and streams from a payload AppendCursor wrote.
-// readKey reads a stream's position and returns the bytes after it (ok false:
-// cut short or bad). Its errors match invalid.
-func (q *Query) ReadCursor(rest []byte, readKey func([]byte) (Item, []byte, bool), invalid error) error {
+// readCursor sets q's boundary and streams from a payload appendCursor wrote.
+func (q *Query) readCursor(rest []byte, kt cursor.KeyTypes, invalid error) error {
 	if len(rest) == 0 {
 		return fmt.Errorf("%w: truncated", invalid)
 	}
@@ -90,7 +107,7 @@ func (q *Query) ReadCursor(rest []byte, readKey func([]byte) (Item, []byte, bool
 		case 2:
 			s.Done, s.Fetched = true, true
 		case 1:
-			start, after, ok := readKey(rest)
+			start, after, ok := cursor.ReadKey(rest, kt, q.KeyAttrs)
 			if !ok {
 				return fmt.Errorf("%w: truncated", invalid)
 			}

@@ -16,14 +16,12 @@ type sweepFunc func(*sweepOptions) error
 
 func (f sweepFunc) applySweep(o *sweepOptions) error { return f(o) }
 
+// sweepOptions are internal/sweep's Config (the segments to sweep: From <=
+// segment < To; To 0 means Total) and the root's parts.
 type sweepOptions struct {
-	total      int
-	from, to   int // the segments to sweep: from <= segment < to; to 0 means total
-	rate       float64
-	pageSize   int32
-	store      SweepStore
-	progress   func(SweepStats)
-	consistent bool
+	sweep.Config
+	store    SweepStore
+	progress func(SweepStats)
 }
 
 // Segments divides the table into total scan segments (Scan's TotalSegments);
@@ -43,13 +41,7 @@ func Segments(total int) SegmentOption { return segmentsOption(total) }
 // write-backs still migrate each item once, and the progress of a segment swept
 // twice at once stops one of the two with [ErrCondition].
 func SegmentRange(from, to int) SweepOption {
-	return sweepFunc(func(o *sweepOptions) error {
-		if from < 0 || to <= from {
-			return fmt.Errorf("SegmentRange(%d, %d): want 0 <= from < to: %w", from, to, ErrInvalidInput)
-		}
-		o.from, o.to = from, to
-		return nil
-	})
+	return sweepFunc(func(o *sweepOptions) error { return o.SetRange(from, to, ErrInvalidInput) })
 }
 
 // Segment sweeps segment i only: SegmentRange(i, i+1). It is also a
@@ -61,25 +53,13 @@ func Segment(i int) SegmentOption { return segmentOption(i) }
 // segments; default no cap. A fleet of N workers each with SweepRate(r) writes
 // up to N·r a second: give each its share of the rate the table can spare.
 func SweepRate(perSecond float64) SweepOption {
-	return sweepFunc(func(o *sweepOptions) error {
-		if !(perSecond > 0) {
-			return fmt.Errorf("SweepRate(%g): want a positive rate: %w", perSecond, ErrInvalidInput)
-		}
-		o.rate = perSecond
-		return nil
-	})
+	return sweepFunc(func(o *sweepOptions) error { return o.SetRate(perSecond, ErrInvalidInput) })
 }
 
 // PageSize is each Scan's Limit: 1 to 10,000; default 100. Progress is saved
 // once per page, so a stopped sweep redoes at most a page per segment.
 func PageSize(n int) SweepOption {
-	return sweepFunc(func(o *sweepOptions) error {
-		if n < 1 || n > 10000 {
-			return fmt.Errorf("PageSize(%d): want 1 to 10,000: %w", n, ErrInvalidInput)
-		}
-		o.pageSize = int32(n)
-		return nil
-	})
+	return sweepFunc(func(o *sweepOptions) error { return o.SetPageSize(n, ErrInvalidInput) })
 }
 
 // SweepProgressIn keeps each segment's progress in store, so that a sweep
@@ -117,10 +97,7 @@ func OnSweepProgress(f func(SweepStats)) SweepOption {
 // written, at an older schema, by something that bypasses the library, in the
 // second before the scan reads their page.
 func ConsistentScan() SweepOption {
-	return sweepFunc(func(o *sweepOptions) error {
-		o.consistent = true
-		return nil
-	})
+	return sweepFunc(func(o *sweepOptions) error { o.Scan.Consistent = true; return nil })
 }
 
 // SweepStats counts a sweep's work: the totals of one call, and per segment.
@@ -181,7 +158,7 @@ func (e *Entity[T]) Sweep(ctx context.Context, opts ...SweepOption) (_ SweepStat
 	if mp == nil {
 		return SweepStats{}, fmt.Errorf("singletable: Sweep %s: the entity has no migrations: %w", e.info.name, ErrInvalidInput)
 	}
-	o := sweepOptions{total: 4, pageSize: 100}
+	o := sweepOptions{Config: sweep.Config{Total: 4, Scan: sweep.Scan{PageSize: 100}}}
 	for _, opt := range opts {
 		if opt == nil {
 			continue
@@ -190,11 +167,8 @@ func (e *Entity[T]) Sweep(ctx context.Context, opts ...SweepOption) (_ SweepStat
 			return SweepStats{}, fmt.Errorf("singletable: Sweep %s: %w", e.info.name, err)
 		}
 	}
-	if o.to == 0 {
-		o.from, o.to = 0, o.total
-	}
-	if o.to > o.total {
-		return SweepStats{}, fmt.Errorf("singletable: Sweep %s: SegmentRange(%d, %d) is outside Segments(%d): %w", e.info.name, o.from, o.to, o.total, ErrInvalidInput)
+	if err := o.CheckRange(ErrInvalidInput); err != nil {
+		return SweepStats{}, fmt.Errorf("singletable: Sweep %s: %w", e.info.name, err)
 	}
 	if o.store == nil {
 		o.store = &MemoryStore{}
@@ -204,20 +178,19 @@ func (e *Entity[T]) Sweep(ctx context.Context, opts ...SweepOption) (_ SweepStat
 	// (DynamoDB's filter ran it first), decoding and migration; the write-back is
 	// the sweep's own (migrateItem).
 	plan := readPlan{t: t, info: info}
-	c := sweep.Config{
-		Total: o.total, From: o.from, To: o.to, Rate: o.rate, Serial: explaining(ctx) != nil, // explain.go: one at a time, in segment order
-		Load: func(ctx context.Context, seg int) (sweepstore.Progress, error) {
-			p, err := o.store.LoadSweep(ctx, info.discriminator, seg, o.total)
-			return sweepstore.Progress(p), err
-		},
-		Save: func(ctx context.Context, p sweepstore.Progress) error {
-			return o.store.SaveSweep(ctx, SweepProgress(p))
-		},
-		Scan: sweep.Scan{Client: t.client, Table: t.name, TypeAttribute: t.opts.TypeAttribute, Type: info.discriminator,
-			SchemaAttribute: t.opts.SchemaAttribute, Current: info.migration.current, PageSize: o.pageSize, Consistent: o.consistent},
-		Item:   func(ctx context.Context, item sweep.Item) sweep.Result { return e.migrateItem(ctx, &plan, item) },
-		Encode: t.encodeScanCursor, Decode: t.decodeScanCursor, KeyOf: t.keyOf, Sleep: sleepContext,
+	c := o.Config
+	c.Serial = explaining(ctx) != nil // explain.go: one at a time, in segment order
+	c.Load = func(ctx context.Context, seg int) (sweepstore.Progress, error) {
+		p, err := o.store.LoadSweep(ctx, info.discriminator, seg, o.Total)
+		return sweepstore.Progress(p), err
 	}
+	c.Save = func(ctx context.Context, p sweepstore.Progress) error {
+		return o.store.SaveSweep(ctx, SweepProgress(p))
+	}
+	c.Scan.Client, c.Scan.Table, c.Scan.TypeAttribute, c.Scan.Type = t.client, t.name, t.opts.TypeAttribute, info.discriminator
+	c.Scan.SchemaAttribute, c.Scan.Current = t.opts.SchemaAttribute, info.migration.current
+	c.Item = func(ctx context.Context, item sweep.Item) sweep.Result { return e.migrateItem(ctx, &plan, item) }
+	c.Encode, c.Decode, c.KeyOf, c.Sleep = t.encodeScanCursor, t.decodeScanCursor, t.keyOf, sleepContext
 	if o.progress != nil {
 		c.Progress = func(s sweep.Stats) { o.progress(sweepStats(s)) }
 	}

@@ -108,6 +108,7 @@ type Config struct {
 	// Load and Save read and write a segment's progress.
 	Load func(ctx context.Context, segment int) (sweepstore.Progress, error)
 	Save func(ctx context.Context, p sweepstore.Progress) error
+	// Scan is what each segment's scan reads.
 	Scan Scan
 	// Item does the sweep's work on one item.
 	Item func(ctx context.Context, item Item) Result
@@ -118,6 +119,46 @@ type Config struct {
 	// Sleep waits d, or until ctx ends, under the rate cap (nil:
 	// internal/backoff's Sleep).
 	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+// SetRange sweeps only the segments from to to-1 (SegmentRange); its error
+// matches invalid.
+func (c *Config) SetRange(from, to int, invalid error) error {
+	if from < 0 || to <= from {
+		return fmt.Errorf("SegmentRange(%d, %d): want 0 <= from < to: %w", from, to, invalid)
+	}
+	c.From, c.To = from, to
+	return nil
+}
+
+// SetRate caps the items a second (SweepRate); its error matches invalid.
+func (c *Config) SetRate(perSecond float64, invalid error) error {
+	if !(perSecond > 0) {
+		return fmt.Errorf("SweepRate(%g): want a positive rate: %w", perSecond, invalid)
+	}
+	c.Rate = perSecond
+	return nil
+}
+
+// SetPageSize sets each Scan's Limit (PageSize); its error matches invalid.
+func (c *Config) SetPageSize(n int, invalid error) error {
+	if n < 1 || n > 10000 {
+		return fmt.Errorf("PageSize(%d): want 1 to 10,000: %w", n, invalid)
+	}
+	c.Scan.PageSize = int32(n)
+	return nil
+}
+
+// CheckRange makes a range not set (To 0) every segment, and refuses one
+// outside Total with an error matching invalid.
+func (c *Config) CheckRange(invalid error) error {
+	if c.To == 0 {
+		c.From, c.To = 0, c.Total
+	}
+	if c.To > c.Total {
+		return fmt.Errorf("SegmentRange(%d, %d) is outside Segments(%d): %w", c.From, c.To, c.Total, invalid)
+	}
+	return nil
 }
 
 // Run sweeps c's segments, concurrently unless c.Serial, and returns the

@@ -126,28 +126,10 @@ func (e *Entity[T]) AllShards(ctx context.Context, key T, opts ...ShardQueryOpti
 		}
 		e.table.event(ctx, SpanEvent{Name: EventFanout, Items: len(fq.Streams)})
 		fq.Whole = true
-		for {
-			var page Page[T]
-			page, err = e.fanoutPage(ctx, fq)
-			if err != nil {
-				// With AllowPartial, what the other partitions gave comes first.
-				for _, v := range page.Items {
-					if !yield(v, nil) {
-						return
-					}
-				}
-				yield(zero, err)
-				return
-			}
-			for _, v := range page.Items {
-				if !yield(v, nil) {
-					return
-				}
-			}
-			if page.Cursor == "" {
-				return
-			}
-		}
+		fanout.All(func() ([]T, bool, error) {
+			page, err := e.fanoutPage(ctx, fq)
+			return page.Items, page.Cursor != "", err
+		}, yield)
 	})
 }
 

@@ -349,3 +349,26 @@ func (q *Query) Failure() error {
 	}
 	return q.Fail(parts, errs)
 }
+
+// All yields the items of page after page (next returns a page's items and
+// whether another page follows) until the last, or until yield returns false.
+// A page that fails yields its items first (those of the partitions that
+// answered, with AllowPartial), then its error, and ends the iteration.
+func All[V any](next func() ([]V, bool, error), yield func(V, error) bool) {
+	for {
+		items, more, err := next()
+		for _, v := range items {
+			if !yield(v, nil) {
+				return
+			}
+		}
+		if err != nil {
+			var zero V
+			yield(zero, err)
+			return
+		}
+		if !more {
+			return
+		}
+	}
+}

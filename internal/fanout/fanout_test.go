@@ -64,7 +64,9 @@ func (p *partitions) fetch(_ context.Context, i int, start Item, limit int) (Pag
 
 func (p *partitions) query(limit int) *Query {
 	q := &Query{PartitionKey: "PK", SortKey: "SK", KeyAttrs: []string{"PK", "SK"}, Limit: limit, Parallel: 4, Name: "Event", Fetch: p.fetch,
-		Fail: func(parts []string, errs []error) error { return fmt.Errorf("%s: %w", strings.Join(parts, ","), errors.Join(errs...)) }}
+		Fail: func(parts []string, errs []error) error {
+			return fmt.Errorf("%s: %w", strings.Join(parts, ","), errors.Join(errs...))
+		}}
 	for i := range p.items {
 		q.Streams = append(q.Streams, &Stream{Partition: fmt.Sprintf("P%d", i)})
 	}
@@ -152,7 +154,9 @@ func TestNoProgress(t *testing.T) {
 		Fail: func(_ []string, errs []error) error { return errors.Join(errs...) }}
 	stuck := Item{"PK": s("P0"), "SK": s("x")}
 	q.Streams[0].Start = stuck
-	q.Fetch = func(context.Context, int, Item, int) (Page, error) { return Page{Last: Item{"PK": s("P0"), "SK": s("x")}}, nil }
+	q.Fetch = func(context.Context, int, Item, int) (Page, error) {
+		return Page{Last: Item{"PK": s("P0"), "SK": s("x")}}, nil
+	}
 	_, err := Next(context.Background(), q, sk)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "3 pages in a row ended where they started: no progress")
@@ -214,4 +218,4 @@ func (keyTypes) KeyText(key Item, a string) (string, bool) {
 	return v.Value, true
 }
 func (keyTypes) KeyValue(_, text string) (types.AttributeValue, bool) { return s(text), true }
-func (keyTypes) KeyTypeName(string) string                           { return "string" }
+func (keyTypes) KeyTypeName(string) string                            { return "string" }

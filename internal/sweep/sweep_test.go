@@ -49,7 +49,9 @@ func (t *table) Scan(_ context.Context, in *dynamodb.ScanInput, _ ...func(*dynam
 func config(tb *table, store *sweepstore.Memory, item func(Item) Result) Config {
 	var c Config
 	c.Total, c.Scan = 4, Scan{Client: tb, Table: "t", TypeAttribute: "type", Type: "Order", SchemaAttribute: "v", Current: 3, PageSize: 10}
-	c.Load = func(_ context.Context, seg int) (sweepstore.Progress, error) { return store.Load("Order", seg, c.Total), nil }
+	c.Load = func(_ context.Context, seg int) (sweepstore.Progress, error) {
+		return store.Load("Order", seg, c.Total), nil
+	}
 	c.Save = func(_ context.Context, p sweepstore.Progress) error { return store.Save(p, errors.New("condition")) }
 	c.Item = func(_ context.Context, it Item) Result { return item(it) }
 	c.Encode = func(key Item) (string, error) {

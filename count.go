@@ -3,14 +3,12 @@ package singletable
 import (
 	"context"
 	"fmt"
-	"maps"
 	"reflect"
-	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/singletable/singletable/internal/expr"
+	"github.com/singletable/singletable/internal/count"
 )
 
 // Counts: Query or Scan with Select COUNT, paged until done. DynamoDB returns
@@ -126,107 +124,54 @@ func (t *Table) countable(pq *preparedQuery, call string, info *entityInfo) erro
 	return nil
 }
 
-// count runs a prepared query or scan with Select COUNT until its last page. For
-// an entity's query (info set) it filters on the type attribute. An SKTree
-// query's tree (its root and the keys under it) is counted as two ranges, the
-// root and the keys after root and the delimiter: a filter cannot name a key.
+// count runs a prepared query or scan with Select COUNT until its last page
+// (internal/count). For an entity's query (info set) it filters on the type
+// attribute. An SKTree query's tree (its root and the keys under it) is counted
+// as two ranges, the root and the keys after root and the delimiter.
 func (t *Table) count(ctx context.Context, pq *preparedQuery, info *entityInfo, what string) (Count, error) {
-	if info == nil {
+	if info == nil { // the library's own items (guards, sweep progress, leases) are passed over, as Table.Scan and Table.Query do
 		t.skipReserved(pq)
 	}
+	parts := []*preparedQuery{pq}
 	if pq.scan != nil {
 		pq.scan.Select = types.SelectCount
 		pq.scan.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
-		return t.countPages(ctx, pq, what)
-	}
-	in := &pq.in
-	in.Select = types.SelectCount
-	in.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
-	if info != nil {
-		names, values := maps.Clone(in.ExpressionAttributeNames), maps.Clone(in.ExpressionAttributeValues)
-		if names == nil {
-			names = map[string]string{}
+	} else {
+		in := &pq.in
+		in.Select = types.SelectCount
+		in.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
+		if info != nil {
+			count.Narrow(&in.ExpressionAttributeNames, &in.ExpressionAttributeValues, &in.FilterExpression,
+				"#ctype", t.opts.TypeAttribute, ":ctype", &types.AttributeValueMemberS{Value: info.discriminator}, "#ctype = :ctype")
 		}
-		if values == nil {
-			values = map[string]types.AttributeValue{}
-		}
-		names["#ctype"], values[":ctype"] = t.opts.TypeAttribute, &types.AttributeValueMemberS{Value: info.discriminator}
-		in.FilterExpression = expr.Ptr(expr.And(aws.ToString(in.FilterExpression), "#ctype = :ctype"))
-		in.ExpressionAttributeNames, in.ExpressionAttributeValues = names, values
-	}
-	if pq.treeRoot == "" {
-		return t.countPages(ctx, pq, what)
-	}
-	var total Count
-	for _, cond := range []string{"#ctsk = :ctroot", "begins_with(#ctsk, :ctunder)"} {
-		part := *pq
-		names, values := map[string]string{}, map[string]types.AttributeValue{}
-		for k, v := range in.ExpressionAttributeNames {
-			if !strings.HasPrefix(k, "#n") { // the key condition's own names go
-				names[k] = v
+		if pq.treeRoot != "" {
+			parts = nil
+			for _, tp := range count.Tree(in.ExpressionAttributeNames, in.ExpressionAttributeValues, pq.index.PartitionKey, pq.index.SortKey,
+				t.keyAV(pq.index.PartitionKey, pq.partition), pq.treeRoot, pq.treeRoot+string(t.opts.Delimiter)) {
+				part := *pq
+				part.in.KeyConditionExpression = aws.String(tp.KeyCondition)
+				part.in.ExpressionAttributeNames, part.in.ExpressionAttributeValues = tp.Names, tp.Values
+				parts = append(parts, &part)
 			}
 		}
-		for k, v := range in.ExpressionAttributeValues {
-			if !strings.HasPrefix(k, ":v") {
-				values[k] = v
-			}
-		}
-		names["#ctpk"], names["#ctsk"] = pq.index.PartitionKey, pq.index.SortKey
-		values[":ctpk"] = t.keyAV(pq.index.PartitionKey, pq.partition)
-		if cond[0] == '#' {
-			values[":ctroot"] = &types.AttributeValueMemberS{Value: pq.treeRoot}
-		} else {
-			values[":ctunder"] = &types.AttributeValueMemberS{Value: pq.treeRoot + string(t.opts.Delimiter)}
-		}
-		part.in.KeyConditionExpression = aws.String("#ctpk = :ctpk AND " + cond)
-		part.in.ExpressionAttributeNames, part.in.ExpressionAttributeValues = names, values
-		c, err := t.countPages(ctx, &part, what)
-		total.Items += c.Items
-		total.Scanned += c.Scanned
-		total.Capacity += c.Capacity
-		total.Pages += c.Pages
-		if err != nil {
-			return total, err
-		}
 	}
-	return total, nil
-}
-
-// countPages sums the counts of every page of a COUNT query or scan.
-func (t *Table) countPages(ctx context.Context, pq *preparedQuery, what string) (Count, error) {
-	var c Count
-	var start map[string]types.AttributeValue
-	for first := true; first || start != nil; first = false {
-		out, err := t.send(ctx, pq, start)
+	c, err := count.Sum(len(parts), func(i int, start count.Item) (count.Page, error) {
+		out, err := t.send(ctx, parts[i], start)
 		if err != nil {
-			return c, fmt.Errorf("singletable: %s %s (count): %w", pq.call(), what, err)
+			return count.Page{}, fmt.Errorf("singletable: %s %s (count): %w", pq.call(), what, err)
 		}
-		c.Items += int(out.Count)
-		c.Scanned += int(out.ScannedCount)
-		c.Pages++
-		if cc := out.ConsumedCapacity; cc != nil && cc.CapacityUnits != nil {
-			c.Capacity += *cc.CapacityUnits
-		}
-		start = out.LastEvaluatedKey
-	}
-	return c, nil
+		return count.Page{Count: out.Count, Scanned: out.ScannedCount, Capacity: out.ConsumedCapacity, Last: out.LastEvaluatedKey}, nil
+	})
+	return Count(c), err
 }
 
 // skipReserved filters the library's own items (unique-value guards, sweep
 // progress, leases: type attributes beginning with "_singletable.") out of a
-// count of every type, as Table.Scan and Table.Query pass them over.
+// count of every type.
 func (t *Table) skipReserved(pq *preparedQuery) {
 	names, values, filter := &pq.in.ExpressionAttributeNames, &pq.in.ExpressionAttributeValues, &pq.in.FilterExpression
 	if pq.scan != nil {
 		names, values, filter = &pq.scan.ExpressionAttributeNames, &pq.scan.ExpressionAttributeValues, &pq.scan.FilterExpression
 	}
-	*names, *values = maps.Clone(*names), maps.Clone(*values)
-	if *names == nil {
-		*names = map[string]string{}
-	}
-	if *values == nil {
-		*values = map[string]types.AttributeValue{}
-	}
-	(*names)["#rtype"], (*values)[":rtype"] = t.opts.TypeAttribute, &types.AttributeValueMemberS{Value: reservedTypePrefix}
-	*filter = expr.Ptr(expr.And(aws.ToString(*filter), "NOT begins_with(#rtype, :rtype)"))
+	count.Narrow(names, values, filter, "#rtype", t.opts.TypeAttribute, ":rtype", &types.AttributeValueMemberS{Value: reservedTypePrefix}, "NOT begins_with(#rtype, :rtype)")
 }

@@ -14,7 +14,7 @@ import (
 // This file says what a payload means. Each format encodes only its payload:
 //
 //	query (1):   for each key attribute: uvarint(len) value
-//	fan-out (2): see encodeFanoutCursor
+//	fan-out (2): see internal/fanout's cursor.go
 //	sweep (3):   uvarint(len) partition key, uvarint(len) sort key
 //
 // Decoding also checks that the key attributes are exactly those of the queried
@@ -68,66 +68,32 @@ func (t *Table) openCursor(kind byte, id cursorID, c string) ([]byte, error) {
 	return cursor.Open(t.opts.CursorSecret, kind, id, c, ErrInvalidCursor)
 }
 
-// appendKeyValues appends the values of attrs in key (the text of each: a
-// string, a number's digits, a binary's bytes; of the type the table declares),
-// each as uvarint(len) value, for readKeyValues.
-func (t *Table) appendKeyValues(b []byte, attrs []string, key map[string]types.AttributeValue) ([]byte, error) {
-	for _, a := range attrs {
-		s, ok := t.keyTextOf(key, a)
-		if !ok {
-			return nil, fmt.Errorf("key attribute %q is missing or not a %s", a, typeName(t.keyType(a)))
-		}
-		b = cursor.AppendText(b, s)
-	}
-	return b, nil
+// tableKeys is a table as internal/cursor's key payloads see it.
+type tableKeys Table
+
+func (k *tableKeys) KeyText(key map[string]types.AttributeValue, a string) (string, bool) {
+	return (*Table)(k).keyTextOf(key, a) // keytypes.go
 }
 
-// readKeyValues reads what appendKeyValues wrote for attrs and returns the key and
-// the bytes after it; ok is false when a value is missing, empty, cut short, or
-// not a number where the table keys by numbers.
-func (t *Table) readKeyValues(b []byte, attrs []string) (key map[string]types.AttributeValue, rest []byte, ok bool) {
-	key = make(map[string]types.AttributeValue, len(attrs))
-	for _, a := range attrs {
-		text, after, ok := cursor.ReadText(b)
-		if !ok || text == "" {
-			return nil, nil, false
-		}
-		if t.keyType(a) == types.ScalarAttributeTypeN && !keytmpl.IsNumberText(text) {
-			return nil, nil, false
-		}
-		key[a] = t.keyAV(a, text)
-		b = after
+func (k *tableKeys) KeyValue(a, text string) (types.AttributeValue, bool) {
+	t := (*Table)(k)
+	if t.keyType(a) == types.ScalarAttributeTypeN && !keytmpl.IsNumberText(text) {
+		return nil, false
 	}
-	return key, b, true
+	return t.keyAV(a, text), true
 }
 
-// sealKeys seals a cursor of kind whose payload is the values of attrs in key.
-// Its errors have no package prefix: callers wrap them.
+func (k *tableKeys) KeyTypeName(a string) string { return typeName((*Table)(k).keyType(a)) }
+
+// sealKeys seals a cursor of kind whose payload is the values of attrs in key
+// (internal/cursor). Its errors have no package prefix: callers wrap them.
 func (t *Table) sealKeys(kind byte, id cursorID, attrs []string, key map[string]types.AttributeValue) (string, error) {
-	if len(key) != len(attrs) {
-		return "", fmt.Errorf("%s: the last evaluated key has %d attributes, want %d", cursor.KindName(kind), len(key), len(attrs))
-	}
-	b, err := t.appendKeyValues(cursor.Begin(kind, id), attrs, key)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", cursor.KindName(kind), err)
-	}
-	return t.sealCursor(b), nil
+	return cursor.SealKey(t.opts.CursorSecret, (*tableKeys)(t), kind, id, attrs, key)
 }
 
 // openKeys opens a cursor sealed by sealKeys and returns its key.
 func (t *Table) openKeys(kind byte, id cursorID, attrs []string, c string) (map[string]types.AttributeValue, error) {
-	payload, err := t.openCursor(kind, id, c)
-	if err != nil {
-		return nil, err
-	}
-	key, rest, ok := t.readKeyValues(payload, attrs)
-	if !ok {
-		return nil, fmt.Errorf("%w: %s truncated", ErrInvalidCursor, cursor.KindName(kind))
-	}
-	if len(rest) != 0 {
-		return nil, fmt.Errorf("%w: %s has trailing bytes", ErrInvalidCursor, cursor.KindName(kind))
-	}
-	return key, nil
+	return cursor.OpenKey(t.opts.CursorSecret, (*tableKeys)(t), kind, id, attrs, c, ErrInvalidCursor)
 }
 
 func (t *Table) encodeCursor(pq *preparedQuery, last map[string]types.AttributeValue) (string, error) {

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/singletable/singletable/internal/attrvalue"
+	"github.com/singletable/singletable/internal/fanout"
 	"github.com/singletable/singletable/internal/fault"
 )
 
@@ -441,7 +442,7 @@ func TestExplainFanOut(t *testing.T) {
 	for i, r := range x.Requests {
 		assert.Equal(t, "Query", r.API)
 		assert.Equal(t, `PK = "EVENTS#2024-03-01#SHARD`+itoa(i+1)+`"`, r.Actions[0].KeyCondition.Text)
-		assert.Equal(t, share(16, 8), r.Actions[0].Limit, "each shard asked for its share of the page")
+		assert.Equal(t, fanout.Share(16, 8), r.Actions[0].Limit, "each shard asked for its share of the page")
 	}
 	assert.Equal(t, 8*x.Requests[0].Cost(100).ReadUnits, x.Cost(100).ReadUnits)
 }

@@ -1,25 +1,20 @@
 package singletable
 
 import (
-	"container/heap"
 	"context"
 	"crypto/sha256"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"iter"
 	"reflect"
-	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/singletable/singletable/internal/codec"
-	"github.com/singletable/singletable/internal/cursor"
+	"github.com/singletable/singletable/internal/fanout"
 	"github.com/singletable/singletable/internal/keytmpl"
 	"github.com/singletable/singletable/internal/wrap"
 )
@@ -81,104 +76,6 @@ func (e *ShardError) Error() string {
 // Unwrap returns the partitions' errors.
 func (e *ShardError) Unwrap() []error { return e.Errs }
 
-// shardStream is one partition of a fan-out query.
-type shardStream struct {
-	pq      *preparedQuery
-	start   map[string]types.AttributeValue // where the next page starts
-	buf     []map[string]types.AttributeValue
-	pos     map[string]types.AttributeValue // key of the last item consumed, or the start
-	done    bool                            // no page after buf
-	failed  error
-	fetched bool
-	stuck   int     // pages in a row that ended where they started
-	units   float64 // read capacity consumed by fetches not yet reported
-	// exempt: the stream failed on an earlier page (AllowPartial), so its items
-	// before the merge boundary were never returned and are not skipped.
-	exempt bool
-}
-
-// fetch reads the stream's next page, of at most limit items (0: the query's own
-// limit).
-func (s *shardStream) fetch(ctx context.Context, t *Table, what string, limit int) {
-	in := s.pq.in
-	in.ExclusiveStartKey = s.start
-	if limit > 0 {
-		in.Limit = aws.Int32(int32(limit))
-	}
-	ctx, end := t.StartSpan(ctx, Span{Kind: SpanShard, Name: "QueryShards", Key: s.pq.partition}) // trace.go
-	out, err := t.client.Query(ctx, &in)
-	end(SpanEnd{Err: err, Items: wrap.Returned(out)})
-	s.fetched = true
-	if err != nil {
-		s.failed = fmt.Errorf("singletable: QueryShards %s on %s: %w", what, s.pq.partition, err)
-		return
-	}
-	if s.pq.treeRoot != "" {
-		out.Items = t.keepTree(out.Items, s.pq)
-	}
-	if out.ConsumedCapacity != nil && out.ConsumedCapacity.CapacityUnits != nil {
-		s.units += *out.ConsumedCapacity.CapacityUnits
-	}
-	if len(out.Items) == 0 && len(out.LastEvaluatedKey) > 0 && reflect.DeepEqual(out.LastEvaluatedKey, in.ExclusiveStartKey) {
-		// DynamoDB reads at least one item a page; a client that keeps answering
-		// otherwise would have the fan-out read forever.
-		if s.stuck++; s.stuck >= 3 {
-			s.failed = fmt.Errorf("singletable: QueryShards %s on %s: %d pages in a row ended where they started: no progress", what, s.pq.partition, s.stuck)
-		}
-		return
-	}
-	s.stuck = 0
-	s.buf = append(s.buf, out.Items...)
-	s.start = out.LastEvaluatedKey
-	s.done = len(out.LastEvaluatedKey) == 0
-}
-
-// mergePos is a position in the merged order: a sort key, ties broken by stream.
-type mergePos struct {
-	sk     string
-	stream int
-}
-
-// after reports whether (sk, stream) comes after p in the merge order.
-func (p *mergePos) after(sk string, stream int, desc bool) bool {
-	if sk != p.sk {
-		return (sk > p.sk) != desc
-	}
-	return stream > p.stream
-}
-
-// mergeHeap orders the heads of the streams by sort key.
-type mergeHeap struct {
-	streams []*shardStream
-	idx     []int // streams with a buffered head
-	attr    string
-	desc    bool
-}
-
-func (h *mergeHeap) Len() int { return len(h.idx) }
-func (h *mergeHeap) Less(i, j int) bool {
-	a, b := h.head(h.idx[i]), h.head(h.idx[j])
-	if a != b {
-		return (a < b) != h.desc
-	}
-	return h.idx[i] < h.idx[j]
-}
-func (h *mergeHeap) Swap(i, j int) { h.idx[i], h.idx[j] = h.idx[j], h.idx[i] }
-func (h *mergeHeap) Push(x any)    { h.idx = append(h.idx, x.(int)) }
-func (h *mergeHeap) Pop() any {
-	n := len(h.idx) - 1
-	x := h.idx[n]
-	h.idx = h.idx[:n]
-	return x
-}
-func (h *mergeHeap) head(i int) string {
-	s, _ := h.streams[i].buf[0][h.attr].(*types.AttributeValueMemberS)
-	if s == nil {
-		return ""
-	}
-	return s.Value
-}
-
 // QueryShards reads one page of a sharded entity's items across every shard (and,
 // with [Days], every day) of the partition key's template: each partition is queried
 // concurrently ([Parallel], default 16), and the results are merged in sort key
@@ -206,7 +103,7 @@ func (e *Entity[T]) QueryShards(ctx context.Context, key T, opts ...ShardQueryOp
 	if err != nil {
 		return Page[T]{}, err
 	}
-	e.table.event(ctx, SpanEvent{Name: EventFanout, Items: len(fq.streams)}) // trace.go
+	e.table.event(ctx, SpanEvent{Name: EventFanout, Items: len(fq.Streams)}) // trace.go
 	return e.fanoutPage(ctx, fq)
 }
 
@@ -220,56 +117,28 @@ func (e *Entity[T]) AllShards(ctx context.Context, key T, opts ...ShardQueryOpti
 	return spanned(ctx, e.begin, "AllShards", func(ctx context.Context, yield func(T, error) bool) {
 		var zero T
 		fq, err := e.prepareFanout(key, opts)
-		if err == nil && fq.streams[0].pq.plan.partial {
+		if err == nil && fq.pqs[0].plan.partial {
 			err = e.table.refuseIterPartial("AllShards", e.info.name, fq.index, "page through it with QueryShards (Page.Partial says so)")
 		}
 		if err != nil {
 			yield(zero, err)
 			return
 		}
-		e.table.event(ctx, SpanEvent{Name: EventFanout, Items: len(fq.streams)})
-		fq.whole = true
-		for {
-			var page Page[T]
-			page, err = e.fanoutPage(ctx, fq)
-			if err != nil {
-				// With AllowPartial, what the other partitions gave comes first.
-				for _, v := range page.Items {
-					if !yield(v, nil) {
-						return
-					}
-				}
-				yield(zero, err)
-				return
-			}
-			for _, v := range page.Items {
-				if !yield(v, nil) {
-					return
-				}
-			}
-			if page.Cursor == "" {
-				return
-			}
-		}
+		e.table.event(ctx, SpanEvent{Name: EventFanout, Items: len(fq.Streams)})
+		fq.Whole = true
+		fanout.All(func() ([]T, bool, error) {
+			page, err := e.fanoutPage(ctx, fq)
+			return page.Items, page.Cursor != "", err
+		}, yield)
 	})
 }
 
-// fanoutQuery is a prepared fan-out query; its streams keep their positions from
-// page to page.
+// fanoutQuery is a prepared fan-out query (internal/fanout's) with the
+// partitions' prepared queries, stream by stream.
 type fanoutQuery struct {
-	streams []*shardStream
-	// boundary is the merge position of the last item returned: on a resumed page,
-	// items at or before it (written meanwhile) are skipped, so pages stay in order.
-	boundary *mergePos
+	fanout.Query
+	pqs      []*preparedQuery
 	index    Index
-	limit    int
-	desc     bool
-	parallel int
-	partial  bool
-	// whole: read whole pages (Limit items) from each partition, for AllShards,
-	// which keeps what a partition returned from page to page and so reads
-	// every item once in any case.
-	whole    bool
 	identity [32]byte
 }
 
@@ -298,9 +167,13 @@ func (e *Entity[T]) prepareFanout(key T, opts []ShardQueryOption) (*fanoutQuery,
 	}
 	cursor := o.cursor
 	o.cursor = ""
-	fq := &fanoutQuery{limit: int(o.limit), desc: o.desc, parallel: 16, partial: o.partial}
+	fq := &fanoutQuery{Query: fanout.Query{Name: info.name, Limit: int(o.limit), Desc: o.desc, Parallel: 16, Partial: o.partial}}
 	if o.parallel > 0 {
-		fq.parallel = o.parallel
+		fq.Parallel = o.parallel
+	}
+	fq.Fail = func(partitions []string, errs []error) error { return &ShardError{Partitions: partitions, Errs: errs} }
+	fq.Fetch = func(ctx context.Context, i int, start fanout.Item, limit int) (fanout.Page, error) {
+		return e.table.shardPage(ctx, fq.pqs[i], start, limit)
 	}
 	if err := e.fanoutStreams(fq, key, &o, dayField); err != nil {
 		return nil, err
@@ -371,10 +244,12 @@ func (e *Entity[T]) fanoutStreams(fq *fanoutQuery, key T, o *queryOptions, dayFi
 			}
 			h.Write(pq.identity)
 			h.Write([]byte{0})
-			fq.streams = append(fq.streams, &shardStream{pq: pq})
+			fq.pqs = append(fq.pqs, pq)
+			fq.Streams = append(fq.Streams, &fanout.Stream{Partition: pq.partition})
 		}
 	}
-	fq.index = fq.streams[0].pq.index
+	fq.index = fq.pqs[0].index
+	fq.PartitionKey, fq.SortKey, fq.KeyAttrs = fq.index.PartitionKey, fq.index.SortKey, e.table.cursorAttrs(fq.index)
 	copy(fq.identity[:], h.Sum(nil))
 	return nil
 }
@@ -388,307 +263,61 @@ func setTime(sv reflect.Value, f *codec.Field, d time.Time) {
 	fv.Set(reflect.ValueOf(d))
 }
 
-// fanoutPage merges one page from the streams, in three phases: fill the streams
-// that have nothing buffered, merge item by item (reading on where a stream runs
-// dry), then seal the cursor.
+// fanoutPage merges one page from the streams (internal/fanout), decoding the
+// items through the read path's phases as Query reads: items of another type are
+// skipped, items read through an index are migrated in memory only (an index may
+// not hold every attribute: never written back), and items an index holds
+// without their type are this entity's when their primary key parses.
 func (e *Entity[T]) fanoutPage(ctx context.Context, fq *fanoutQuery) (Page[T], error) {
-	// Fill every live stream that has nothing buffered, concurrently, with its
-	// share of the page.
-	e.refill(ctx, fq, fq.limit, func(s *shardStream) bool { return len(s.buf) == 0 })
-	if err := fq.failure(); err != nil && !fq.partial {
-		return Page[T]{}, err
-	}
-	page, err := e.merge(ctx, fq)
-	if err != nil {
-		return Page[T]{}, err
-	}
-	page.Partial = fq.streams[0].pq.plan.partial
-	more := false
-	for _, s := range fq.streams {
-		more = more || len(s.buf) > 0 || !s.done || s.failed != nil
-		page.Capacity += s.units
-		s.units = 0
-	}
-	if more {
-		c, err := e.table.encodeFanoutCursor(fq)
+	fq.Serial = explaining(ctx) != nil // explain.go: one at a time, in shard order
+	res, err := fanout.Next(ctx, &fq.Query, func(ctx context.Context, i int, item fanout.Item) (T, bool, error) {
+		v, verdict, err := readAs[T](ctx, &fq.pqs[i].plan, item) // readpath.go
 		if err != nil {
-			return Page[T]{}, err
+			return v, false, fmt.Errorf("singletable: QueryShards %s: %w", e.info.name, err)
 		}
-		page.Cursor = c
-	}
-	if err := fq.failure(); err != nil {
-		return page, err
-	}
-	return page, nil
-}
-
-// merge takes items from the streams' heads in merge order until the page is full
-// or every stream is spent.
-func (e *Entity[T]) merge(ctx context.Context, fq *fanoutQuery) (Page[T], error) {
-	h := &mergeHeap{streams: fq.streams, attr: fq.index.SortKey, desc: fq.desc}
-	if h.attr == "" {
-		h.attr = fq.index.PartitionKey
-	}
-	for i, s := range fq.streams {
-		if len(s.buf) > 0 {
-			h.idx = append(h.idx, i)
-		}
-	}
-	heap.Init(h)
-	var page Page[T]
-	attrs := e.table.cursorAttrs(fq.index)
-	for h.Len() > 0 && (fq.limit == 0 || len(page.Items) < fq.limit) {
-		i := h.idx[0]
-		s := fq.streams[i]
-		if err := e.take(ctx, fq, &page, s, i, h.head(i), attrs); err != nil {
-			return Page[T]{}, err
-		}
-		if len(s.buf) == 0 && !s.done && s.failed == nil && (fq.limit == 0 || len(page.Items) < fq.limit) {
-			// Its next item may come before every other head: read on, and top up
-			// at the same time the streams that are about to run dry too (as the
-			// partitions of the newest day do when reading newest first).
-			low := (fq.share(fq.limit) + 1) / 2
-			e.refill(ctx, fq, fq.limit-len(page.Items), func(o *shardStream) bool { return o == s || len(o.buf) < low })
-			if err := fq.failure(); err != nil && !fq.partial {
-				return Page[T]{}, err // this partition, or another topped up with it
-			}
-		}
-		if len(s.buf) > 0 {
-			heap.Fix(h, 0)
-		} else {
-			heap.Pop(h)
-		}
-	}
-	return page, nil
-}
-
-// take consumes the head item of stream s (number i, sort key sk), adding it to
-// the page unless it is of another type or comes at or before the boundary of the
-// previous page (written since).
-func (e *Entity[T]) take(ctx context.Context, fq *fanoutQuery, page *Page[T], s *shardStream, i int, sk string, attrs []string) error {
-	item := s.buf[0]
-	s.buf = s.buf[1:]
-	s.pos = keyOf(item, attrs)
-	page.Scanned++
-	if s.exempt && fq.boundary != nil && fq.boundary.after(sk, i, fq.desc) {
-		s.exempt = false // caught up with the pass
-	}
-	if fq.boundary != nil && !s.exempt && !fq.boundary.after(sk, i, fq.desc) {
-		return nil // written since the previous page, before its end: not in this pass
-	}
-	// Through the read path's phases, as Query reads: items of another type are
-	// skipped, items read through an index are migrated in memory only (an index
-	// may not hold every attribute: never written back), and items an index holds
-	// without their type are this entity's when their primary key parses.
-	v, verdict, err := readAs[T](ctx, &s.pq.plan, item) // readpath.go
+		return v, verdict == itemRead, nil
+	})
 	if err != nil {
-		return fmt.Errorf("singletable: QueryShards %s: %w", e.info.name, err)
+		return Page[T]{}, err
 	}
-	if verdict != itemRead {
-		return nil
+	page := Page[T]{Items: res.Items, Scanned: res.Scanned, Capacity: res.Capacity, Partial: fq.pqs[0].plan.partial}
+	if res.More {
+		if page.Cursor, err = e.table.encodeFanoutCursor(fq); err != nil {
+			return Page[T]{}, err
+		}
 	}
-	fq.boundary = &mergePos{sk: sk, stream: i}
-	page.Items = append(page.Items, v)
-	return nil
+	return page, fq.Failure()
 }
 
-// share is how many items to ask each of k partitions for when n more items are
-// wanted (0: no limit): n/k with half as much again and two more, so that evenly
-// spread partitions rarely need a second request, and never more than n. Reading
-// n from every partition would cost k times the page in read capacity.
-func share(n, k int) int {
-	if n <= 0 {
-		return 0
+// shardPage reads the page of one partition of a fan-out query that starts at
+// start, of at most limit items (0: the query's own limit).
+func (t *Table) shardPage(ctx context.Context, pq *preparedQuery, start fanout.Item, limit int) (fanout.Page, error) {
+	in := pq.in
+	in.ExclusiveStartKey = start
+	if limit > 0 {
+		in.Limit = aws.Int32(int32(limit))
 	}
-	return min(n, (n*3+2*k-1)/(2*k)+2)
+	ctx, end := t.StartSpan(ctx, Span{Kind: SpanShard, Name: "QueryShards", Key: pq.partition}) // trace.go
+	out, err := t.client.Query(ctx, &in)
+	end(SpanEnd{Err: err, Items: wrap.Returned(out)})
+	if err != nil {
+		return fanout.Page{}, err
+	}
+	if pq.treeRoot != "" {
+		out.Items = t.keepTree(out.Items, pq)
+	}
+	p := fanout.Page{Items: out.Items, Last: out.LastEvaluatedKey}
+	if cc := out.ConsumedCapacity; cc != nil && cc.CapacityUnits != nil {
+		p.Units = *cc.CapacityUnits
+	}
+	return p, nil
 }
 
-// share is the first request's size per partition for a page of n items.
-func (fq *fanoutQuery) share(n int) int { return share(n, len(fq.streams)) }
-
-// refill reads the next page of every live stream that want selects,
-// concurrently (at most fq.parallel at a time), sharing n more items between them.
-func (e *Entity[T]) refill(ctx context.Context, fq *fanoutQuery, n int, want func(*shardStream) bool) {
-	var todo []*shardStream
-	for _, s := range fq.streams {
-		if (s.done && s.fetched) || s.failed != nil || !want(s) {
-			continue
-		}
-		todo = append(todo, s)
-	}
-	if len(todo) == 0 {
-		return
-	}
-	limit := 0
-	switch {
-	case fq.whole:
-		limit = fq.limit
-	case fq.limit > 0:
-		limit = share(n, len(todo))
-		if len(todo) < len(fq.streams) {
-			// Topping up: at least a first request's worth, so that one skewed
-			// partition does not take many small requests.
-			limit = min(n, max(limit, fq.share(fq.limit)))
-		}
-	}
-	for len(todo) > 0 {
-		if len(todo) == 1 || explaining(ctx) != nil { // explain.go: one at a time, in shard order
-			for _, s := range todo {
-				s.fetch(ctx, e.table, e.info.name, limit)
-			}
-		} else {
-			var wg sync.WaitGroup
-			sem := make(chan struct{}, fq.parallel)
-			for _, s := range todo {
-				wg.Add(1)
-				sem <- struct{}{}
-				go func() {
-					defer wg.Done()
-					defer func() { <-sem }()
-					s.fetch(ctx, e.table, e.info.name, limit)
-				}()
-			}
-			wg.Wait()
-		}
-		// A page that a filter emptied, with more after it: read on, or the
-		// merge would pass over the partition's next items; twice as much each
-		// time (up to 1,000 items), so a selective filter takes few requests.
-		todo = slices.DeleteFunc(todo, func(s *shardStream) bool { return len(s.buf) > 0 || s.done || s.failed != nil })
-		if limit > 0 {
-			limit = max(limit, min(2*limit, 1000))
-		}
-		if err := ctx.Err(); err != nil {
-			for _, s := range todo {
-				s.failed = fmt.Errorf("singletable: QueryShards %s on %s: %w", e.info.name, s.pq.partition, err)
-			}
-			return
-		}
-	}
-}
-
-func keyOf(item map[string]types.AttributeValue, attrs []string) map[string]types.AttributeValue {
-	k := make(map[string]types.AttributeValue, len(attrs))
-	for _, a := range attrs {
-		k[a] = item[a]
-	}
-	return k
-}
-
-// failure gathers the streams' errors.
-func (fq *fanoutQuery) failure() error {
-	var se ShardError
-	for _, s := range fq.streams {
-		if s.failed != nil {
-			se.Partitions = append(se.Partitions, s.pq.partition)
-			se.Errs = append(se.Errs, s.failed)
-		}
-	}
-	if len(se.Errs) == 0 {
-		return nil
-	}
-	return &se
-}
-
-// A fan-out cursor records, per partition, where the next page starts. Its
-// payload, in the envelope of sealCursor (kind fanoutCursorVersion):
-//
-//	boundary | per partition: state(1) [| per key attribute: uvarint(len) value]
-//
-// boundary is 0, or 1 | uvarint(stream) | uvarint(len) sort key: the merge position
-// of the last item returned. state 0: not read yet; 1: after the key that follows;
-// 2: read to the end; 3 and 4: as 0 and 1 for a partition that failed, whose items
-// before the boundary are still to be returned.
-
+// encodeFanoutCursor seals the cursor that resumes fq (internal/fanout).
 func (t *Table) encodeFanoutCursor(fq *fanoutQuery) (string, error) {
-	attrs := t.cursorAttrs(fq.index)
-	payload := cursor.Begin(fanoutCursorVersion, cursorID(fq.identity[:cursorIDLen]))
-	if b := fq.boundary; b != nil {
-		payload = append(payload, 1)
-		payload = cursor.AppendText(binary.AppendUvarint(payload, uint64(b.stream)), b.sk)
-	} else {
-		payload = append(payload, 0)
-	}
-	for _, s := range fq.streams {
-		pos := s.pos
-		exempt := byte(0)
-		switch {
-		case s.failed == nil && len(s.buf) == 0 && s.done && s.fetched:
-			// Read to the end (also after failing on an earlier page).
-			payload = append(payload, 2)
-			continue
-		case s.failed != nil || s.exempt:
-			exempt = 3 // resume where it stood, without skipping to the boundary
-		}
-		if pos == nil {
-			payload = append(payload, 0+exempt)
-			continue
-		}
-		payload = append(payload, 1+exempt)
-		var err error
-		if payload, err = t.appendKeyValues(payload, attrs, pos); err != nil {
-			return "", fmt.Errorf("singletable: cursor: %w", err)
-		}
-	}
-	return t.sealCursor(payload), nil
+	return fq.Seal(t.opts.CursorSecret, (*tableKeys)(t), cursorID(fq.identity[:cursorIDLen]))
 }
 
 func (t *Table) decodeFanoutCursor(c string, fq *fanoutQuery) error {
-	rest, err := t.openCursor(fanoutCursorVersion, cursorID(fq.identity[:cursorIDLen]), c)
-	if err != nil {
-		return err
-	}
-	if len(rest) == 0 {
-		return fmt.Errorf("%w: truncated", ErrInvalidCursor)
-	}
-	if rest[0] == 1 {
-		rest = rest[1:]
-		stream, w := binary.Uvarint(rest)
-		if w <= 0 || stream >= uint64(len(fq.streams)) {
-			return fmt.Errorf("%w: bad boundary", ErrInvalidCursor)
-		}
-		rest = rest[w:]
-		sk, after, ok := cursor.ReadText(rest)
-		if !ok {
-			return fmt.Errorf("%w: bad boundary", ErrInvalidCursor)
-		}
-		fq.boundary = &mergePos{stream: int(stream), sk: sk}
-		rest = after
-	} else if rest[0] == 0 {
-		rest = rest[1:]
-	} else {
-		return fmt.Errorf("%w: bad boundary", ErrInvalidCursor)
-	}
-	attrs := t.cursorAttrs(fq.index)
-	for _, s := range fq.streams {
-		if len(rest) == 0 {
-			return fmt.Errorf("%w: truncated", ErrInvalidCursor)
-		}
-		state := rest[0]
-		rest = rest[1:]
-		if state >= 3 {
-			s.exempt = true
-			state -= 3
-		}
-		switch state {
-		case 0:
-		case 2:
-			s.done, s.fetched = true, true
-		case 1:
-			start, after, ok := t.readKeyValues(rest, attrs)
-			if !ok {
-				return fmt.Errorf("%w: truncated", ErrInvalidCursor)
-			}
-			rest = after
-			if got, _ := keytmpl.TextOf(start[fq.index.PartitionKey]); got != s.pq.partition {
-				return fmt.Errorf("%w: it points into another partition", ErrInvalidCursor)
-			}
-			s.start, s.pos = start, start
-		default:
-			return fmt.Errorf("%w: bad partition state", ErrInvalidCursor)
-		}
-	}
-	if len(rest) != 0 {
-		return fmt.Errorf("%w: trailing bytes", ErrInvalidCursor)
-	}
-	return nil
+	return fq.Open(t.opts.CursorSecret, (*tableKeys)(t), cursorID(fq.identity[:cursorIDLen]), c, ErrInvalidCursor)
 }

@@ -246,12 +246,12 @@ func checkFanoutCursor(t *testing.T, q *fuzzQueries, eventKey sEvent, cur string
 		}
 		return
 	}
-	for _, s := range fq.streams {
-		if s.start == nil {
+	for i, s := range fq.Streams {
+		if s.Start == nil {
 			continue
 		}
-		if p, _ := s.start[fq.index.PartitionKey].(*types.AttributeValueMemberS); p == nil || p.Value != s.pq.partition {
-			t.Fatalf("fan-out: cursor %q resumes shard %q in %v", cur, s.pq.partition, s.start)
+		if p, _ := s.Start[fq.index.PartitionKey].(*types.AttributeValueMemberS); p == nil || p.Value != fq.pqs[i].partition {
+			t.Fatalf("fan-out: cursor %q resumes shard %q in %v", cur, fq.pqs[i].partition, s.Start)
 		}
 	}
 }

@@ -33,7 +33,7 @@ func (n segmentsOption) check() error {
 }
 
 func (n segmentsOption) applySweep(o *sweepOptions) error {
-	o.total = int(n)
+	o.Total = int(n)
 	return n.check()
 }
 

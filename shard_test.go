@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/singletable/singletable/internal/fanout"
 	"github.com/singletable/singletable/internal/fault"
 	"github.com/singletable/singletable/internal/keytmpl"
 	"github.com/singletable/singletable/internal/localtest"
@@ -542,9 +543,10 @@ func BenchmarkMerge(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		fq := &fanoutQuery{index: Index{PartitionKey: "PK", SortKey: "SK"}, parallel: 8}
+		fq := &fanoutQuery{Query: fanout.Query{PartitionKey: "PK", SortKey: "SK", KeyAttrs: []string{"PK", "SK"}, Parallel: 8}, index: Index{PartitionKey: "PK", SortKey: "SK"}}
 		for i := range bufs {
-			fq.streams = append(fq.streams, &shardStream{pq: &preparedQuery{}, buf: bufs[i], done: true, fetched: true})
+			fq.pqs = append(fq.pqs, &preparedQuery{})
+			fq.Streams = append(fq.Streams, &fanout.Stream{Buf: bufs[i], Done: true, Fetched: true})
 		}
 		page, err := events.fanoutPage(context.Background(), fq)
 		if err != nil || len(page.Items) != 8000 {

@@ -2,33 +2,26 @@ package singletable
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"reflect"
-	"slices"
-	"strconv"
-	"sync"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/singletable/singletable/internal/expr"
+	"github.com/singletable/singletable/internal/sweep"
+	"github.com/singletable/singletable/internal/sweepstore"
 )
 
 type sweepFunc func(*sweepOptions) error
 
 func (f sweepFunc) applySweep(o *sweepOptions) error { return f(o) }
 
+// sweepOptions are internal/sweep's Config (the segments to sweep: From <=
+// segment < To; To 0 means Total) and the root's parts.
 type sweepOptions struct {
-	total      int
-	from, to   int // the segments to sweep: from <= segment < to; to 0 means total
-	rate       float64
-	pageSize   int32
-	store      SweepStore
-	progress   func(SweepStats)
-	consistent bool
+	sweep.Config
+	store    SweepStore
+	progress func(SweepStats)
 }
 
 // Segments divides the table into total scan segments (Scan's TotalSegments);
@@ -48,13 +41,7 @@ func Segments(total int) SegmentOption { return segmentsOption(total) }
 // write-backs still migrate each item once, and the progress of a segment swept
 // twice at once stops one of the two with [ErrCondition].
 func SegmentRange(from, to int) SweepOption {
-	return sweepFunc(func(o *sweepOptions) error {
-		if from < 0 || to <= from {
-			return fmt.Errorf("SegmentRange(%d, %d): want 0 <= from < to: %w", from, to, ErrInvalidInput)
-		}
-		o.from, o.to = from, to
-		return nil
-	})
+	return sweepFunc(func(o *sweepOptions) error { return o.SetRange(from, to, ErrInvalidInput) })
 }
 
 // Segment sweeps segment i only: SegmentRange(i, i+1). It is also a
@@ -66,25 +53,13 @@ func Segment(i int) SegmentOption { return segmentOption(i) }
 // segments; default no cap. A fleet of N workers each with SweepRate(r) writes
 // up to N·r a second: give each its share of the rate the table can spare.
 func SweepRate(perSecond float64) SweepOption {
-	return sweepFunc(func(o *sweepOptions) error {
-		if !(perSecond > 0) {
-			return fmt.Errorf("SweepRate(%g): want a positive rate: %w", perSecond, ErrInvalidInput)
-		}
-		o.rate = perSecond
-		return nil
-	})
+	return sweepFunc(func(o *sweepOptions) error { return o.SetRate(perSecond, ErrInvalidInput) })
 }
 
 // PageSize is each Scan's Limit: 1 to 10,000; default 100. Progress is saved
 // once per page, so a stopped sweep redoes at most a page per segment.
 func PageSize(n int) SweepOption {
-	return sweepFunc(func(o *sweepOptions) error {
-		if n < 1 || n > 10000 {
-			return fmt.Errorf("PageSize(%d): want 1 to 10,000: %w", n, ErrInvalidInput)
-		}
-		o.pageSize = int32(n)
-		return nil
-	})
+	return sweepFunc(func(o *sweepOptions) error { return o.SetPageSize(n, ErrInvalidInput) })
 }
 
 // SweepProgressIn keeps each segment's progress in store, so that a sweep
@@ -122,10 +97,7 @@ func OnSweepProgress(f func(SweepStats)) SweepOption {
 // written, at an older schema, by something that bypasses the library, in the
 // second before the scan reads their page.
 func ConsistentScan() SweepOption {
-	return sweepFunc(func(o *sweepOptions) error {
-		o.consistent = true
-		return nil
-	})
+	return sweepFunc(func(o *sweepOptions) error { o.Scan.Consistent = true; return nil })
 }
 
 // SweepStats counts a sweep's work: the totals of one call, and per segment.
@@ -186,7 +158,7 @@ func (e *Entity[T]) Sweep(ctx context.Context, opts ...SweepOption) (_ SweepStat
 	if mp == nil {
 		return SweepStats{}, fmt.Errorf("singletable: Sweep %s: the entity has no migrations: %w", e.info.name, ErrInvalidInput)
 	}
-	o := sweepOptions{total: 4, pageSize: 100}
+	o := sweepOptions{Config: sweep.Config{Total: 4, Scan: sweep.Scan{PageSize: 100}}}
 	for _, opt := range opts {
 		if opt == nil {
 			continue
@@ -195,237 +167,65 @@ func (e *Entity[T]) Sweep(ctx context.Context, opts ...SweepOption) (_ SweepStat
 			return SweepStats{}, fmt.Errorf("singletable: Sweep %s: %w", e.info.name, err)
 		}
 	}
-	if o.to == 0 {
-		o.from, o.to = 0, o.total
-	}
-	if o.to > o.total {
-		return SweepStats{}, fmt.Errorf("singletable: Sweep %s: SegmentRange(%d, %d) is outside Segments(%d): %w", e.info.name, o.from, o.to, o.total, ErrInvalidInput)
+	if err := o.CheckRange(ErrInvalidInput); err != nil {
+		return SweepStats{}, fmt.Errorf("singletable: Sweep %s: %w", e.info.name, err)
 	}
 	if o.store == nil {
 		o.store = &MemoryStore{}
 	}
-	s := &sweeper[T]{e: e, o: o, start: time.Now()}
-	s.stats.Segments = make([]SegmentStats, o.to-o.from)
-	for i := range s.stats.Segments {
-		s.stats.Segments[i].Segment = o.from + i
+	t, info := e.table, e.info
+	// The sweep's reads take the read path's phases (readpath.go): the type check
+	// (DynamoDB's filter ran it first), decoding and migration; the write-back is
+	// the sweep's own (migrateItem).
+	plan := readPlan{t: t, info: info}
+	c := o.Config
+	c.Serial = explaining(ctx) != nil // explain.go: one at a time, in segment order
+	c.Load = func(ctx context.Context, seg int) (sweepstore.Progress, error) {
+		p, err := o.store.LoadSweep(ctx, info.discriminator, seg, o.Total)
+		return sweepstore.Progress(p), err
 	}
-	if o.rate > 0 {
-		s.interval = time.Duration(float64(time.Second) / o.rate)
-		s.next = s.start
+	c.Save = func(ctx context.Context, p sweepstore.Progress) error {
+		return o.store.SaveSweep(ctx, SweepProgress(p))
 	}
-	var wg sync.WaitGroup
-	errs := make([]error, o.to-o.from)
-	for i := range errs {
-		if explaining(ctx) != nil { // explain.go: one at a time, in segment order
-			errs[i] = s.segment(ctx, i)
-			continue
-		}
-		wg.Go(func() { errs[i] = s.segment(ctx, i) })
+	c.Scan.Client, c.Scan.Table, c.Scan.TypeAttribute, c.Scan.Type = t.client, t.name, t.opts.TypeAttribute, info.discriminator
+	c.Scan.SchemaAttribute, c.Scan.Current = t.opts.SchemaAttribute, info.migration.current
+	c.Item = func(ctx context.Context, item sweep.Item) sweep.Result { return e.migrateItem(ctx, &plan, item) }
+	c.Encode, c.Decode, c.KeyOf, c.Sleep = t.encodeScanCursor, t.decodeScanCursor, t.keyOf, sleepContext
+	if o.progress != nil {
+		c.Progress = func(s sweep.Stats) { o.progress(sweepStats(s)) }
 	}
-	wg.Wait()
-	stats := s.snapshot()
-	if err := errors.Join(errs...); err != nil {
+	st, err := sweep.Run(ctx, c)
+	stats := sweepStats(st)
+	if err != nil {
 		return stats, fmt.Errorf("singletable: Sweep %s: %w", e.info.name, err)
 	}
 	return stats, nil
 }
 
-// sweepSaveTimeout bounds a write-back, and the save of a stopped page's
-// progress, once the sweep's context has ended.
-const sweepSaveTimeout = 30 * time.Second
-
-type sweeper[T any] struct {
-	e     *Entity[T]
-	o     sweepOptions
-	start time.Time
-
-	mu       sync.Mutex // protects stats, next and calls of progress
-	stats    SweepStats
-	interval time.Duration // between migrations, with a rate
-	next     time.Time     // when the next migration may start
-}
-
-func (s *sweeper[T]) snapshot() SweepStats {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.snapshotLocked()
-}
-
-func (s *sweeper[T]) snapshotLocked() SweepStats {
-	st := s.stats
-	st.Segments = slices.Clone(st.Segments)
-	st.Elapsed = time.Since(s.start)
+// sweepStats copies internal/sweep's counts.
+func sweepStats(s sweep.Stats) SweepStats {
+	st := SweepStats{Seen: s.Seen, Migrated: s.Migrated, Lost: s.Lost, Failed: s.Failed, Elapsed: s.Elapsed, Segments: make([]SegmentStats, len(s.Segments))}
+	for i, g := range s.Segments {
+		st.Segments[i] = SegmentStats(g)
+	}
 	return st
 }
-
-// count updates the totals and segment i's counts as each item is done, so a
-// stopped sweep reports every write it made.
-func (s *sweeper[T]) count(i int, f func(seen, migrated, lost, failed *int64)) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	f(&s.stats.Seen, &s.stats.Migrated, &s.stats.Lost, &s.stats.Failed)
-	sg := &s.stats.Segments[i]
-	f(&sg.Seen, &sg.Migrated, &sg.Lost, &sg.Failed)
-}
-
-// pace waits for the next migration slot under the rate cap.
-func (s *sweeper[T]) pace(ctx context.Context) error {
-	if s.interval == 0 {
-		return ctx.Err()
-	}
-	s.mu.Lock()
-	at := s.next
-	if now := time.Now(); at.Before(now) {
-		at = now
-	}
-	s.next = at.Add(s.interval)
-	s.mu.Unlock()
-	return sleepContext(ctx, time.Until(at))
-}
-
-// segment sweeps the i-th segment of the call's range from its saved
-// progress to its end, saving progress after each page.
-func (s *sweeper[T]) segment(ctx context.Context, i int) error {
-	e := s.e
-	t := e.table
-	info := e.info
-	seg := s.o.from + i
-	prog, err := s.o.store.LoadSweep(ctx, info.discriminator, seg, s.o.total)
-	if err != nil {
-		return fmt.Errorf("segment %d: progress: %w", seg, err)
-	}
-	s.mu.Lock()
-	s.stats.Segments[i].Resumed = prog.Pages > 0
-	s.stats.Segments[i].Done = prog.Done
-	s.mu.Unlock()
-	if prog.Done {
-		return nil
-	}
-	// The sweep's reads take the read path's phases (readpath.go): the type check
-	// (DynamoDB's filter ran it first), decoding and migration; the write-back is
-	// the sweep's own (migrateItem).
-	plan := readPlan{t: t, info: info}
-	var b expr.Builder
-	filter := b.Name(t.opts.TypeAttribute) + " = " + b.S(info.discriminator) + " AND (attribute_not_exists(" + b.Name(t.opts.SchemaAttribute) + ") OR " +
-		b.Name(t.opts.SchemaAttribute) + " < " + b.Value(&types.AttributeValueMemberN{Value: strconv.Itoa(info.migration.current)}) + ")"
-	in := dynamodb.ScanInput{
-		TableName:                 aws.String(t.name),
-		FilterExpression:          aws.String(filter),
-		ExpressionAttributeNames:  b.Names(),
-		ExpressionAttributeValues: b.Values(),
-		Segment:                   aws.Int32(int32(seg)),
-		TotalSegments:             aws.Int32(int32(s.o.total)),
-		Limit:                     aws.Int32(s.o.pageSize),
-	}
-	if s.o.consistent {
-		in.ConsistentRead = aws.Bool(true)
-	}
-	if prog.Cursor != "" {
-		if in.ExclusiveStartKey, err = t.decodeScanCursor(prog.Cursor); err != nil {
-			return err
-		}
-	}
-	for {
-		out, err := t.client.Scan(ctx, &in)
-		if err != nil {
-			return fmt.Errorf("segment %d: %w", seg, err)
-		}
-		var migrated, lost, failed int64 // this page's
-		for n, item := range out.Items {
-			if err := s.pace(ctx); err != nil {
-				// Stopped midway through the page: save progress up to the last
-				// item done, so that the next run goes on from the next one.
-				if n > 0 {
-					prog.Pages++
-					prog.Seen += int64(n)
-					prog.Migrated, prog.Lost, prog.Failed = prog.Migrated+migrated, prog.Lost+lost, prog.Failed+failed
-					last := out.Items[n-1]
-					key := t.keyOf(last)
-					if cur, cerr := t.encodeScanCursor(key); cerr == nil {
-						prog.Cursor = cur
-						save, cancel := context.WithTimeout(context.WithoutCancel(ctx), sweepSaveTimeout)
-						_ = s.o.store.SaveSweep(save, prog) // if it fails, the page is read again on resume, and its items found current
-						cancel()
-						s.mu.Lock()
-						s.stats.Seen += int64(n)
-						s.stats.Segments[i].Seen += int64(n)
-						s.mu.Unlock()
-					}
-				}
-				return fmt.Errorf("segment %d: %w", seg, err)
-			}
-			switch s.migrateItem(ctx, &plan, item) {
-			case sweepMigrated:
-				migrated++
-				s.count(i, func(_, m, _, _ *int64) { *m++ })
-			case sweepLost:
-				lost++
-				s.count(i, func(_, _, l, _ *int64) { *l++ })
-			case sweepFailed:
-				failed++
-				s.count(i, func(_, _, _, f *int64) { *f++ })
-			}
-		}
-		prog.Pages++
-		prog.Seen += int64(out.ScannedCount)
-		prog.Migrated += migrated
-		prog.Lost += lost
-		prog.Failed += failed
-		prog.Cursor, prog.Done = "", len(out.LastEvaluatedKey) == 0
-		if !prog.Done {
-			if prog.Cursor, err = t.encodeScanCursor(out.LastEvaluatedKey); err != nil {
-				return err
-			}
-		}
-		// Saved even when ctx has just ended: the page's write-backs are done
-		// and counted, and a resumed sweep finds its items current, so a lost
-		// save would lose their count for good.
-		save, cancelSave := context.WithTimeout(context.WithoutCancel(ctx), sweepSaveTimeout)
-		err = s.o.store.SaveSweep(save, prog)
-		cancelSave()
-		if err != nil {
-			return fmt.Errorf("segment %d: progress: %w", seg, err)
-		}
-		s.mu.Lock()
-		s.stats.Seen += int64(out.ScannedCount)
-		s.stats.Segments[i].Seen += int64(out.ScannedCount)
-		s.stats.Segments[i].Done = prog.Done
-		if s.o.progress != nil {
-			s.o.progress(s.snapshotLocked())
-		}
-		s.mu.Unlock()
-		if prog.Done {
-			return nil
-		}
-		in.ExclusiveStartKey = out.LastEvaluatedKey
-	}
-}
-
-// sweepResult is what a sweep did with one item.
-type sweepResult uint8
-
-const (
-	sweepCurrent  sweepResult = iota // at the current schema (or not the entity's): nothing to do
-	sweepMigrated                    // migrated and written back
-	sweepLost                        // migrated, but a newer write came first: not written
-	sweepFailed                      // the migration or its write-back failed (reported to OnError)
-)
 
 // migrateItem reads one item of a sweep through the read path's phases
 // (readpath.go: the type check, decoding and migration) and writes a migrated
 // one back, whatever the entity's WriteBack says (that is the sweep's purpose),
 // on the conditions of every write-back (migrate.go).
-func (s *sweeper[T]) migrateItem(ctx context.Context, p *readPlan, item map[string]types.AttributeValue) sweepResult {
+func (e *Entity[T]) migrateItem(ctx context.Context, p *readPlan, item map[string]types.AttributeValue) sweep.Result {
 	info, verdict, err := p.checkType(item)
 	if err == nil && verdict != itemRead {
-		return sweepCurrent
+		return sweep.Current
 	}
 	var m map[string]types.AttributeValue
 	rv := reflect.New(p.info.goType).Elem()
 	if err == nil {
 		m, err = p.decodeItem(info, item, rv)
 		if err == nil && m == nil {
-			return sweepCurrent
+			return sweep.Current
 		}
 	}
 	var w *writeRequest
@@ -434,20 +234,20 @@ func (s *sweeper[T]) migrateItem(ctx context.Context, p *readPlan, item map[stri
 	}
 	if err != nil {
 		p.info.migration.report(err)
-		return sweepFailed
+		return sweep.Failed
 	}
 	// The write-back is not cut short by the end of ctx, so that its outcome is
 	// known and counted: a sweep stops between items.
-	sendCtx, cancelSend := context.WithTimeout(context.WithoutCancel(ctx), sweepSaveTimeout)
-	written, err := p.info.migration.send(sendCtx, s.e.table, w)
+	sendCtx, cancelSend := context.WithTimeout(context.WithoutCancel(ctx), sweep.SaveTimeout)
+	written, err := p.info.migration.send(sendCtx, e.table, w)
 	cancelSend()
 	switch {
 	case written:
-		return sweepMigrated
+		return sweep.Migrated
 	case err == nil:
-		return sweepLost
+		return sweep.Lost
 	}
-	return sweepFailed
+	return sweep.Failed
 }
 
 // encodeScanCursor seals a sweep's scan position, the base table key of the

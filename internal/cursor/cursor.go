@@ -11,8 +11,9 @@
 // breaks and zero trailing bits, so one position has exactly one cursor.
 //
 // What a payload means (which key attributes, which partition) is the root
-// package's (cursor.go, fanout.go, sweep.go); this package seals, opens and
-// writes the length-prefixed texts payloads are made of.
+// package's (cursor.go, sweep.go) and internal/fanout's; this package seals,
+// opens and writes the length-prefixed texts payloads are made of, and the
+// payloads made of a key's values (keys.go), through the table's [KeyTypes].
 package cursor
 
 import (
@@ -27,7 +28,7 @@ import (
 // The kinds of cursor, and the sizes of the envelope's fixed parts.
 const (
 	KindQuery  = 1 // a query's cursor: for each key attribute, uvarint(len) value
-	KindFanout = 2 // a fan-out's cursor (QueryShards, AllShards): see the root's fanout.go
+	KindFanout = 2 // a fan-out's cursor (QueryShards, AllShards): see internal/fanout
 	KindSweep  = 3 // a sweep's checkpoint: uvarint(len) partition key, uvarint(len) sort key
 	IDLen      = 8
 	MACLen     = 16

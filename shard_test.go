@@ -545,7 +545,7 @@ func BenchmarkMerge(b *testing.B) {
 	for b.Loop() {
 		fq := &fanoutQuery{Query: fanout.Query{PartitionKey: "PK", SortKey: "SK", KeyAttrs: []string{"PK", "SK"}, Parallel: 8}, index: Index{PartitionKey: "PK", SortKey: "SK"}}
 		for i := range bufs {
-			fq.pqs = append(fq.pqs, &preparedQuery{})
+			fq.pqs = append(fq.pqs, &preparedQuery{plan: readPlan{t: tbl, info: events.info}}) // a Query's read plan: type check, decode
 			fq.Streams = append(fq.Streams, &fanout.Stream{Buf: bufs[i], Done: true, Fetched: true})
 		}
 		page, err := events.fanoutPage(context.Background(), fq)

@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/singletable/singletable/internal/keytmpl"
+	"github.com/singletable/singletable/internal/tabledef"
 	"github.com/singletable/singletable/internal/wrap"
 )
 
@@ -400,31 +401,14 @@ func (t *Table) libraryAttributes() []string {
 // on every write.
 func (t *Table) checkOwnAttributes() error {
 	o := &t.opts
-	owners := map[string]string{}
-	for attr := range t.keys {
-		owners[attr] = "a key attribute"
-	}
-	for _, a := range []struct{ what, name string }{
-		{"the type attribute (WithTypeAttribute)", o.TypeAttribute},
-		{"the schema attribute (WithSchemaAttribute)", o.SchemaAttribute},
-		{"the incarnation attribute (WithIncarnationAttribute)", o.IncarnationAttribute},
-		{"the TTL attribute (WithTTLAttribute)", o.TTLAttribute},
-	} {
-		if a.name == "" {
-			continue
-		}
-		if t.isReceiptAttr(a.name) {
-			return fmt.Errorf("%s %q is also a receipt attribute (WithReceiptAttribute %q): %w", a.what, a.name, o.ReceiptAttribute, ErrInvalidInput)
-		}
-		if other, dup := owners[a.name]; dup {
-			return fmt.Errorf("%s %q is also %s: %w", a.what, a.name, other, ErrInvalidInput)
-		}
-		owners[a.name] = a.what
-	}
-	for attr, what := range owners {
-		if t.isReceiptAttr(attr) {
-			return fmt.Errorf("%s %q is also a receipt attribute (WithReceiptAttribute %q): %w", what, attr, o.ReceiptAttribute, ErrInvalidInput)
-		}
+	err := tabledef.CheckOwn(sortedKeys(t.keys), []tabledef.Own{
+		{What: "the type attribute (WithTypeAttribute)", Name: o.TypeAttribute},
+		{What: "the schema attribute (WithSchemaAttribute)", Name: o.SchemaAttribute},
+		{What: "the incarnation attribute (WithIncarnationAttribute)", Name: o.IncarnationAttribute},
+		{What: "the TTL attribute (WithTTLAttribute)", Name: o.TTLAttribute},
+	}, t.isReceiptAttr, o.ReceiptAttribute)
+	if err != nil {
+		return fmt.Errorf("%w: %w", err, ErrInvalidInput)
 	}
 	return nil
 }

@@ -52,8 +52,9 @@
 // process DynamoDB Streams, package design renders the model, and the modules
 // otel and dynamolocal hold the OpenTelemetry tracer and the DynamoDB Local
 // harness. The machinery below the root is internal: the codec and the wire
-// decoder, key templates, expressions, cursors, the client boundary, Explain's
-// rendering, the railroad's scheduler.
+// decoder, key templates, expressions, cursors, the client boundary, the
+// fan-out, sweep and count engines, the update planner, unique guards, native
+// index keys, id generation, Explain's rendering, the railroad's scheduler.
 //
 // # Tags
 //

@@ -187,7 +187,7 @@ func (info *entityInfo) planUpdate(sv reflect.Value, opts []UpdateOption, env *p
 		return nil, fmt.Errorf("no changes: %w", ErrInvalidInput)
 	}
 	p.libraryValues()
-	for _, phase := range []func() error{u.IndexKeys, p.upsertInputs, p.ifAbsent} {
+	for _, phase := range []func() error{u.IndexKeys, u.UpsertInputs, p.ifAbsent} {
 		if err := p.phase(phase()); err != nil {
 			return nil, err
 		}
@@ -235,45 +235,15 @@ func (p *updatePlan) libraryValues() {
 	u.Sets = p.setClauses(u.Sets)
 }
 
-// upsertInputs makes an item an upsert creates hold the inputs of its own key.
-func (p *updatePlan) upsertInputs() error {
-	if !p.o.upsert {
-		return nil
-	}
-	info, w, u := p.info, &p.w, &p.u
-	for _, kt := range info.baseTemplates() {
-		for _, f := range kt.fields {
-			fv, _ := f.ValueOf(p.sv)
-			av, keep, err := f.Encode(fv)
-			if err != nil {
-				return fmt.Errorf("%s: %w: %w", info.attrName(f), ErrInvalidInput, err)
-			}
-			if keep && !u.Stored[f.Name] {
-				u.Stored[f.Name] = true
-				u.Sets = append(u.Sets, w.b.Name(f.Name)+" = "+w.b.Value(av))
-			}
-		}
-	}
-	return nil
-}
-
 // ifAbsent stores what the plans store only where the item holds none (the
 // incarnation of an item an upsert creates; createdAt, but where the upsert
 // stores it as an input of a key) and, beside a field so stored, the keys of the
 // indexes it feeds (updateplan's AbsentKeys: a *KeyError names the field when
 // an item's keys are missing beside another value).
 func (p *updatePlan) ifAbsent() error {
-	w, u := &p.w, &p.u
 	for _, a := range p.absent {
-		if a.f != nil && u.Stored[a.name] {
-			continue
-		}
-		name := w.b.Name(a.name)
-		u.Sets = append(u.Sets, name+" = if_not_exists("+name+", "+w.b.Value(a.av)+")")
-		if a.f != nil {
-			if err := u.AbsentKeys(a.name, a.av, a.f, a.fv); err != nil {
-				return err
-			}
+		if err := p.u.IfAbsent(a.name, a.av, a.f, a.fv); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -312,6 +282,16 @@ func (e updateEntity) Indexes(yield func(string, [2]updateplan.Key) bool) {
 			}
 		}
 	}
+}
+
+// Base returns the primary key's templates.
+func (e updateEntity) Base() []updateplan.Key {
+	base := e.info.baseTemplates()
+	keys := make([]updateplan.Key, len(base))
+	for i, kt := range base {
+		keys[i] = kt
+	}
+	return keys
 }
 
 // RenderKeys renders an index's keys (renderIndex) as stored (keyAV).

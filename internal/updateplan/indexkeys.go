@@ -28,6 +28,8 @@ type Keys interface {
 	// RenderKeys renders an index's key pair as stored, asking get for the i-th
 	// input of each key; complete is false when an input is missing.
 	RenderKeys(pair [2]Key, get func(k Key, i int) keytmpl.Value) (avs [2]types.AttributeValue, complete bool, err error)
+	// Base returns the primary key's templates.
+	Base() []Key
 }
 
 // Input is an input of a recomputed index key that the update did not change:
@@ -142,6 +144,42 @@ func sortedFields(set map[*codec.Field]bool) []*codec.Field {
 	}
 	slices.SortFunc(out, func(a, b *codec.Field) int { return strings.Compare(a.Name, b.Name) })
 	return out
+}
+
+// UpsertInputs makes an item an upsert creates hold the inputs of its own key.
+func (p *Plan) UpsertInputs() error {
+	if !p.Upsert {
+		return nil
+	}
+	for _, kt := range p.K.Base() {
+		for _, f := range kt.Inputs() {
+			fv, _ := f.ValueOf(p.SV)
+			av, keep, err := f.Encode(fv)
+			if err != nil {
+				return fmt.Errorf("%s: %w: %w", p.E.Label(f), p.Invalid, err)
+			}
+			if keep && !p.Stored[f.Name] {
+				p.Stored[f.Name] = true
+				p.Sets = append(p.Sets, p.B.Name(f.Name)+" = "+p.B.Value(av))
+			}
+		}
+	}
+	return nil
+}
+
+// IfAbsent stores av as attribute name only where the item holds none, but
+// where an upsert stores the field f as an input of a key, and, beside a field
+// (f not nil) so stored, the keys of the indexes it feeds (AbsentKeys).
+func (p *Plan) IfAbsent(name string, av types.AttributeValue, f *codec.Field, fv reflect.Value) error {
+	if f != nil && p.Stored[name] {
+		return nil
+	}
+	n := p.B.Name(name)
+	p.Sets = append(p.Sets, n+" = if_not_exists("+n+", "+p.B.Value(av)+")")
+	if f == nil {
+		return nil
+	}
+	return p.AbsentKeys(name, av, f, fv)
 }
 
 // AbsentKeys writes, beside a field f the update stores with if_not_exists as

@@ -46,18 +46,13 @@ func compileTTL(info *entityInfo, index []int, sf reflect.StructField) error {
 		return &EntityError{Entity: info.name, Field: f.GoName, Reason: "ttl (attribute " + f.Name + "): " + reason}
 	}
 	h := info.hooksOf()
-	base := derefType(f.Type)
-	switch {
+	switch problem := ttlexpiry.FieldProblem(f); {
 	case h.ttl != nil:
 		return fail("a second ttl field (the first is " + h.ttl.GoName + ")")
 	case info.roleTaken(f) != "":
 		return fail("the field is the " + info.roleTaken(f) + " field already")
-	case base == timeType && !f.UnixTime:
-		return fail("a time.Time is stored as RFC 3339 text, which DynamoDB's TTL ignores: tag it dynamodbav:\"" + f.Name + ",unixtime\" to store Unix seconds")
-	case f.AsString:
-		return fail("the string option stores the number as text, which DynamoDB's TTL ignores")
-	case base != timeType && !isIntegerKind(base.Kind()):
-		return fail("DynamoDB's TTL is a number of Unix seconds: use an integer field or a time.Time tagged unixtime, not " + f.Type.String())
+	case problem != "":
+		return fail(problem)
 	}
 	t := info.table
 	if want := t.ttlAttribute(); want != "" && want != f.Name {

@@ -104,9 +104,8 @@ func (d *derivedTTL) check(info *entityInfo) error {
 	if f == d.ttl {
 		return fail("the ttl cannot be derived from itself")
 	}
-	base := derefType(f.Type)
-	if base != timeType && (!isIntegerKind(base.Kind()) || f.AsString) {
-		return fail("the base must be a time.Time or an integer of Unix seconds, not " + f.Type.String())
+	if problem := ttlexpiry.BaseProblem(f); problem != "" {
+		return fail(problem)
 	}
 	return nil
 }

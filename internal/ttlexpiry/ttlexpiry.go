@@ -18,11 +18,50 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/singletable/singletable/internal/codec"
 	"github.com/singletable/singletable/internal/expr"
 	"github.com/singletable/singletable/internal/wrap"
 )
 
 var timeType = reflect.TypeFor[time.Time]()
+
+// FieldProblem says why field f cannot hold a TTL ("": it can): DynamoDB's TTL
+// is a number of Unix seconds, an integer or a time.Time stored with unixtime.
+func FieldProblem(f *codec.Field) string {
+	base := derefType(f.Type)
+	switch {
+	case base == timeType && !f.UnixTime:
+		return "a time.Time is stored as RFC 3339 text, which DynamoDB's TTL ignores: tag it dynamodbav:\"" + f.Name + ",unixtime\" to store Unix seconds"
+	case f.AsString:
+		return "the string option stores the number as text, which DynamoDB's TTL ignores"
+	case base != timeType && !isInteger(base.Kind()):
+		return "DynamoDB's TTL is a number of Unix seconds: use an integer field or a time.Time tagged unixtime, not " + f.Type.String()
+	}
+	return ""
+}
+
+// BaseProblem says why field f cannot be the base a ttl is derived from ("":
+// it can): a time.Time (stored any way) or an integer of Unix seconds.
+func BaseProblem(f *codec.Field) string {
+	base := derefType(f.Type)
+	if base != timeType && (!isInteger(base.Kind()) || f.AsString) {
+		return "the base must be a time.Time or an integer of Unix seconds, not " + f.Type.String()
+	}
+	return ""
+}
+
+// derefType is t with one pointer taken off.
+func derefType(t reflect.Type) reflect.Type {
+	if t.Kind() == reflect.Pointer {
+		return t.Elem()
+	}
+	return t
+}
+
+// isInteger reports whether k is a signed or unsigned integer kind.
+func isInteger(k reflect.Kind) bool {
+	return k >= reflect.Int && k <= reflect.Uint64 && k != reflect.Uintptr
+}
 
 // ParseTag parses the options of a derived ttl's tag ("from=ATTR",
 // "after=DURATION"); reason says what is wrong with them ("": nothing).

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/singletable/singletable/internal/codec"
 	"github.com/singletable/singletable/internal/expr"
 )
 
@@ -125,4 +126,33 @@ func TestEnable(t *testing.T) {
 	c = &ttlClient{cur: "expires", status: types.TimeToLiveStatusDisabled}
 	require.NoError(t, Enable(t.Context(), c, aws.String("t"), "ttl", errInvalid))
 	assert.Equal(t, "ttl", aws.ToString(c.updated))
+}
+
+// TestFieldAndBaseProblems refuses fields that cannot hold or feed a TTL.
+func TestFieldAndBaseProblems(t *testing.T) {
+	type item struct {
+		Unix  time.Time  `dynamodbav:"unix,unixtime"`
+		Text  time.Time  `dynamodbav:"text"`
+		Sec   *int64     `dynamodbav:"sec"`
+		AsStr int64      `dynamodbav:"asStr,string"`
+		Name  string     `dynamodbav:"name"`
+		PText *time.Time `dynamodbav:"ptext"`
+	}
+	plan, err := codec.PlanFor(reflect.TypeFor[item]())
+	require.NoError(t, err)
+	field := func(name string) *codec.Field {
+		f, ok := plan.Field(name)
+		require.True(t, ok, name)
+		return f
+	}
+	assert.Empty(t, FieldProblem(field("unix")))
+	assert.Empty(t, FieldProblem(field("sec")))
+	assert.Contains(t, FieldProblem(field("text")), `tag it dynamodbav:"text,unixtime"`)
+	assert.Contains(t, FieldProblem(field("asStr")), "the string option stores the number as text")
+	assert.Contains(t, FieldProblem(field("name")), "not string")
+	for _, name := range []string{"unix", "text", "sec", "ptext"} {
+		assert.Empty(t, BaseProblem(field(name)), name)
+	}
+	assert.Equal(t, "the base must be a time.Time or an integer of Unix seconds, not int64", BaseProblem(field("asStr")))
+	assert.Contains(t, BaseProblem(field("name")), "not string")
 }

@@ -148,9 +148,10 @@ type updatePlan struct {
 
 // planUpdate validates the changes and builds the update and condition
 // expressions, in phases: the changes (checked and encoded by
-// internal/updateplan, list, set and nested operations too), the feature plans (the version, updatedAt, createdAt, the
-// count, validation, return values, the receipt), the index keys recomputed, the
-// upsert's key inputs, what is stored only where the item holds none, the guard.
+// internal/updateplan, list, set and nested operations too), the feature plans
+// (the version, updatedAt, createdAt, the count, validation, return values, the
+// receipt), the index keys recomputed, the upsert's key inputs, what is stored
+// only where the item holds none, the guard.
 // env is nil but for a transaction with a caller's token (planenv.go).
 func (info *entityInfo) planUpdate(sv reflect.Value, opts []UpdateOption, env *planEnv) (*writeRequest, error) {
 	p := &updatePlan{}

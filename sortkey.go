@@ -3,37 +3,35 @@ package singletable
 import (
 	"fmt"
 	"reflect"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/singletable/singletable/internal/codec"
 	"github.com/singletable/singletable/internal/expr"
 	"github.com/singletable/singletable/internal/keytmpl"
+	"github.com/singletable/singletable/internal/sortcond"
 )
 
 // Sort key conditions: the SK options, their typed forms (SK[T]), and the default
 // condition a query gets from its key value (partial keys narrow the sort key).
 
-// skOp is a sort key comparison.
-type skOp uint8
+// skOp is a sort key comparison (internal/sortcond).
+type skOp = sortcond.Op
 
 const (
-	skEqual skOp = iota + 1
-	skLess
-	skLessEqual
-	skGreater
-	skGreaterEqual
-	skBetween
-	skBeginsWith
-	skTree
+	skEqual        = sortcond.Equal
+	skLess         = sortcond.Less
+	skLessEqual    = sortcond.LessEqual
+	skGreater      = sortcond.Greater
+	skGreaterEqual = sortcond.GreaterEqual
+	skBetween      = sortcond.Between
+	skBeginsWith   = sortcond.BeginsWith
+	skTree         = sortcond.Tree
 )
 
-var skOpNames = [...]string{"", "=", "<", "<=", ">", ">=", "BETWEEN", "begins_with", "tree"}
+var skOpNames = sortcond.OpNames
 
 // skFuncNames name the options, for messages.
-var skFuncNames = [...]string{"", "SKEqual", "SKLessThan", "SKLessThanEqual", "SKGreaterThan", "SKGreaterThanEqual", "SKBetween", "SKBeginsWith", "SKTree"}
+var skFuncNames = sortcond.FuncNames
 
 type skCond struct {
 	op     skOp
@@ -135,11 +133,7 @@ func (SortKey[T]) BeginsWith(v T) QueryOption { return sortKey(skBeginsWith, v) 
 // Tree is [SKTree] for a value of T.
 func (SortKey[T]) Tree(v T) QueryOption { return sortKey(skTree, v) }
 
-// maxRune sorts after every UTF-8 text that does not itself begin with it; appended
-// to a prefix it bounds the group of keys beginning with that prefix from above.
-const maxRune = "\U0010FFFF"
-
-// skCondition renders sort key conditions for one query.
+// skCondition renders sort key conditions for one query (internal/sortcond).
 type skCondition struct {
 	what       string       // entity name, or "collection", for messages
 	attr       string       // sort key attribute of the queried index
@@ -152,233 +146,68 @@ type skCondition struct {
 	typ        types.ScalarAttributeType // the sort key's type: S (or ""), N or B (keytypes.go)
 }
 
-// val is the placeholder of a sort key value given as text, of the key's type.
-func (k skCondition) val(b *expr.Builder, text string) string {
-	switch k.typ {
-	case types.ScalarAttributeTypeN:
-		return b.Value(&types.AttributeValueMemberN{Value: text})
-	case types.ScalarAttributeTypeB:
-		return b.Value(&types.AttributeValueMemberB{Value: []byte(text)})
-	}
-	return b.S(text)
-}
-
-// numeric reports whether the sort key holds numbers.
-func (k skCondition) numeric() bool { return k.typ == types.ScalarAttributeTypeN }
-
-// greater reports whether sort key value a comes after b as DynamoDB orders
-// them: numbers by value, strings and binary byte by byte.
-func (k skCondition) greater(a, b string) bool {
-	if k.numeric() {
-		return keytmpl.CompareNumberText(a, b) > 0
-	}
-	return a > b
-}
-
-// sortInput is a placeholder's input in a sort key condition or a query's key
-// value: as for any key, except that a zero number is unset.
-func sortInput(f *codec.Field, sv reflect.Value) keytmpl.Value {
-	v := keytmpl.ValueOfField(f, sv)
-	if (v.Kind == keytmpl.KindInt && v.I == 0) || (v.Kind == keytmpl.KindUint && v.U == 0) {
-		return keytmpl.Value{}
-	}
-	return v
-}
-
-// narrowed is the default condition of a query without one, from its key value sv:
-// when sv fills the leading placeholders of the sort key template, and at least one
-// of them is not an input of the partition key, the sort key rendered up to the
-// first empty placeholder (with the literal text after the last filled one, which
-// after a placeholder of variable width starts with the delimiter: "ORDER#o1#"
-// never begins "ORDER#o10#"). A complete key is matched exactly: equal in an entity
-// query, as [SKTree] in a collection query (the item and the items under it). It
-// is nil when sv narrows nothing.
+// narrowed is the default condition of a query without one, from its key value
+// sv (see sortcond's Narrows); nil when sv narrows nothing.
 func (k skCondition) narrowed(sv reflect.Value) (*skCond, error) {
-	if k.tmpl == nil || k.info == nil || !sv.IsValid() {
+	c := k.cond()
+	if !c.Narrows(sv) {
 		return nil, nil
 	}
-	own := false
-	for _, f := range k.tmpl.fields {
-		if sortInput(f, sv).Kind == keytmpl.KindMissing {
-			break
-		}
-		own = own || !k.pk.hasField(f)
+	v := k.render(sv)
+	if v.Err != nil {
+		return nil, v.Err
 	}
-	if !own {
-		return nil, nil
-	}
-	s, complete, err := k.tmpl.renderWith(k.info, func(i int) keytmpl.Value { return sortInput(k.tmpl.fields[i], sv) }, true)
-	if err != nil {
-		return nil, err
-	}
-	c := &skCond{op: skBeginsWith, values: [2]any{s}}
-	switch {
-	case !complete:
-	case k.collection && (k.typ == "" || k.typ == types.ScalarAttributeTypeS):
-		c.op = skTree
-	default:
-		c.op = skEqual
-	}
-	return c, nil
-}
-
-// hasField reports whether f is an input of kt (nil: none is).
-func (kt *keyTemplate) hasField(f *codec.Field) bool {
-	if kt == nil {
-		return false
-	}
-	for _, g := range kt.fields {
-		if g == f {
-			return true
-		}
-	}
-	return false
+	return &skCond{op: c.NarrowedOp(v.Complete), values: [2]any{v.Key}}, nil
 }
 
 // build renders the condition c; with none, an entity query keeps to its
 // template's literal prefix. It returns the condition text and its identity for
-// cursors.
+// cursors. Values of the entity type are rendered here, text checked there.
 func (k skCondition) build(b *expr.Builder, c *skCond) (string, string, error) {
+	cond := k.cond()
 	if c == nil {
-		if k.collection || k.tmpl == nil {
-			return "", "", nil
-		}
-		p := k.tmpl.tmpl.StaticPrefix()
-		if p == "" || k.typ == types.ScalarAttributeTypeN {
-			return "", "", nil
-		}
-		return "begins_with(" + b.Name(k.attr) + ", " + b.S(p) + ")", "\x00^" + p, nil
+		return cond.Build(b, 0, [2]sortcond.Value{})
 	}
-	name := b.Name(k.attr)
-	var lo, hi string
-	var err error
-	if k.numeric() && (c.op == skBeginsWith || c.op == skTree) {
-		return "", "", fmt.Errorf("singletable: Query %s: %s: %s holds numbers, which have no prefixes: use SKEqual, SKBetween or a comparison: %w", k.what, skFuncNames[c.op], k.attr, ErrInvalidInput)
+	var vals [2]sortcond.Value
+	for j, v := range c.values {
+		vals[j].V = v
+		if _, text := v.(string); text || v == nil || k.asEntity == nil || k.tmpl == nil {
+			continue
+		}
+		if sv, ok := k.asEntity(v); ok {
+			vals[j] = k.render(sv)
+			vals[j].V = v
+		}
 	}
-	switch c.op {
-	case skBetween:
-		if lo, err = k.render(c.values[0], c.op, false); err != nil {
-			return "", "", err
-		}
-		if hi, err = k.render(c.values[1], c.op, true); err != nil {
-			return "", "", err
-		}
-		if k.greater(lo, hi) {
-			return "", "", fmt.Errorf("singletable: Query %s: SKBetween bounds %q > %q: %w", k.what, lo, hi, ErrInvalidInput)
-		}
-		return name + " BETWEEN " + k.val(b, lo) + " AND " + k.val(b, hi), "\x00B" + lo + "\x00" + hi, nil
-	case skBeginsWith:
-		if lo, err = k.render(c.values[0], c.op, false); err != nil {
-			return "", "", err
-		}
-		return "begins_with(" + name + ", " + k.val(b, lo) + ")", "\x00^" + lo, nil
-	case skTree:
-		if lo, err = k.render(c.values[0], c.op, false); err != nil {
-			return "", "", err
-		}
-		hi = lo + string(k.delim) + maxRune
-		return name + " BETWEEN " + b.S(lo) + " AND " + b.S(hi), "\x00T" + lo, nil
-	default:
-		upper := c.op == skLessEqual || c.op == skGreater
-		if lo, err = k.render(c.values[0], c.op, upper); err != nil {
-			return "", "", err
-		}
-		op := skOpNames[c.op]
-		return name + " " + op + " " + k.val(b, lo), "\x00" + op + lo, nil
-	}
+	return cond.Build(b, c.op, vals)
 }
 
-// render turns one condition value into sort key text; upper says whether a partial
-// value bounds its group from above.
-func (k skCondition) render(v any, op skOp, upper bool) (string, error) {
-	if s, ok := v.(string); ok {
-		return k.text(s, op)
-	}
-	var sv reflect.Value
-	ok := false
-	if k.asEntity != nil && k.tmpl != nil {
-		sv, ok = k.asEntity(v)
-	}
-	if !ok {
-		return "", k.valueTypeError(v, op)
-	}
-	skT := k.tmpl
-	missing := -1
-	s, complete, err := skT.renderWith(k.info, func(i int) keytmpl.Value {
-		v := sortInput(skT.fields[i], sv)
+// render renders the sort key template from sv as a prefix, its inputs read as
+// a sort key condition reads them.
+func (k skCondition) render(sv reflect.Value) sortcond.Value {
+	kt, missing := k.tmpl, -1
+	s, complete, err := kt.renderWith(k.info, func(i int) keytmpl.Value {
+		v := sortcond.Input(kt.fields[i], sv)
 		if v.Kind == keytmpl.KindMissing && missing < 0 {
 			missing = i
 		}
 		return v
 	}, true)
-	if err != nil {
-		return "", err
-	}
-	if !complete && (op == skEqual || op == skTree || k.typ == types.ScalarAttributeTypeN || k.typ == types.ScalarAttributeTypeB) {
-		f := skT.fields[max(missing, 0)]
-		return "", fmt.Errorf("singletable: Query %s: %s needs every input of %s %q, and %s is unset (a zero number counts as unset here: give the rendered key as a string to match a zero): %w",
-			k.what, skFuncNames[op], skT.attr, skT.tmpl.String(), fieldLabel(k.info.name, f), ErrInvalidKey)
-	}
-	if !complete && upper {
-		s += maxRune
-	}
-	return s, nil
+	return sortcond.Value{Rendered: true, Key: s, Complete: complete, Missing: missing, Err: err}
 }
 
-// text checks a condition value given as rendered sort key text. In an entity query
-// a complete key (SKEqual, SKTree) must be one the entity's template renders, and a
-// prefix (SKBeginsWith) one it could begin with: anything else matches none of the
-// entity's items.
-func (k skCondition) text(s string, op skOp) (string, error) {
-	switch {
-	case k.typ == types.ScalarAttributeTypeN && !keytmpl.IsNumberText(s):
-		return "", fmt.Errorf("singletable: Query %s: %s(%q): %s holds numbers, and this is not one: %w", k.what, skFuncNames[op], s, k.attr, ErrInvalidKey)
-	case s == "" || len(s) > MaxSortKeyBytes || k.typ != types.ScalarAttributeTypeB && !utf8.ValidString(s):
-		return "", fmt.Errorf("singletable: Query %s: %s(%q): a sort key value must be 1-%d bytes of UTF-8: %w", k.what, skFuncNames[op], s, MaxSortKeyBytes, ErrInvalidKey)
+// cond is the condition for internal/sortcond.
+func (k skCondition) cond() sortcond.Condition {
+	c := sortcond.Condition{What: k.what, Attr: k.attr, Collection: k.collection, Delim: k.delim, Typ: k.typ,
+		KeyError: keyError, Invalid: ErrInvalidInput, InvalidKey: ErrInvalidKey, MaxBytes: MaxSortKeyBytes}
+	if k.info != nil {
+		c.Entity, c.HasInfo = k.info.name, true
 	}
-	if k.collection || k.tmpl == nil || k.tmpl.typ != "" {
-		return s, nil // a number or binary key is its one input: any value of its type
+	if k.pk != nil {
+		c.PKInputs = k.pk.fields
 	}
-	tmpl := k.tmpl.tmpl
-	switch op {
-	case skEqual, skTree:
-		if _, err := tmpl.Extract(s); err != nil {
-			return "", fmt.Errorf("singletable: Query %s: %s(%q) matches no %s, whose %s is rendered from %q (to render it, pass a %s with the inputs set): %w", k.what, skFuncNames[op], s, k.what, k.tmpl.attr, tmpl.String(), k.what, err)
-		}
-	case skBeginsWith:
-		if p := tmpl.StaticPrefix(); !strings.HasPrefix(s, p) && !strings.HasPrefix(p, s) {
-			return "", fmt.Errorf("singletable: Query %s: %s(%q) matches no %s, whose %s always begins %q: %w", k.what, skFuncNames[op], s, k.what, k.tmpl.attr, p, ErrInvalidKey)
-		}
+	if kt := k.tmpl; kt != nil {
+		c.Tmpl, c.TmplAttr, c.Inputs, c.TmplType = &kt.tmpl.k, kt.attr, kt.fields, kt.typ
 	}
-	return s, nil
-}
-
-// valueTypeError refuses a condition value that is neither text nor the entity
-// type, naming what the sort key's placeholders take.
-func (k skCondition) valueTypeError(v any, op skOp) error {
-	if k.tmpl == nil || k.info == nil {
-		return fmt.Errorf("singletable: Query %s: %s(%s): a value of type %T cannot be a sort key here: give the rendered key as a string: %w", k.what, skFuncNames[op], quoteValue(v), v, ErrInvalidInput)
-	}
-	inputs := make([]string, 0, len(k.tmpl.fields))
-	for _, f := range k.tmpl.fields {
-		inputs = append(inputs, fieldLabel(k.info.name, f)+", a "+f.Type.String())
-	}
-	want := "it has no placeholders"
-	if len(inputs) > 0 {
-		want = strings.Join(inputs, "; ")
-	}
-	return fmt.Errorf("singletable: Query %s: %s(%s): a value of type %T is not a sort key of %s: give the rendered key as a string, or a %s with the inputs of %s %q set: %s: %w",
-		k.what, skFuncNames[op], quoteValue(v), v, k.info.name, k.info.name, k.tmpl.attr, k.tmpl.tmpl.String(), want, ErrInvalidInput)
-}
-
-// quoteValue formats a refused value for a message: a number, string or bool as
-// Go writes it, anything else as "…".
-func quoteValue(v any) string {
-	switch reflect.ValueOf(v).Kind() {
-	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
-		reflect.Float32, reflect.Float64, reflect.String:
-		return fmt.Sprintf("%#v", v)
-	}
-	return "…"
+	return c
 }

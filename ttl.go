@@ -3,17 +3,16 @@ package singletable
 import (
 	"context"
 	"fmt"
-	"math/big"
 	"reflect"
 	"slices"
 	"strconv"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/singletable/singletable/internal/expr"
+	"github.com/singletable/singletable/internal/ttlexpiry"
 	"github.com/singletable/singletable/internal/wrap"
 )
 
@@ -47,18 +46,13 @@ func compileTTL(info *entityInfo, index []int, sf reflect.StructField) error {
 		return &EntityError{Entity: info.name, Field: f.GoName, Reason: "ttl (attribute " + f.Name + "): " + reason}
 	}
 	h := info.hooksOf()
-	base := derefType(f.Type)
-	switch {
+	switch problem := ttlexpiry.FieldProblem(f); {
 	case h.ttl != nil:
 		return fail("a second ttl field (the first is " + h.ttl.GoName + ")")
 	case info.roleTaken(f) != "":
 		return fail("the field is the " + info.roleTaken(f) + " field already")
-	case base == timeType && !f.UnixTime:
-		return fail("a time.Time is stored as RFC 3339 text, which DynamoDB's TTL ignores: tag it dynamodbav:\"" + f.Name + ",unixtime\" to store Unix seconds")
-	case f.AsString:
-		return fail("the string option stores the number as text, which DynamoDB's TTL ignores")
-	case base != timeType && !isIntegerKind(base.Kind()):
-		return fail("DynamoDB's TTL is a number of Unix seconds: use an integer field or a time.Time tagged unixtime, not " + f.Type.String())
+	case problem != "":
+		return fail(problem)
 	}
 	t := info.table
 	if want := t.ttlAttribute(); want != "" && want != f.Name {
@@ -109,21 +103,7 @@ func (t *Table) EnableTTL(ctx context.Context) error {
 	if t.observing() {
 		c = wrap.TTL{C: c, Around: t.observed}
 	}
-	d, err := c.DescribeTimeToLive(ctx, &dynamodb.DescribeTimeToLiveInput{TableName: t.namePtr()})
-	if err != nil {
-		return fmt.Errorf("singletable: EnableTTL %s: %w", t.name, err)
-	}
-	if desc := d.TimeToLiveDescription; desc != nil && desc.AttributeName != nil {
-		switch cur := aws.ToString(desc.AttributeName); {
-		case (desc.TimeToLiveStatus == types.TimeToLiveStatusEnabled || desc.TimeToLiveStatus == types.TimeToLiveStatusEnabling) && cur == attr:
-			return nil
-		case desc.TimeToLiveStatus == types.TimeToLiveStatusEnabled || desc.TimeToLiveStatus == types.TimeToLiveStatusEnabling:
-			return fmt.Errorf("singletable: EnableTTL %s: TTL is on for attribute %q, not %q; DynamoDB allows one: %w", t.name, cur, attr, ErrInvalidInput)
-		}
-	}
-	_, err = c.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{TableName: t.namePtr(),
-		TimeToLiveSpecification: &types.TimeToLiveSpecification{AttributeName: aws.String(attr), Enabled: aws.Bool(true)}})
-	if err != nil {
+	if err := ttlexpiry.Enable(ctx, c, t.namePtr(), attr, ErrInvalidInput); err != nil {
 		return fmt.Errorf("singletable: EnableTTL %s: %w", t.name, err)
 	}
 	return nil
@@ -182,10 +162,6 @@ func (info *entityInfo) refuseSkipExpired() error {
 	return nil
 }
 
-// ttlHorizon is how far in the past, in years, a TTL may lie and still be
-// deleted by DynamoDB: an older one is ignored.
-const ttlHorizon = 5
-
 // expiryRule is SkipExpired's rule at one instant (see [SkipExpired]): an item is
 // expired when its TTL attribute attr is a number from oldest to now, both
 // included. The read path judges each item by it (the expiry phase, readpath.go),
@@ -198,16 +174,13 @@ type expiryRule struct {
 
 // newExpiryRule is the rule on attr at now.
 func newExpiryRule(attr string, now time.Time) *expiryRule {
-	return &expiryRule{attr: attr, now: now.Unix(), oldest: max(1, now.AddDate(-ttlHorizon, 0, 0).Unix())}
+	return &expiryRule{attr: attr, now: now.Unix(), oldest: ttlexpiry.Oldest(now)}
 }
 
 // filter is the filter expression that keeps the items the rule does not call
 // expired: no TTL, a TTL that is not a number, or one outside oldest..now.
 func (x *expiryRule) filter(b *expr.Builder) string {
-	name := b.Name(x.attr)
-	return "attribute_not_exists(" + name + ") OR NOT attribute_type(" + name + ", " + b.S("N") + ") OR " +
-		name + " > " + b.Value(&types.AttributeValueMemberN{Value: strconv.FormatInt(x.now, 10)}) + " OR " +
-		name + " < " + b.Value(&types.AttributeValueMemberN{Value: strconv.FormatInt(x.oldest, 10)})
+	return ttlexpiry.Filter(b, x.attr, x.now, x.oldest)
 }
 
 // expired reports whether a stored item is expired.
@@ -217,20 +190,7 @@ func (x *expiryRule) expired(item map[string]types.AttributeValue) bool {
 }
 
 // expiredNumber reports whether a TTL stored as the number text n is expired.
-func (x *expiryRule) expiredNumber(n string) bool {
-	return numberAtLeast(n, x.oldest) && !numberAtLeast(n, x.now+1)
-}
-
-// numberAtLeast reports whether the DynamoDB number text n is at least v,
-// exactly (n may be a decimal or carry an exponent); false for a text that is not
-// a number.
-func numberAtLeast(n string, v int64) bool {
-	if i, err := strconv.ParseInt(n, 10, 64); err == nil {
-		return i >= v
-	}
-	r, ok := new(big.Rat).SetString(n)
-	return ok && r.Cmp(new(big.Rat).SetInt64(v)) >= 0
-}
+func (x *expiryRule) expiredNumber(n string) bool { return ttlexpiry.Expired(n, x.now, x.oldest) }
 
 // expiryFor is the SkipExpired rule of a read of info (nil: of a collection, or
 // of every type) through index ix at now; nil without SkipExpired. It refuses

@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"reflect"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/singletable/singletable/internal/codec"
+	"github.com/singletable/singletable/internal/ttlexpiry"
 )
 
 // Derived TTL. `singletable:"ttl,from=createdAt,after=720h"` on the ttl field (or
@@ -73,27 +73,11 @@ func (o deriveTTLOption) apply(_ *Table, info *entityInfo) error {
 // compileTTLTag compiles a ttl tag with options (from=, after=).
 func compileTTLTag(info *entityInfo, index []int, sf reflect.StructField, mods []string) error {
 	fail := func(reason string) error { return &EntityError{Entity: info.name, Field: sf.Name, Reason: reason} }
-	d := &derivedTTL{tag: true}
-	var afterText string
-	for _, m := range mods {
-		k, v, _ := strings.Cut(m, "=")
-		switch k {
-		case "from":
-			d.from = v
-		case "after":
-			afterText = v
-		default:
-			return fail("unknown ttl option " + strconv.Quote(m) + " (want from=ATTR,after=DURATION)")
-		}
+	from, after, reason := ttlexpiry.ParseTag(mods)
+	if reason != "" {
+		return fail(reason)
 	}
-	if d.from == "" || afterText == "" {
-		return fail("a derived ttl needs both from=ATTR and after=DURATION")
-	}
-	after, err := parseAfter(afterText)
-	if err != nil {
-		return fail("ttl after=" + afterText + ": " + err.Error())
-	}
-	d.after = after
+	d := &derivedTTL{tag: true, from: from, after: after}
 	if err := compileTTL(info, index, sf); err != nil {
 		return err
 	}
@@ -103,18 +87,6 @@ func compileTTLTag(info *entityInfo, index []int, sf reflect.StructField, mods [
 	}
 	info.hooks.derivedTTL = d
 	return nil
-}
-
-// parseAfter parses a duration: time.ParseDuration's text, or whole days ("30d").
-func parseAfter(text string) (time.Duration, error) {
-	if days, ok := strings.CutSuffix(text, "d"); ok {
-		n, err := strconv.Atoi(days)
-		if err != nil || n <= 0 || n > 365*1000 {
-			return 0, fmt.Errorf("want a count of days from 1, or a Go duration such as 720h")
-		}
-		return time.Duration(n) * 24 * time.Hour, nil
-	}
-	return time.ParseDuration(text)
 }
 
 // check refuses a base that is no time, a duration that is not positive.
@@ -132,9 +104,8 @@ func (d *derivedTTL) check(info *entityInfo) error {
 	if f == d.ttl {
 		return fail("the ttl cannot be derived from itself")
 	}
-	base := derefType(f.Type)
-	if base != timeType && (!isIntegerKind(base.Kind()) || f.AsString) {
-		return fail("the base must be a time.Time or an integer of Unix seconds, not " + f.Type.String())
+	if problem := ttlexpiry.BaseProblem(f); problem != "" {
+		return fail(problem)
 	}
 	return nil
 }
@@ -165,29 +136,7 @@ func (d *derivedTTLFeature) owns(own func(*codec.Field, string)) { own(d.d.ttl, 
 
 // expiry returns the ttl derived from the base's value fv (false: no base).
 func (d *derivedTTLFeature) expiry(fv reflect.Value) (int64, bool) {
-	if fv.Kind() == reflect.Pointer {
-		if fv.IsNil() {
-			return 0, false
-		}
-		fv = fv.Elem()
-	}
-	if fv.IsZero() {
-		return 0, false
-	}
-	var t time.Time
-	switch {
-	case fv.Type() == timeType:
-		t = fv.Interface().(time.Time)
-	case fv.CanInt() && d.ms:
-		t = time.UnixMilli(fv.Int())
-	case fv.CanInt():
-		t = time.Unix(fv.Int(), 0)
-	case d.ms:
-		t = time.UnixMilli(int64(fv.Uint()))
-	default:
-		t = time.Unix(int64(fv.Uint()), 0)
-	}
-	return t.Add(d.d.after).Unix(), true
+	return ttlexpiry.Expiry(fv, d.d.after, d.ms)
 }
 
 // setTTL stores sec (ok false: none) in the ttl field of sv.
@@ -196,27 +145,8 @@ func (d *derivedTTLFeature) setTTL(info *entityInfo, sv reflect.Value, sec int64
 	if err != nil {
 		return err
 	}
-	fv.Set(reflect.Zero(fv.Type()))
-	if !ok {
-		return nil
-	}
-	if fv.Kind() == reflect.Pointer {
-		fv.Set(reflect.New(fv.Type().Elem()))
-		fv = fv.Elem()
-	}
-	switch {
-	case fv.Type() == timeType:
-		fv.Set(reflect.ValueOf(time.Unix(sec, 0)))
-	case fv.CanInt():
-		if fv.OverflowInt(sec) {
-			return fmt.Errorf("singletable: %s: %d does not fit %s: %w", info.attrName(d.d.ttl), sec, fv.Type(), ErrInvalidInput)
-		}
-		fv.SetInt(sec)
-	default:
-		if sec < 0 || fv.OverflowUint(uint64(sec)) {
-			return fmt.Errorf("singletable: %s: %d does not fit %s: %w", info.attrName(d.d.ttl), sec, fv.Type(), ErrInvalidInput)
-		}
-		fv.SetUint(uint64(sec))
+	if err := ttlexpiry.Store(fv, sec, ok, info.attrName(d.d.ttl), ErrInvalidInput); err != nil || !ok {
+		return err
 	}
 	return roundTrip(info, d.d.ttl, sv)
 }

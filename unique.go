@@ -276,21 +276,21 @@ func (u *uniqueFeature) updateValues(p *writePlan) (map[string]types.AttributeVa
 	info := p.info
 	next := map[string]types.AttributeValue{}
 	for _, c := range p.edits {
-		if !u.holds(c.attr) {
+		if !u.holds(c.Attr) {
 			continue
 		}
-		f, _ := info.plan.Field(c.attr)
-		switch c.op {
+		f, _ := info.plan.Field(c.Attr)
+		switch c.Op {
 		case opRemove:
-			next[c.attr] = nil
+			next[c.Attr] = nil
 		case opSet:
-			av, err := uniqueguard.SetValue(f, c.value)
+			av, err := uniqueguard.SetValue(f, c.Value)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w: %w", info.attrName(f), ErrInvalidInput, err)
 			}
-			next[c.attr] = av
+			next[c.Attr] = av
 		default:
-			return nil, fmt.Errorf("%s: %s of a unique value is not supported (the value a guard holds must be known before the write): use Set or Remove: %w", info.attrName(f), opNames[c.op], ErrInvalidInput)
+			return nil, fmt.Errorf("%s: %s of a unique value is not supported (the value a guard holds must be known before the write): use Set or Remove: %w", info.attrName(f), opNames[c.Op], ErrInvalidInput)
 		}
 	}
 	return next, nil

@@ -5,32 +5,25 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"github.com/singletable/singletable/internal/codec"
 	"github.com/singletable/singletable/internal/docpath"
 	"github.com/singletable/singletable/internal/expr"
 	"github.com/singletable/singletable/internal/keytmpl"
+	"github.com/singletable/singletable/internal/updateplan"
 )
 
-type changeOp uint8
+// change is one change an Update's options give (internal/updateplan).
+type change = updateplan.Change
 
 const (
-	opSet changeOp = iota
-	opRemove
-	opAdd
+	opSet    = updateplan.Set
+	opRemove = updateplan.Remove
 )
-
-type change struct {
-	op     changeOp
-	attr   string
-	value  any
-	values []any // list and set operations (update_ops.go)
-}
 
 type updateOptions struct {
 	changes []change
@@ -54,7 +47,7 @@ func (c changeOption) applyUpdate(o *updateOptions) error {
 // "lines[2].qty"), checked against T's types (see update_ops.go); the value is
 // then of the type at the path.
 func Set(attr string, value any) UpdateOption {
-	return changeOption{op: opSet, attr: attr, value: value}
+	return changeOption{Op: opSet, Attr: attr, Value: value}
 }
 
 // Remove removes fields, named by their stored attribute names, or parts of them
@@ -63,7 +56,7 @@ func Set(attr string, value any) UpdateOption {
 func Remove(attrs ...string) UpdateOption {
 	return updateFunc(func(o *updateOptions) error {
 		for _, a := range attrs {
-			o.changes = append(o.changes, change{op: opRemove, attr: a})
+			o.changes = append(o.changes, change{Op: opRemove, Attr: a})
 		}
 		return nil
 	})
@@ -73,7 +66,7 @@ func Remove(attrs ...string) UpdateOption {
 // ADD is not idempotent: an Update that is retried after its response was lost may
 // add twice. Guard it with a condition when that matters.
 func Add(attr string, value any) UpdateOption {
-	return changeOption{op: opAdd, attr: attr, value: value}
+	return changeOption{Op: updateplan.Add, Attr: attr, Value: value}
 }
 
 type updateFunc func(*updateOptions) error
@@ -145,34 +138,23 @@ func (e *Entity[T]) Update(ctx context.Context, key T, opts ...UpdateOption) (_ 
 }
 
 // updatePlan is an Update being planned, phase by phase (see planUpdate), on
-// top of the writePlan the feature plans contribute to.
+// top of the writePlan the feature plans contribute to: u plans the changes and
+// the index keys (internal/updateplan).
 type updatePlan struct {
 	writePlan
 	o updateOptions
-
-	sets, removes, adds []string
-	deletes             []string        // DELETE clauses (update_ops.go)
-	stored              map[string]bool // attributes an upsert sets to the key value's inputs
-	// newValues holds the Go value each Set gives a field, for index key rendering;
-	// a nil entry means the field was emptied or removed.
-	newValues map[string]*reflect.Value
-	added     map[string]bool
-	// library holds the fields the plans set (updatedAt): an index key they alone
-	// touch needs no other input (leaveIndex).
-	library map[string]bool
-	sent    int            // bytes of the values set or added
-	paths   []docpath.Path // the paths changed, to refuse overlaps (update_ops.go)
-	lists   []*listOp      // the Appends and Prepends, which depend on the stored list's type (update_ops.go)
+	u updateplan.Plan
 }
 
 // planUpdate validates the changes and builds the update and condition
-// expressions, in phases: the changes (encoded; list, set and nested operations
-// in update_ops.go), the feature plans (the version, updatedAt, createdAt, the
-// count, validation, return values, the receipt), the index keys recomputed, the
-// upsert's key inputs, what is stored only where the item holds none, the guard.
+// expressions, in phases: the changes (checked and encoded by
+// internal/updateplan, list, set and nested operations too), the feature plans
+// (the version, updatedAt, createdAt, the count, validation, return values, the
+// receipt), the index keys recomputed, the upsert's key inputs, what is stored
+// only where the item holds none, the guard.
 // env is nil but for a transaction with a caller's token (planenv.go).
 func (info *entityInfo) planUpdate(sv reflect.Value, opts []UpdateOption, env *planEnv) (*writeRequest, error) {
-	p := &updatePlan{newValues: map[string]*reflect.Value{}, added: map[string]bool{}, stored: map[string]bool{}}
+	p := &updatePlan{}
 	for _, opt := range opts {
 		if opt == nil {
 			return nil, fmt.Errorf("a nil option: %w", ErrInvalidInput)
@@ -187,11 +169,17 @@ func (info *entityInfo) planUpdate(sv reflect.Value, opts []UpdateOption, env *p
 	}
 	p.start(info, kindUpdate, sv, env, nil)
 	p.clobber, p.upsert, p.cond, p.ret = p.o.clobber, p.o.upsert, p.o.cond.IsSet(), p.o.ret
-	w := &p.w
+	w, u := &p.w, &p.u
 	w.key, w.keyStr, w.returnNew, w.upsert = k, ks, true, p.o.upsert
-	if err := p.changes(); err != nil {
+	*u = updateplan.Plan{E: updateEntity{info}, K: updateEntity{info}, B: &w.b, Invalid: ErrInvalidInput, InvalidKey: ErrInvalidKey,
+		Limit: MaxItemBytes, SV: sv, Upsert: p.o.upsert, NewValues: map[string]*reflect.Value{}, Added: map[string]bool{}, Stored: map[string]bool{}}
+	if err := p.phase(u.Changes(p.o.changes)); err != nil {
 		return nil, err
 	}
+	for _, c := range u.Checks { // for the field's checks (validation)
+		p.checks = append(p.checks, fieldValue{f: c.F, fv: c.FV, removed: c.Removed})
+	}
+	w.changed, p.repeats = u.Changed, p.repeats || u.Repeats
 	p.edits = p.o.changes
 	if err := p.run(); err != nil { // planner.go: the feature plans
 		return nil, err
@@ -200,392 +188,136 @@ func (info *entityInfo) planUpdate(sv reflect.Value, opts []UpdateOption, env *p
 		return nil, fmt.Errorf("no changes: %w", ErrInvalidInput)
 	}
 	p.libraryValues()
-	for _, phase := range []func() error{p.indexKeys, p.upsertInputs, p.ifAbsent} {
-		if err := phase(); err != nil {
+	for _, phase := range []func() error{u.IndexKeys, u.UpsertInputs, p.ifAbsent} {
+		if err := p.phase(phase()); err != nil {
 			return nil, err
 		}
 	}
-	w.update = expr.Update(p.sets, p.removes, p.adds, p.deletes)
-	w.paths, w.lists = p.paths, p.lists
+	w.update = expr.Update(u.Sets, u.Removes, u.Adds, u.Deletes)
+	w.paths, w.lists = u.Paths, u.Lists
 	w.resendable = p.resendable()
 	return w, p.condition(p.o.cond)
+}
+
+// phase takes what a phase of the changes' plan guards and the stored inputs it
+// conditions on, in order, once it ran without error.
+func (p *updatePlan) phase(err error) error {
+	if err != nil {
+		return err
+	}
+	for _, g := range p.u.Guards {
+		p.guard(g)
+	}
+	for _, in := range p.u.Inputs {
+		p.w.inputs = append(p.w.inputs, storedInput{field: in.Field, index: in.Index, av: in.AV, orAbsent: in.OrAbsent, keys: in.Keys})
+	}
+	p.u.Guards, p.u.Inputs = p.u.Guards[:0], p.u.Inputs[:0]
+	return nil
 }
 
 // libraryValues sets what the plans store as given and the numbers they move,
 // and the type; a field they set (updatedAt) counts as changed for the index
 // keys it feeds.
 func (p *updatePlan) libraryValues() {
-	w := &p.w
-	p.sets = append(p.sets, w.b.Name(p.info.table.opts.TypeAttribute)+" = "+w.b.S(p.info.discriminator))
+	w, u := &p.w, &p.u
+	u.Sets = append(u.Sets, w.b.Name(p.info.table.opts.TypeAttribute)+" = "+w.b.S(p.info.discriminator))
 	for i := range p.attrs {
 		if a := &p.attrs[i]; a.f != nil {
-			p.newValues[a.name] = &a.fv
-			if p.library == nil {
-				p.library = map[string]bool{}
+			u.NewValues[a.name] = &a.fv
+			if u.Library == nil {
+				u.Library = map[string]bool{}
 			}
-			p.library[a.name] = true
+			u.Library[a.name] = true
 		}
 	}
 	for _, n := range p.incs {
 		w.changed = append(w.changed, "the count of "+strconv.Quote(n.name))
 	}
-	p.sets = p.setClauses(p.sets)
-}
-
-// changes validates and encodes each change, and records the values given whole
-// fields for their checks (validation).
-func (p *updatePlan) changes() error {
-	info, w := p.info, &p.w
-	for _, c := range p.o.changes {
-		f, ok := info.plan.Field(c.attr)
-		if !ok || c.op > opAdd {
-			if err := p.pathChange(c); err != nil { // update_ops.go
-				return err
-			}
-			continue
-		}
-		if _, dup := p.newValues[c.attr]; dup || p.added[c.attr] || p.pathTouched(c.attr) {
-			return fmt.Errorf("%s: changed twice in one update: %w", info.attrName(f), ErrInvalidInput)
-		}
-		if err := info.refuseOwned(f, ""); err != nil {
-			return err
-		}
-		if info.baseInputs[c.attr] {
-			return fmt.Errorf("%s: feeds the primary key, which cannot change: %w", info.attrName(f), ErrInvalidInput)
-		}
-		w.changed = append(w.changed, opNames[c.op]+" "+info.attrName(f))
-		name := w.b.Name(c.attr)
-		if c.op == opRemove {
-			p.removes = append(p.removes, name)
-			p.newValues[c.attr] = nil
-			// Checked as a Set of the field's zero value is.
-			p.checks = append(p.checks, fieldValue{f: f, fv: reflect.Zero(f.Type), removed: true})
-			continue
-		}
-		fv, av, keep, err := p.encode(f, c.value)
-		if err != nil {
-			return err
-		}
-		if c.op == opSet {
-			p.checks = append(p.checks, fieldValue{f: f, fv: fv})
-		}
-		switch {
-		case c.op == opAdd:
-			switch av.(type) {
-			case *types.AttributeValueMemberN, *types.AttributeValueMemberSS, *types.AttributeValueMemberNS, *types.AttributeValueMemberBS:
-			default:
-				return fmt.Errorf("%s: ADD needs a number or a set field: %w", info.attrName(f), ErrInvalidInput)
-			}
-			p.adds = append(p.adds, name+" "+w.b.Value(av))
-			p.added[c.attr] = true
-			p.repeats = true // a second attempt would add again
-		case !keep:
-			p.removes = append(p.removes, name)
-			p.newValues[c.attr] = nil
-		default:
-			p.sets = append(p.sets, name+" = "+w.b.Value(av))
-			if keytmpl.ValueOfReflect(fv).Kind == keytmpl.KindMissing {
-				p.newValues[c.attr] = nil
-			} else {
-				p.newValues[c.attr] = &fv
-			}
-		}
-	}
-	return nil
-}
-
-// refuseOwned refuses a change to a field a feature owns (the version, createdAt,
-// updatedAt, the counter); label names the change ("" for the field alone).
-func (info *entityInfo) refuseOwned(f *codec.Field, label string) error {
-	role := info.owned[f]
-	if role == "" {
-		return nil
-	}
-	if label == "" {
-		label = info.attrName(f)
-	}
-	if role == "version" {
-		return fmt.Errorf("%s: the version changes by itself: %w", label, ErrInvalidInput)
-	}
-	return fmt.Errorf("%s: the %s field is set by the library on every write: %w", label, role, ErrInvalidInput)
-}
-
-// encode converts and encodes a value given to Set or Add, checking it as a whole
-// item's values are checked; keep is false for a value omitempty leaves out.
-func (p *updatePlan) encode(f *codec.Field, value any) (reflect.Value, types.AttributeValue, bool, error) {
-	info := p.info
-	fv, err := codec.Convert(value, f.Type)
-	if err != nil {
-		return fv, nil, false, fmt.Errorf("%s: %w: %w", info.attrName(f), ErrInvalidInput, err)
-	}
-	av, keep, err := f.Encode(fv)
-	if err != nil {
-		return fv, nil, false, fmt.Errorf("%s: %w: %w", info.attrName(f), ErrInvalidInput, err)
-	}
-	if keep {
-		size, err := info.checkValue(f, av)
-		if err != nil {
-			return fv, nil, false, err
-		}
-		// What an update sends must fit in one item, whatever the item holds already.
-		if p.sent += size; p.sent > MaxItemBytes {
-			return fv, nil, false, fmt.Errorf("%s: the values set come to %d bytes, over DynamoDB's item limit of %d: %w", info.attrName(f), p.sent, MaxItemBytes, ErrInvalidInput)
-		}
-	}
-	return fv, av, keep, nil
-}
-
-// indexKeys recomputes the keys of every index an input of which changed.
-func (p *updatePlan) indexKeys() error {
-	for _, ix := range p.info.table.opts.Indexes {
-		if pair, ok := p.info.indexes[ix.Name]; ok {
-			if err := p.indexKey(ix.Name, pair); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// indexKey recomputes one index's keys, if a change touched an input. An emptied
-// input removes them; otherwise the untouched inputs come from the key value, on
-// the condition that they are stored as given (and, for an upsert, are stored).
-func (p *updatePlan) indexKey(index string, pair [2]*keyTemplate) error {
-	info, w := p.info, &p.w
-	touched, emptied := false, false
-	for _, kt := range pair {
-		if kt == nil {
-			continue
-		}
-		for _, f := range kt.fields {
-			if p.added[f.Name] {
-				return fmt.Errorf("ADD to %s, an input of %s, cannot recompute it: %w", info.attrName(f), kt.attr, ErrInvalidInput)
-			}
-			if nv, ok := p.newValues[f.Name]; ok {
-				touched = true
-				emptied = emptied || nv == nil
-			}
-		}
-	}
-	switch {
-	case !touched:
-		return nil
-	case emptied: // the item leaves the index; nothing needs rendering
-		for _, kt := range pair {
-			if kt != nil {
-				p.removes = append(p.removes, w.b.Name(kt.attr))
-			}
-		}
-		return nil
-	}
-	var needed []string
-	var missing []*codec.Field
-	untouched := map[*codec.Field]bool{}
-	vals, complete, err := info.renderIndex(pair, func(kt *keyTemplate) (string, bool, error) {
-		return kt.renderWith(info, func(i int) keytmpl.Value {
-			f := kt.fields[i]
-			if nv, changed := p.newValues[f.Name]; changed {
-				return keytmpl.ValueOfReflect(*nv)
-			}
-			v := keytmpl.ValueOfField(f, p.sv)
-			if v.Kind == keytmpl.KindMissing {
-				needed = append(needed, info.attrName(f))
-				missing = append(missing, f)
-			} else {
-				untouched[f] = true
-			}
-			return v
-		}, true)
-	})
-	if err != nil {
-		return err
-	}
-	if !complete {
-		if p.onlyLibrary(pair) { // an updatedAt needs no other input of a sparse index
-			return p.leaveIndex(index, pair, missing)
-		}
-		return fmt.Errorf("recomputing %s's keys needs %s; set them in the key value: %w", index, strings.Join(needed, ", "), ErrInvalidKey)
-	}
-	for j, kt := range pair {
-		if kt != nil {
-			p.sets = append(p.sets, w.b.Name(kt.attr)+" = "+w.b.Value(info.table.keyAV(kt.attr, vals[j])))
-		}
-	}
-	for _, f := range sortedFields(untouched) {
-		fv, _ := f.ValueOf(p.sv)
-		av, keep, err := f.Encode(fv)
-		if err != nil || !keep {
-			return fmt.Errorf("%s: cannot be stored as an input of %s: %w", info.attrName(f), index, ErrInvalidInput)
-		}
-		w.inputs = append(w.inputs, storedInput{field: f, index: index, av: av})
-		name, value := w.b.Name(f.Name), w.b.Value(av)
-		p.guard(name + " = " + value)
-		if p.o.upsert && !p.stored[f.Name] {
-			p.stored[f.Name] = true
-			p.sets = append(p.sets, name+" = "+value) // every input of a key is stored
-		}
-	}
-	return nil
-}
-
-// sortedFields orders a set of fields by attribute name, for stable expressions.
-func sortedFields(set map[*codec.Field]bool) []*codec.Field {
-	out := make([]*codec.Field, 0, len(set))
-	for f := range set {
-		out = append(out, f)
-	}
-	slices.SortFunc(out, func(a, b *codec.Field) int { return strings.Compare(a.Name, b.Name) })
-	return out
-}
-
-// upsertInputs makes an item an upsert creates hold the inputs of its own key.
-func (p *updatePlan) upsertInputs() error {
-	if !p.o.upsert {
-		return nil
-	}
-	info, w := p.info, &p.w
-	for _, kt := range info.baseTemplates() {
-		for _, f := range kt.fields {
-			fv, _ := f.ValueOf(p.sv)
-			av, keep, err := f.Encode(fv)
-			if err != nil {
-				return fmt.Errorf("%s: %w: %w", info.attrName(f), ErrInvalidInput, err)
-			}
-			if keep && !p.stored[f.Name] {
-				p.stored[f.Name] = true
-				p.sets = append(p.sets, w.b.Name(f.Name)+" = "+w.b.Value(av))
-			}
-		}
-	}
-	return nil
+	u.Sets = p.setClauses(u.Sets)
 }
 
 // ifAbsent stores what the plans store only where the item holds none (the
 // incarnation of an item an upsert creates; createdAt, but where the upsert
 // stores it as an input of a key) and, beside a field so stored, the keys of the
-// indexes it feeds (absentKeys).
+// indexes it feeds (updateplan's AbsentKeys: a *KeyError names the field when
+// an item's keys are missing beside another value).
 func (p *updatePlan) ifAbsent() error {
-	w := &p.w
 	for _, a := range p.absent {
-		if a.f != nil && p.stored[a.name] {
-			continue
-		}
-		name := w.b.Name(a.name)
-		p.sets = append(p.sets, name+" = if_not_exists("+name+", "+w.b.Value(a.av)+")")
-		if a.f != nil {
-			if err := p.absentKeys(a); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// absentKeys writes, beside a field the update stores with if_not_exists (a
-// createdAt: an upsert creating the item, or an item written before the field
-// existed), the keys of every index it feeds whose other inputs are the primary
-// key's (stored by every write) and that no change of this update recomputes:
-// each key with if_not_exists, rendered from a.fv, the value stored when there is
-// none. Without them an upserted item would hold every input of those keys but
-// not the keys: it would be missing from the index for good. The update is
-// conditioned on the result agreeing with the stored field: neither the field nor
-// the keys stored (both written), the field equal to a.av, or both stored
-// already; an item whose keys are missing beside another value fails with a
-// *KeyError naming the field (pass the stored value in the key value).
-func (p *updatePlan) absentKeys(a attrSet) error {
-	info, w := p.info, &p.w
-	for _, ix := range info.table.opts.Indexes {
-		pair, ok := info.indexes[ix.Name]
-		if !ok {
-			continue
-		}
-		feeds, eligible := false, true
-		for _, kt := range pair {
-			if kt == nil {
-				continue
-			}
-			for _, f := range kt.fields {
-				if f == a.f {
-					feeds = true
-					continue
-				}
-				if _, touched := p.newValues[f.Name]; touched || !info.baseInputs[f.Name] {
-					eligible = false
-				}
-			}
-		}
-		if !feeds || !eligible {
-			continue
-		}
-		vals, complete, err := info.renderIndex(pair, func(kt *keyTemplate) (string, bool, error) {
-			return kt.renderWith(info, func(i int) keytmpl.Value {
-				if f := kt.fields[i]; f != a.f {
-					return keytmpl.ValueOfField(f, p.sv)
-				}
-				if a.f.OmitEmpty && a.f.IsZero(a.fv) {
-					return keytmpl.Value{}
-				}
-				return keytmpl.ValueOfReflect(a.fv)
-			}, true)
-		})
-		if err != nil {
+		if err := p.u.IfAbsent(a.name, a.av, a.f, a.fv); err != nil {
 			return err
 		}
-		if !complete {
-			continue
-		}
-		var keys, exist, absent []string
-		for j, kt := range pair {
-			if kt == nil {
-				continue
-			}
-			name := w.b.Name(kt.attr)
-			p.sets = append(p.sets, name+" = if_not_exists("+name+", "+w.b.Value(info.table.keyAV(kt.attr, vals[j]))+")")
-			keys = append(keys, kt.attr)
-			exist = append(exist, "attribute_exists("+name+")")
-			absent = append(absent, "attribute_not_exists("+name+")")
-		}
-		cn := w.b.Name(a.name)
-		p.guard("(" + expr.And(append([]string{"attribute_not_exists(" + cn + ")"}, absent...)...) + ") OR " +
-			cn + " = " + w.b.Value(a.av) + " OR (" + expr.And(append([]string{"attribute_exists(" + cn + ")"}, exist...)...) + ")")
-		w.inputs = append(w.inputs, storedInput{field: a.f, index: ix.Name, av: a.av, orAbsent: true, keys: keys})
 	}
 	return nil
 }
 
-// onlyLibrary reports whether the only inputs of an index's keys that an Update
-// touched are fields the plans set (updatedAt, which every Update stamps).
-func (p *updatePlan) onlyLibrary(pair [2]*keyTemplate) bool {
-	if len(p.library) == 0 {
-		return false
-	}
-	for _, kt := range pair {
-		if kt == nil {
-			continue
-		}
-		for _, f := range kt.fields {
-			if _, touched := p.newValues[f.Name]; touched && !p.library[f.Name] {
-				return false
+// updateEntity is what internal/updateplan knows of an entity.
+type updateEntity struct{ info *entityInfo }
+
+func (e updateEntity) Field(attr string) (*codec.Field, bool) { return e.info.plan.Field(attr) }
+func (e updateEntity) Label(f *codec.Field) string            { return e.info.attrName(f) }
+func (e updateEntity) Owned(f *codec.Field) string            { return e.info.owned[f] }
+func (e updateEntity) BaseInput(attr string) bool             { return e.info.baseInputs[attr] }
+func (e updateEntity) CheckValue(f *codec.Field, av types.AttributeValue) (int, error) {
+	return e.info.checkValue(f, av)
+}
+func (e updateEntity) Resolve(p docpath.Path) (*docpath.Resolved, error) {
+	return e.info.resolvePath(p)
+}
+func (e updateEntity) KeyInputs(f *codec.Field) []string {
+	attrs, _ := e.info.keyInputOf(f)
+	return attrs
+}
+
+// Indexes yields the entity's indexes with their key templates.
+func (e updateEntity) Indexes(yield func(string, [2]updateplan.Key) bool) {
+	for _, ix := range e.info.table.opts.Indexes {
+		if pair, ok := e.info.indexes[ix.Name]; ok {
+			var keys [2]updateplan.Key
+			for j, kt := range pair {
+				if kt != nil {
+					keys[j] = kt
+				}
+			}
+			if !yield(ix.Name, keys) {
+				return
 			}
 		}
 	}
-	return true
 }
 
-// leaveIndex handles an index that updatedAt feeds when the key value lacks
-// another of its inputs (missing, in order): rather than ask for it, the update
-// keeps the item out of the index on the condition that the first missing input
-// is not stored either (so the item is in no index to move). When it is stored,
-// the condition fails with a [*KeyError] that asks for it.
-func (p *updatePlan) leaveIndex(index string, pair [2]*keyTemplate, missing []*codec.Field) error {
-	w := &p.w
-	f := missing[0]
-	w.inputs = append(w.inputs, storedInput{field: f, index: index})
-	p.guard("attribute_not_exists(" + w.b.Name(f.Name) + ")")
-	for _, kt := range pair {
+// Base returns the primary key's templates.
+func (e updateEntity) Base() []updateplan.Key {
+	base := e.info.baseTemplates()
+	keys := make([]updateplan.Key, len(base))
+	for i, kt := range base {
+		keys[i] = kt
+	}
+	return keys
+}
+
+// RenderKeys renders an index's keys (renderIndex) as stored (keyAV).
+func (e updateEntity) RenderKeys(keys [2]updateplan.Key, get func(updateplan.Key, int) keytmpl.Value) ([2]types.AttributeValue, bool, error) {
+	var pair [2]*keyTemplate
+	for j, k := range keys {
+		if k != nil {
+			pair[j] = k.(*keyTemplate)
+		}
+	}
+	var avs [2]types.AttributeValue
+	vals, complete, err := e.info.renderIndex(pair, func(kt *keyTemplate) (string, bool, error) {
+		return kt.renderWith(e.info, func(i int) keytmpl.Value { return get(kt, i) }, true)
+	})
+	if err != nil || !complete {
+		return avs, complete, err
+	}
+	for j, kt := range pair {
 		if kt != nil {
-			p.removes = append(p.removes, w.b.Name(kt.attr))
+			avs[j] = e.info.table.keyAV(kt.attr, vals[j])
 		}
 	}
-	return nil
+	return avs, true, nil
 }
+
+// Attr and Inputs make a keyTemplate an updateplan.Key.
+func (kt *keyTemplate) Attr() string           { return kt.attr }
+func (kt *keyTemplate) Inputs() []*codec.Field { return kt.fields }

@@ -1,0 +1,10 @@
+package updateplan
+
+import (
+	"os"
+	"testing"
+
+	"github.com/singletable/singletable/internal/leakcheck"
+)
+
+func TestMain(m *testing.M) { os.Exit(leakcheck.After(m.Run())) }

@@ -17,8 +17,7 @@ import (
 
 // DynamoDB's limits per batch request.
 const (
-	maxBatchGet   = 100
-	maxBatchWrite = 25
+	maxBatchGet = 100
 )
 
 // BatchGetResult is what [Entity.BatchGet] found.
@@ -244,68 +243,15 @@ func pick[T any](vs []T, idx []int) []T {
 // batchWrite sends write requests in chunks of 25, retrying unprocessed ones, and
 // returns the indexes of the requests not processed.
 func (t *Table) batchWrite(ctx context.Context, what string, reqs []types.WriteRequest) ([]int, error) {
-	byID := make(map[itemKey]int, len(reqs))
-	for i, r := range reqs {
-		k := r.DeleteRequest
-		var id itemKey
-		if k != nil {
-			id = t.keyID(k.Key)
-		} else {
-			id = t.keyID(r.PutRequest.Item)
-		}
-		if j, dup := byID[id]; dup {
-			return nil, fmt.Errorf("singletable: %s: items %d and %d have the same key: %w", what, j, i, ErrInvalidInput)
-		}
-		byID[id] = i
-	}
-	idOf := func(r types.WriteRequest) itemKey {
-		if r.DeleteRequest != nil {
-			return t.keyID(r.DeleteRequest.Key)
-		}
-		return t.keyID(r.PutRequest.Item)
-	}
-	queue := make([]int, len(reqs))
-	for i := range queue {
-		queue[i] = i
-	}
-	retry := t.batchRetry()
-	var lastConflict error // the last ReplicatedWriteConflictException, sent again like unprocessed items
-	for len(queue) > 0 {
-		n := min(len(queue), maxBatchWrite)
-		chunk := make([]types.WriteRequest, n)
-		for i, j := range queue[:n] {
-			chunk[i] = reqs[j]
-		}
-		out, err := t.client.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{
-			RequestItems: map[string][]types.WriteRequest{t.name: chunk},
-		})
-		if err != nil && replicatedConflict(err) { // pipeline.go: refused, applied nothing; sent again
-			lastConflict, err = err, nil
-			out = &dynamodb.BatchWriteItemOutput{UnprocessedItems: map[string][]types.WriteRequest{t.name: chunk}}
-		}
-		if err != nil && !backoff.Unprocessed(err) {
-			return queue, fmt.Errorf("singletable: %s: %d items not written: %w", what, len(queue), err)
-		}
-		if err != nil {
-			return queue, fmt.Errorf("singletable: %s: %d items unprocessed: %w: %w", what, len(queue), ErrUnprocessed, err)
-		}
-		var again []int
-		for _, r := range out.UnprocessedItems[t.name] {
-			j, ok := byID[idOf(r)]
-			if !ok {
-				return queue, fmt.Errorf("singletable: %s: DynamoDB returned an unprocessed item that was not sent", what)
+	w := backoff.Writes[itemKey]{Table: t.name, What: what, Rounds: t.batchRetry(), Send: t.client.BatchWriteItem,
+		ID: func(r types.WriteRequest) itemKey {
+			if r.DeleteRequest != nil {
+				return t.keyID(r.DeleteRequest.Key)
 			}
-			again = append(again, j)
-		}
-		queue = append(again, queue[n:]...)
-		if err := retry.After(ctx, n, len(again)); err != nil {
-			if lastConflict != nil {
-				err = errors.Join(err, lastConflict)
-			}
-			return queue, fmt.Errorf("singletable: %s: %d items unprocessed: %w: %w", what, len(queue), ErrUnprocessed, err)
-		}
-	}
-	return nil, nil
+			return t.keyID(r.PutRequest.Item)
+		},
+		Conflict: replicatedConflict, ErrUnprocessed: ErrUnprocessed, ErrInvalid: ErrInvalidInput} // pipeline.go
+	return w.Run(ctx, reqs)
 }
 
 // batchRetry paces the rounds of a batch call that DynamoDB answers in part

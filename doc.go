@@ -219,6 +219,7 @@
 //	SweepOption        Sweep                                        SegmentRange, SweepRate, PageSize,
 //	                                                                SweepProgressIn, OnSweepProgress,
 //	                                                                ConsistentScan, Segments, Segment
+//	UniqueSweepOption  SweepUnique                                  RepairUnique
 //	RetryOption        WaitFor, WaitIndexed..., Mutate              RetryBackoff
 //	DecodeOption       Table.Decode, Table.DecodeRecord             OnUnknown
 //	IndexOption        WithIndex, WithLocalIndex, WithNativeIndex   ProjectAll, ProjectKeysOnly, ProjectInclude

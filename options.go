@@ -262,6 +262,9 @@ type TableOption interface {
 	applyTable(*TableOptions) error
 }
 
+// UniqueSweepOption configures [Entity.SweepUnique]: [RepairUnique].
+type UniqueSweepOption interface{ applyUniqueSweep(*uniqueSweepOptions) }
+
 // UpdateOption is a change or an option for [Entity.Update]: [Set], [Remove], [Add],
 // [Append], [Prepend], [DeleteFromSet], [SetIfNotExists], [Upsert], [Returning],
 // or any [WriteOption] such as [If] ([ReturnOld] is refused: see [Returning]).

@@ -12,9 +12,6 @@ import (
 	"github.com/singletable/singletable/internal/uniqueguard"
 )
 
-// UniqueSweepOption configures [Entity.SweepUnique].
-type UniqueSweepOption interface{ applyUniqueSweep(*uniqueSweepOptions) }
-
 type uniqueSweepOptions struct{ repair bool }
 
 type repairUnique struct{}

@@ -9,7 +9,7 @@ import (
 )
 
 // Every cursor the package hands out or stores (a query's, a fan-out's, a sweep's
-// checkpoint) is one envelope, sealed by sealCursor and opened by openCursor,
+// checkpoint) is one envelope, sealed by cursor.Seal or SealKey and opened by openCursor,
 // written by package internal/cursor: kind, the query's id, payload and MAC.
 // This file says what a payload means. Each format encodes only its payload:
 //
@@ -56,9 +56,6 @@ func (t *Table) cursorAttrs(ix Index) []string {
 // cursorMAC is the MAC of a cursor's kind, id and payload, keyed by the table's
 // CursorSecret (a sweep checkpoint's by the checksum key always).
 func (t *Table) cursorMAC(payload []byte) []byte { return cursor.MAC(t.opts.CursorSecret, payload) }
-
-// sealCursor signs a cursor begun with cursor.Begin and encodes it.
-func (t *Table) sealCursor(c []byte) string { return cursor.Seal(t.opts.CursorSecret, c) }
 
 // openCursor decodes a cursor of kind for the query id and returns its payload.
 // It refuses, with an error matching [ErrInvalidCursor], anything but the canonical

@@ -75,9 +75,9 @@ func Explain(ctx context.Context, fn func(context.Context) error) (*Explanation,
 	rec := &explain.Recorder{}
 	err := fn(context.WithValue(ctx, explainKey{}, rec))
 	reqs, notes := rec.Finish()
-	x := &Explanation{Requests: make([]Request, len(reqs)), Notes: notes}
-	for i := range reqs {
-		x.Requests[i] = requestOf(&reqs[i])
+	x := &Explanation{Notes: notes}
+	for i := range reqs { // nil Requests when nothing was recorded, as before
+		x.Requests = append(x.Requests, requestOf(&reqs[i]))
 	}
 	switch {
 	case err == nil, errors.Is(err, ErrNotFound), errors.Is(err, ErrAmbiguous), errors.Is(err, explain.ErrWait):

@@ -590,3 +590,13 @@ func TestExplainWaitStopKeepsItsError(t *testing.T) {
 	assert.Equal(t, 1, stats.Attempts)
 	assert.Contains(t, err.Error(), "wait stopped after 1 attempts")
 }
+
+// TestExplainNothingRecorded: a function that sends nothing explains to nil
+// requests and notes (as a recorder that recorded nothing always returned).
+func TestExplainNothingRecorded(t *testing.T) {
+	x, err := Explain(context.Background(), func(context.Context) error { return nil })
+	require.NoError(t, err)
+	assert.Nil(t, x.Requests)
+	assert.Nil(t, x.Notes)
+	assert.Equal(t, Cost{}.ReadUnits, x.Cost(0).ReadUnits)
+}

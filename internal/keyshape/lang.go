@@ -8,7 +8,8 @@ import (
 // Key languages: the keys a template can render, as a nondeterministic
 // automaton over byte classes, and the shortest key two of them both accept.
 // Registration proves with them that two entities' primary keys never collide
-// (the root package's disjoint.go, which describes each template's segments).
+// (the root package's disjoint.go; LangOf, template.go, describes each template's
+// segments).
 //
 // What a placeholder renders:
 //

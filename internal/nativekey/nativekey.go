@@ -105,9 +105,10 @@ var (
 	marshalerType = reflect.TypeFor[attributevalue.Marshaler]()
 )
 
+// deref is t with one pointer taken off (a **T stays a pointer, and is refused).
 func deref(t reflect.Type) reflect.Type {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
+	if t.Kind() == reflect.Pointer {
+		return t.Elem()
 	}
 	return t
 }

@@ -52,6 +52,7 @@ type row struct {
 	Tags   []string  `dynamodbav:"tags,stringset"`
 	Raw    []byte    `dynamodbav:"raw"`
 	Num    int       `dynamodbav:"num,string"`
+	Deep   **string  `dynamodbav:"deep"`
 }
 
 func fields(t *testing.T) *codec.Plan {
@@ -73,6 +74,7 @@ func TestFieldReason(t *testing.T) {
 	assert.Equal(t, "is declared N, but the field string is stored as S", FieldReason(f("tenant"), Attr{"tenant", "N"}, false))
 	assert.Contains(t, FieldReason(f("at"), Attr{"at", "S"}, true), "does not sort in time order")
 	assert.Equal(t, "is a key attribute, which must be a string, number or binary (S, N or B), but the field is []string with a set or nullempty option", FieldReason(f("tags"), Attr{"tags", "S"}, false))
+	assert.NotEmpty(t, FieldReason(f("deep"), Attr{"deep", "S"}, false), "a **string is refused, as before the move (one pointer is taken off)")
 }
 
 // TestScalars: equality and order as DynamoDB's, texts, unindexable values.

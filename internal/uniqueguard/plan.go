@@ -175,7 +175,7 @@ var timeType = reflect.TypeFor[time.Time]()
 // string, number, bytes or time), or "".
 func TypeReason(t reflect.Type) string {
 	rt := t
-	for rt.Kind() == reflect.Pointer {
+	if rt.Kind() == reflect.Pointer { // one pointer: a **T is refused, as the codec's other roles refuse it
 		rt = rt.Elem()
 	}
 	k := rt.Kind()

@@ -80,6 +80,7 @@ func TestTypeReason(t *testing.T) {
 	assert.Equal(t, "a unique value is a string, a number, bytes or a time, not bool", TypeReason(reflect.TypeFor[bool]()))
 	assert.Equal(t, "a unique value is a string, a number, bytes or a time, not []string", TypeReason(reflect.TypeFor[[]string]()))
 	assert.NotEmpty(t, TypeReason(reflect.TypeFor[uintptr]()))
+	assert.Equal(t, "a unique value is a string, a number, bytes or a time, not **string", TypeReason(reflect.TypeFor[**string]()), "one pointer is taken off, as before the move")
 }
 
 // TestSets: values, lookup, names, touched, differences.

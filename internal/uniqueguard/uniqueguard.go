@@ -1,7 +1,10 @@
 // Package uniqueguard holds what the root package's unique values (unique.go)
-// do with attribute values apart from any entity: a guard item's attributes and
-// its transaction action, the digest that keys it, the owner's key as a guard
-// keeps it, and the values compared, tested for zero and rendered as text.
+// do apart from any entity: a guard item's attributes and its transaction
+// action, the digest that keys it, the owner's key as a guard keeps it, and the
+// values compared, tested for zero and rendered as text; the constraints parsed
+// and checked (plan.go), the guards a write claims and frees and why a claim was
+// refused, the attempts of a guarded write and their judgement after a
+// cancellation or a lost answer (Send), and the sweep's repairs.
 package uniqueguard
 
 import (

@@ -282,8 +282,9 @@ func (s *sweeper) segment(ctx context.Context, i int) error {
 			return err
 		}
 	}
+	in := s.c.Scan.input(seg, start) // one input for the segment: each page moves its start
 	for {
-		page, err := s.c.Scan.Client.Scan(ctx, s.c.Scan.input(seg, start))
+		page, err := s.c.Scan.Client.Scan(ctx, in)
 		if err != nil {
 			return fmt.Errorf("segment %d: %w", seg, err)
 		}
@@ -326,7 +327,7 @@ func (s *sweeper) segment(ctx context.Context, i int) error {
 		if prog.Done {
 			return nil
 		}
-		start = page.LastEvaluatedKey
+		in.ExclusiveStartKey = page.LastEvaluatedKey
 	}
 }
 

@@ -241,7 +241,7 @@ func TestBadInputEmptyKeyParts(t *testing.T) {
 		})
 	}
 	t.Run("a zero number is a value", func(t *testing.T) {
-		k, _, err := things.info.primaryKey(reflectValue(&biThing{Tenant: "t", ID: "i", Kind: "k"}))
+		k, _, err := things.x.info.primaryKey(reflectValue(&biThing{Tenant: "t", ID: "i", Kind: "k"}))
 		require.NoError(t, err)
 		assert.Equal(t, sAV("ITEM#k#000000"), k["SK"])
 	})
@@ -250,7 +250,7 @@ func TestBadInputEmptyKeyParts(t *testing.T) {
 			{Tenant: "t", ID: "i", Kind: "k", At: t0},     // no group
 			{Tenant: "t", ID: "i", Kind: "k", Group: "g"}, // zero time
 		} {
-			item, err := things.info.encodeItem(reflectValue(&v))
+			item, err := things.x.info.encodeItem(reflectValue(&v))
 			require.NoError(t, err)
 			assert.NotContains(t, item, "GSI1PK")
 			assert.NotContains(t, item, "GSI1SK")
@@ -398,7 +398,7 @@ func TestBadInputForgedCursors(t *testing.T) {
 	itemPage, err := items.Query(ctx, tLineItem{CustomerID: "c1"}, Limit(2))
 	require.NoError(t, err)
 
-	pq, err := orders.prepareQuery(reflectValue(&key), nil)
+	pq, err := orders.core().prepareQuery(reflectValue(&key), nil)
 	require.NoError(t, err)
 	// forge signs a payload with the table's key, as anyone who read this
 	// package's source can when no CursorSecret is set.

@@ -35,7 +35,7 @@ func TestBadInputOversizedKeysAndItems(t *testing.T) {
 	pkMax := biThing{Tenant: "t", ID: e2((MaxPartitionKeyBytes - len("T#t#")) / 2), Kind: "k"}
 	skMax := biThing{Tenant: "t", ID: "i", Kind: e2((MaxSortKeyBytes - len("ITEM##000000")) / 2)}
 	for _, v := range []biThing{pkMax, skMax} {
-		_, ks, err := things.info.primaryKey(reflectValue(&v))
+		_, ks, err := things.x.info.primaryKey(reflectValue(&v))
 		require.NoError(t, err)
 		require.True(t, len(ks["PK"]) == MaxPartitionKeyBytes || len(ks["SK"]) == MaxSortKeyBytes, "at a limit: %d, %d bytes", len(ks["PK"]), len(ks["SK"]))
 		_, err = things.Put(ctx, v)
@@ -81,7 +81,7 @@ func TestBadInputOversizedKeysAndItems(t *testing.T) {
 	// Items: exactly at 400 KB by the library's count is sent and accepted by
 	// DynamoDB Local; one byte more is refused before sending, naming the field.
 	base := biBlob{ID: "b"}
-	item, err := blobs.info.encodeItem(reflectValue(&base))
+	item, err := blobs.x.info.encodeItem(reflectValue(&base))
 	require.NoError(t, err)
 	atLimit := biBlob{ID: "b", Blob: strings.Repeat("x", MaxItemBytes-attrvalue.Size(item))}
 	_, err = blobs.Put(ctx, atLimit)

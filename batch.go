@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -65,32 +64,46 @@ func (t *Table) keyID(key map[string]types.AttributeValue) itemKey {
 // rendered key), while Items and Missing hold what the other keys found. With
 // [SkipExpired], an expired item counts as missing. Cost: as many GetItems, in
 // fewer round trips. keys is not modified.
-func (e *Entity[T]) BatchGet(ctx context.Context, keys []T, opts ...GetOption) (_ BatchGetResult[T], err error) {
+func (e *Entity[T]) BatchGet(ctx context.Context, keys []T, opts ...GetOption) (BatchGetResult[T], error) {
+	var res BatchGetResult[T]
+	err := e.core().batchGetCall(ctx, reflect.ValueOf(keys), opts, valueOf(&res))
+	return res, err
+}
+
+// batchGetCall is BatchGet: keys is the []T given, res the BatchGetResult[T] to
+// fill (see batchGet).
+func (e *entity) batchGetCall(ctx context.Context, keys reflect.Value, opts []GetOption, res reflect.Value) (err error) {
+	if err := e.refused("BatchGet"); err != nil {
+		return err
+	}
 	ctx, done := e.begin(ctx, "BatchGet")
 	defer done(&err)
 	o, err := collectKeyOptions("BatchGet", e.info.name, opts)
 	if err != nil {
-		return BatchGetResult[T]{}, err
+		return err
 	}
 	p, err := e.table.keyPlan(e.info, o, false) // readpath.go
 	if err != nil {
-		return BatchGetResult[T]{}, fmt.Errorf("singletable: BatchGet %s: %w", e.info.name, err)
+		return fmt.Errorf("singletable: BatchGet %s: %w", e.info.name, err)
 	}
-	return e.batchGet(ctx, keys, &p, o.consistent, nil)
+	return e.batchGet(ctx, keys, &p, o.consistent, nil, res)
 }
 
 // batchGet is BatchGet with the read's plan; a projection (project, as readList
-// makes it) reads only those attributes.
-func (e *Entity[T]) batchGet(ctx context.Context, keys []T, p *readPlan, consistent bool, project []string) (BatchGetResult[T], error) {
-	var res BatchGetResult[T]
+// makes it) reads only those attributes. keys is the []T given; res is a
+// BatchGetResult[T] (addressable), whose Items, Missing and Unprocessed (its
+// fields 0, 1 and 2) it appends to.
+func (e *entity) batchGet(ctx context.Context, keys reflect.Value, p *readPlan, consistent bool, project []string, res reflect.Value) error {
+	items, missing, unprocessed := res.Field(0), res.Field(1), res.Field(2)
 	t := e.table
-	ids := make([]itemKey, len(keys))
+	n := keys.Len()
+	ids := make([]itemKey, n)
 	avs := map[itemKey]map[string]types.AttributeValue{}
 	var queue []itemKey
-	for i := range keys {
-		k, err := e.batchKey(keys[i])
+	for i := range n {
+		k, err := e.batchKey(keys.Index(i))
 		if err != nil {
-			return res, fmt.Errorf("singletable: BatchGet %s: key %d: %w", e.info.name, i, err)
+			return fmt.Errorf("singletable: BatchGet %s: key %d: %w", e.info.name, i, err)
 		}
 		id := t.keyID(k)
 		ids[i] = id
@@ -99,7 +112,7 @@ func (e *Entity[T]) batchGet(ctx context.Context, keys []T, p *readPlan, consist
 			queue = append(queue, id)
 		}
 	}
-	found := newBatchFound[T]()
+	found := newBatchFound(e.info.goType)
 	useWire := len(queue) == len(ids) // a key asked twice takes the attribute-value path: two independent values
 	unanswered := func() map[itemKey]bool {
 		m := make(map[itemKey]bool, len(queue))
@@ -143,32 +156,33 @@ func (e *Entity[T]) batchGet(ctx context.Context, keys []T, p *readPlan, consist
 	}
 	left := unanswered()
 	var readErr error
-	notRead := 0
+	notRead, nUnprocessed := 0, 0
 	for i, id := range ids {
 		v, verdict, ok, err := found.read(ctx, p, id) // through the read path's phases (wire.go, readpath.go)
 		switch {
 		case err != nil:
 			readErr = errors.Join(readErr, fmt.Errorf("key %d %s: %w", i, formatKey(t.keyStrings(avs[id])), err))
 		case ok && verdict == itemRead:
-			res.Items = append(res.Items, v)
+			items.Set(reflect.Append(items, v))
 		case !ok && left[id] && refused:
 			notRead++
 		case !ok && left[id]:
-			res.Unprocessed = append(res.Unprocessed, keys[i])
+			unprocessed.Set(reflect.Append(unprocessed, keys.Index(i)))
+			nUnprocessed++
 		default: // no item, or one SkipExpired leaves out: as good as missing
-			res.Missing = append(res.Missing, keys[i])
+			missing.Set(reflect.Append(missing, keys.Index(i)))
 		}
 	}
 	if refused {
-		return res, fmt.Errorf("singletable: BatchGet %s: %d keys not read: %w", e.info.name, notRead, errors.Join(loopErr, readErr))
+		return fmt.Errorf("singletable: BatchGet %s: %d keys not read: %w", e.info.name, notRead, errors.Join(loopErr, readErr))
 	}
 	if loopErr != nil {
-		return res, fmt.Errorf("singletable: BatchGet %s: %d keys unprocessed: %w: %w", e.info.name, len(res.Unprocessed), ErrUnprocessed, loopErr)
+		return fmt.Errorf("singletable: BatchGet %s: %d keys unprocessed: %w: %w", e.info.name, nUnprocessed, ErrUnprocessed, loopErr)
 	}
 	if readErr != nil {
-		return res, fmt.Errorf("singletable: BatchGet %s: %w", e.info.name, readErr)
+		return fmt.Errorf("singletable: BatchGet %s: %w", e.info.name, readErr)
 	}
-	return res, nil
+	return nil
 }
 
 // BatchPut writes many items (BatchWriteItem, 25 a request). Unlike [Entity.Put] it
@@ -183,61 +197,86 @@ func (e *Entity[T]) batchGet(ctx context.Context, keys []T, p *readPlan, consist
 // validation error, a missing table) returns the items not written with that
 // error, which does not match ErrUnprocessed. Two items with the same key are refused before
 // anything is sent. items is not modified.
-func (e *Entity[T]) BatchPut(ctx context.Context, items []T) (_ []T, err error) {
-	if e == nil {
-		return nil, errNilEntity[T]("BatchPut")
+func (e *Entity[T]) BatchPut(ctx context.Context, items []T) ([]T, error) {
+	var left []T
+	err := e.core().batchPut(ctx, reflect.ValueOf(items), valueOf(&left))
+	return left, err
+}
+
+// batchPut is BatchPut: items is the []T given; the items not written are set
+// in left (a []T).
+func (e *entity) batchPut(ctx context.Context, items, left reflect.Value) (err error) {
+	if err := e.refused("BatchPut"); err != nil {
+		return err
 	}
 	ctx, done := e.begin(ctx, "BatchPut")
 	defer done(&err)
-	reqs := make([]types.WriteRequest, len(items))
+	reqs := make([]types.WriteRequest, items.Len())
 	env := &planEnv{} // one clock reading for the batch
-	for i := range items {
+	for i := range reqs {
 		// A copy: a drawn shard is not written back into the caller's slice.
-		v := items[i]
-		item, err := e.info.planBatchPut(reflect.ValueOf(&v).Elem(), env) // planner.go
+		v := reflect.New(e.info.goType).Elem()
+		v.Set(items.Index(i))
+		item, err := e.info.planBatchPut(v, env) // planner.go
 		if err != nil {
-			return nil, fmt.Errorf("singletable: BatchPut %s: item %d: %w", e.info.name, i, err)
+			return fmt.Errorf("singletable: BatchPut %s: item %d: %w", e.info.name, i, err)
 		}
 		reqs[i] = types.WriteRequest{PutRequest: &types.PutRequest{Item: item}}
 	}
-	left, err := e.table.batchWrite(ctx, "BatchPut "+e.info.name, reqs)
-	return pick(items, left), err
+	idx, err := e.table.batchWrite(ctx, "BatchPut "+e.info.name, reqs)
+	pick(left, items, idx)
+	return err
 }
 
 // BatchDelete deletes the items at many keys (BatchWriteItem, 25 a request), with
 // the same retries and result as [Entity.BatchPut]. Deleting a missing item is not
 // an error. keys is not modified.
-func (e *Entity[T]) BatchDelete(ctx context.Context, keys []T) (_ []T, err error) {
-	if e == nil {
-		return nil, errNilEntity[T]("BatchDelete")
+func (e *Entity[T]) BatchDelete(ctx context.Context, keys []T) ([]T, error) {
+	var left []T
+	err := e.core().batchDelete(ctx, reflect.ValueOf(keys), valueOf(&left))
+	return left, err
+}
+
+// batchDelete is BatchDelete: keys is the []T given; the keys not deleted are
+// set in left (a []T).
+func (e *entity) batchDelete(ctx context.Context, keys, left reflect.Value) (err error) {
+	if err := e.refused("BatchDelete"); err != nil {
+		return err
 	}
 	ctx, done := e.begin(ctx, "BatchDelete")
 	defer done(&err)
 	if u := e.info.unique; u != nil {
-		return slices.Clone(keys), fmt.Errorf("singletable: BatchDelete %s: %w", e.info.name, u.refuseBatch()) // unique.go
+		if !keys.IsNil() { // a copy of keys
+			cp := reflect.MakeSlice(keys.Type(), keys.Len(), keys.Len())
+			reflect.Copy(cp, keys)
+			left.Set(cp)
+		}
+		return fmt.Errorf("singletable: BatchDelete %s: %w", e.info.name, u.refuseBatch()) // unique.go
 	}
-	reqs := make([]types.WriteRequest, len(keys))
-	for i := range keys {
-		k, err := e.batchKey(keys[i])
+	reqs := make([]types.WriteRequest, keys.Len())
+	for i := range reqs {
+		k, err := e.batchKey(keys.Index(i))
 		if err != nil {
-			return nil, fmt.Errorf("singletable: BatchDelete %s: key %d: %w", e.info.name, i, err)
+			return fmt.Errorf("singletable: BatchDelete %s: key %d: %w", e.info.name, i, err)
 		}
 		reqs[i] = types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: k}}
 	}
-	left, err := e.table.batchWrite(ctx, "BatchDelete "+e.info.name, reqs)
-	return pick(keys, left), err
+	idx, err := e.table.batchWrite(ctx, "BatchDelete "+e.info.name, reqs)
+	pick(left, keys, idx)
+	return err
 }
 
-// pick returns the values at the given indexes.
-func pick[T any](vs []T, idx []int) []T {
+// pick sets dst (a []T) to the values of vs (a []T) at the given indexes, nil
+// when there are none.
+func pick(dst, vs reflect.Value, idx []int) {
 	if len(idx) == 0 {
-		return nil
+		return
 	}
-	out := make([]T, len(idx))
+	out := reflect.MakeSlice(vs.Type(), len(idx), len(idx))
 	for i, j := range idx {
-		out[i] = vs[j]
+		out.Index(i).Set(vs.Index(j))
 	}
-	return out
+	dst.Set(out)
 }
 
 // batchWrite sends write requests in chunks of 25, retrying unprocessed ones, and
@@ -266,8 +305,9 @@ func (t *Table) batchRetry() *backoff.Rounds {
 
 // batchKey renders the primary key of one key value of a batch; a hashed shard is
 // computed, a random one must be set.
-func (e *Entity[T]) batchKey(key T) (map[string]types.AttributeValue, error) {
-	sv := reflect.ValueOf(&key).Elem()
+func (e *entity) batchKey(key reflect.Value) (map[string]types.AttributeValue, error) {
+	sv := reflect.New(e.info.goType).Elem() // a copy: a hashed shard is not set in the caller's value
+	sv.Set(key)
 	if _, err := e.info.fillShard(sv, false); err != nil {
 		return nil, err
 	}

@@ -138,7 +138,7 @@ func (t *Table) batchGetMixed(ctx context.Context, in *dynamodb.BatchGetItemInpu
 		if !ok {
 			return fmt.Errorf("DynamoDB returned an item that was not asked for")
 		}
-		refs[j].setItem(ctx, item)
+		refs[j].refCore().setItem(ctx, item)
 		return nil
 	}
 	if !t.wireOn() {
@@ -183,7 +183,7 @@ func (t *Table) batchGetMixed(ctx context.Context, in *dynamodb.BatchGetItemInpu
 			return nil, fmt.Errorf("DynamoDB returned an item that was not asked for")
 		}
 		if ref := refs[j]; ref.refCore().judgeWire(s, i, en.Target.Type) {
-			ref.setValue(v)
+			ref.refCore().setValue(v)
 		}
 	}
 	return out, nil
@@ -237,13 +237,18 @@ func (b BatchItem) Key() map[string]string { return b.keyStr }
 // validation apply, as in BatchPut; a value they refuse is reported by
 // BatchWrite before anything is sent. v is copied.
 func (e *Entity[T]) BatchPutItem(v T) BatchItem {
-	if e == nil {
-		return BatchItem{op: "Put", value: v, err: errNilEntity[T]("BatchPutItem")}
+	return e.core().batchPutItem(v, valueOf(&v))
+}
+
+// batchPutItem is BatchPutItem: value is the T given, sv a copy of it.
+func (e *entity) batchPutItem(value any, sv reflect.Value) BatchItem {
+	if err := e.refused("BatchPutItem"); err != nil {
+		return BatchItem{op: "Put", value: value, err: err}
 	}
-	it := BatchItem{info: e.info, op: "Put", value: v}
+	it := BatchItem{info: e.info, op: "Put", value: value}
 	// Planned as BatchPut plans each item: the shard, defaults (before the keys
 	// are rendered), timestamps, validation, the version.
-	item, err := e.info.planBatchPut(reflect.ValueOf(&v).Elem(), &planEnv{}) // planner.go
+	item, err := e.info.planBatchPut(sv, &planEnv{}) // planner.go
 	if err != nil {
 		it.err = err
 		return it
@@ -257,15 +262,20 @@ func (e *Entity[T]) BatchPutItem(v T) BatchItem {
 // the item at key's primary key is deleted, whatever its type (a batch has no
 // conditions). key is copied.
 func (e *Entity[T]) BatchDeleteItem(key T) BatchItem {
-	if e == nil {
-		return BatchItem{op: "Delete", value: key, err: errNilEntity[T]("BatchDeleteItem")}
+	return e.core().batchDeleteItem(key, valueOf(&key))
+}
+
+// batchDeleteItem is BatchDeleteItem: value is the T given, sv a copy of it.
+func (e *entity) batchDeleteItem(value any, sv reflect.Value) BatchItem {
+	if err := e.refused("BatchDeleteItem"); err != nil {
+		return BatchItem{op: "Delete", value: value, err: err}
 	}
-	it := BatchItem{info: e.info, op: "Delete", value: key}
+	it := BatchItem{info: e.info, op: "Delete", value: value}
 	if u := e.info.unique; u != nil {
 		it.err = u.refuseBatch() // unique.go
 		return it
 	}
-	k, err := e.batchKey(key)
+	k, err := e.batchKey(sv)
 	if err != nil {
 		it.err = err
 		return it
@@ -320,5 +330,12 @@ func (t *Table) BatchWrite(ctx context.Context, items ...BatchItem) (_ []BatchIt
 		return nil, nil
 	}
 	left, err := t.batchWrite(ctx, "BatchWrite", reqs)
-	return pick(items, left), err
+	if len(left) == 0 {
+		return nil, err
+	}
+	out := make([]BatchItem, len(left))
+	for i, j := range left {
+		out[i] = items[j]
+	}
+	return out, err
 }

@@ -122,7 +122,7 @@ func TestOptionsRefusedWhereTheyDoNotApply(t *testing.T) {
 		}
 	}
 	t.Run("Partition in a fan-out query", func(t *testing.T) {
-		_, err := events.prepareFanout(sEvent{Day: day0}, []ShardQueryOption{Partition("EVENTS#x")})
+		_, err := events.core().prepareFanout(reflect.ValueOf(sEvent{Day: day0}), []ShardQueryOption{Partition("EVENTS#x")})
 		refused(t, err, "Partition", "QueryShards")
 	})
 	t.Run("Partition beside a partition given as the key", func(t *testing.T) {
@@ -133,33 +133,33 @@ func TestOptionsRefusedWhereTheyDoNotApply(t *testing.T) {
 	})
 	t.Run("a sort key condition on an index without a sort key", func(t *testing.T) {
 		k := tCustomer{Email: "a@b"}
-		_, err := customers.prepareQuery(reflectValue(&k), []QueryOption{On("GSI3"), SKEqual("x")})
+		_, err := customers.core().prepareQuery(reflectValue(&k), []QueryOption{On("GSI3"), SKEqual("x")})
 		refused(t, err, "GSI3", "SKEqual")
 	})
 	t.Run("Consistent on an index", func(t *testing.T) {
-		_, err := orders.prepareQuery(reflectValue(&okey), []QueryOption{On("GSI2"), Consistent()})
+		_, err := orders.core().prepareQuery(reflectValue(&okey), []QueryOption{On("GSI2"), Consistent()})
 		refused(t, err, "Consistent")
 	})
 	t.Run("Days on a partition key without that placeholder", func(t *testing.T) {
-		_, err := events.prepareFanout(sEvent{}, []ShardQueryOption{Days("dya", day0, day0)})
+		_, err := events.core().prepareFanout(reflect.ValueOf(sEvent{}), []ShardQueryOption{Days("dya", day0, day0)})
 		refused(t, err, `Days("dya")`, `did you mean "day"?`)
-		_, err = events.prepareFanout(sEvent{}, []ShardQueryOption{Days("shard", day0, day0)})
+		_, err = events.core().prepareFanout(reflect.ValueOf(sEvent{}), []ShardQueryOption{Days("shard", day0, day0)})
 		refused(t, err, "shard (sEvent.Shard)", "not a time")
 	})
 	t.Run("QueryShards of an entity without shards", func(t *testing.T) {
-		_, err := orders.prepareFanout(okey, nil)
+		_, err := orders.core().prepareFanout(reflect.ValueOf(okey), nil)
 		refused(t, err, "QueryShards")
 	})
 	t.Run("an unknown index, with the closest name", func(t *testing.T) {
-		_, err := orders.prepareQuery(reflectValue(&okey), []QueryOption{On("GIS1")})
+		_, err := orders.core().prepareQuery(reflectValue(&okey), []QueryOption{On("GIS1")})
 		refused(t, err, `On("GIS1")`, `did you mean "GSI1"?`, "GSI1, GSI2, GSI3")
-		_, err = orders.prepareQuery(reflectValue(&okey), []QueryOption{On("GSI3")})
+		_, err = orders.core().prepareQuery(reflectValue(&okey), []QueryOption{On("GSI3")})
 		refused(t, err, `On("GSI3")`, "GSI1, GSI2")
 	})
 	t.Run("nil options", func(t *testing.T) {
-		_, err := orders.prepareQuery(reflectValue(&okey), []QueryOption{Limit(1), nil})
+		_, err := orders.core().prepareQuery(reflectValue(&okey), []QueryOption{Limit(1), nil})
 		refused(t, err, "option 2 is nil")
-		_, err = events.prepareFanout(sEvent{}, []ShardQueryOption{nil})
+		_, err = events.core().prepareFanout(reflect.ValueOf(sEvent{}), []ShardQueryOption{nil})
 		refused(t, err)
 		_, _, err = tbl.prepareCollection("CUST#c1", []CollectionOption{nil})
 		refused(t, err)
@@ -169,11 +169,11 @@ func TestOptionsRefusedWhereTheyDoNotApply(t *testing.T) {
 		refused(t, err)
 	})
 	t.Run("bad option values", func(t *testing.T) {
-		_, err := orders.prepareQuery(reflectValue(&okey), []QueryOption{Limit(0)})
+		_, err := orders.core().prepareQuery(reflectValue(&okey), []QueryOption{Limit(0)})
 		refused(t, err, "Limit(0)")
-		_, err = events.prepareFanout(sEvent{}, []ShardQueryOption{Parallel(0)})
+		_, err = events.core().prepareFanout(reflect.ValueOf(sEvent{}), []ShardQueryOption{Parallel(0)})
 		refused(t, err, "Parallel(0)")
-		_, err = events.prepareFanout(sEvent{}, []ShardQueryOption{Days("day", day0.Add(48*time.Hour), day0)})
+		_, err = events.core().prepareFanout(reflect.ValueOf(sEvent{}), []ShardQueryOption{Days("day", day0.Add(48*time.Hour), day0)})
 		refused(t, err, "Days")
 		_, _, err = tbl.prepareCollection("CUST#c1", []CollectionOption{OnUnknown(9)})
 		refused(t, err, "OnUnknown(9)")

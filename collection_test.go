@@ -321,10 +321,10 @@ func mixedPage(b *testing.B, tbl *Table) []map[string]types.AttributeValue {
 	var items []map[string]types.AttributeValue
 	for i := range 1000 {
 		var v reflect.Value
-		info := orders.info
+		info := orders.x.info
 		if i%10 == 0 {
 			c := cCustomer{ID: "c" + itoa(i), Name: "Customer " + itoa(i), Region: "eu"}
-			v, info = reflect.ValueOf(&c).Elem(), customers.info
+			v, info = reflect.ValueOf(&c).Elem(), customers.x.info
 		} else {
 			o := cOrder{CustomerID: "c" + itoa(i/10*10), Date: day(i % 365), Amount: i, Region: "eu"}
 			v = reflect.ValueOf(&o).Elem()

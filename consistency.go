@@ -63,38 +63,57 @@ func RetryBackoff(b Backoff) RetryOption { return retryBackoff(b) }
 // [ErrInvalidInput], [ErrInvalidKey], [ErrInvalidCursor] or [ErrInvalidEntity],
 // which no retry can fix and which are returned at once.
 func WaitFor[R any](ctx context.Context, read func(context.Context) (R, error), until func(R) bool, opts ...RetryOption) (R, WaitStats, error) {
+	var cur, last R
+	done, stats, err := waitLoop(ctx, func(ctx context.Context) (bool, error) {
+		r, err := read(ctx)
+		if err != nil {
+			return false, err
+		}
+		cur = r
+		return until(r), nil
+	}, func() { last = cur }, opts)
+	if done {
+		return cur, stats, err
+	}
+	return last, stats, err
+}
+
+// waitLoop is WaitFor's loop: attempt reads once and says whether the wait is
+// over; keep is called after an attempt that read a value that did not end it.
+// done reports whether an attempt ended it.
+func waitLoop(ctx context.Context, attempt func(context.Context) (bool, error), keep func(), opts []RetryOption) (done bool, _ WaitStats, _ error) {
 	var b Backoff
-	var last R
 	for i, o := range opts {
 		if o == nil {
-			return last, WaitStats{}, fmt.Errorf("singletable: wait: option %d is nil: %w", i+1, ErrInvalidInput)
+			return false, WaitStats{}, fmt.Errorf("singletable: wait: option %d is nil: %w", i+1, ErrInvalidInput)
 		}
 		o.applyRetry(&b)
 	}
 	b = b.withDefaults()
 	start := b.Now()
 	var lastErr error
-	for attempt := 1; ; attempt++ {
-		r, err := read(ctx)
-		stats := WaitStats{Attempts: attempt, Elapsed: b.Now().Sub(start)}
+	for n := 1; ; n++ {
+		ok, err := attempt(ctx)
+		stats := WaitStats{Attempts: n, Elapsed: b.Now().Sub(start)}
 		switch {
-		case err == nil && until(r):
-			return r, stats, nil
+		case err == nil && ok:
+			return true, stats, nil
 		case err == nil:
-			last, lastErr = r, nil
+			keep()
+			lastErr = nil
 		case permanentError(err):
-			return last, stats, err
+			return false, stats, err
 		case ctx.Err() != nil:
-			return last, stats, waitEnded(ctx, stats, err)
+			return false, stats, waitEnded(ctx, stats, err)
 		default:
 			lastErr = err
 		}
-		if attempt >= b.MaxAttempts {
-			return last, stats, &ConsistencyTimeoutError{Attempts: attempt, Elapsed: stats.Elapsed, Err: lastErr}
+		if n >= b.MaxAttempts {
+			return false, stats, &ConsistencyTimeoutError{Attempts: n, Elapsed: stats.Elapsed, Err: lastErr}
 		}
-		if err := b.Wait(ctx, attempt); err != nil {
+		if err := b.Wait(ctx, n); err != nil {
 			stats.Elapsed = b.Now().Sub(start)
-			return last, stats, waitEnded(ctx, stats, err)
+			return false, stats, waitEnded(ctx, stats, err)
 		}
 	}
 }
@@ -118,7 +137,7 @@ func permanentError(err error) bool {
 
 // indexLookup returns a read of the items of index whose keys v renders (partition, and sort key
 // when the index has one) and reports whether the one at v's primary key is there.
-func (e *Entity[T]) indexLookup(index string, v T) (func(context.Context) (*T, error), error) {
+func (e *entity) indexLookup(index string, sv reflect.Value) (func(context.Context) (reflect.Value, error), error) {
 	if index == "" {
 		return nil, fmt.Errorf("singletable: wait %s: no index named: the base table is read consistently, with Get(ctx, k, Consistent()): %w", e.info.name, ErrInvalidInput)
 	}
@@ -126,7 +145,6 @@ func (e *Entity[T]) indexLookup(index string, v T) (func(context.Context) (*T, e
 		return nil, fmt.Errorf("singletable: wait %s: %w", e.info.name, err)
 	}
 	pair := e.info.indexes[index]
-	sv := reflect.ValueOf(&v).Elem()
 	_, want, err := e.info.primaryKey(sv)
 	if err != nil {
 		return nil, err
@@ -156,30 +174,31 @@ func (e *Entity[T]) indexLookup(index string, v T) (func(context.Context) (*T, e
 	tk := e.table.opts
 	plan := pq.plan   // readpath.go: an index's items, never written back
 	plan.byKey = true // read for one key: an item there of another type is ErrTypeMismatch
-	return func(ctx context.Context) (*T, error) {
+	return func(ctx context.Context) (reflect.Value, error) {
 		var start map[string]types.AttributeValue
 		for {
 			in := pq.in
 			in.ExclusiveStartKey = start
 			out, err := e.table.client.Query(ctx, &in)
 			if err != nil {
-				return nil, fmt.Errorf("singletable: wait %s on %s: %w", e.info.name, index, err)
+				return reflect.Value{}, fmt.Errorf("singletable: wait %s on %s: %w", e.info.name, index, err)
 			}
 			for _, item := range out.Items {
 				if got := e.table.keyStrings(item); got[tk.PartitionKey] != want[tk.PartitionKey] || got[tk.SortKey] != want[tk.SortKey] {
 					continue
 				}
-				got, verdict, err := readAs[T](ctx, &plan, item)
+				got := reflect.New(e.info.goType).Elem()
+				verdict, err := plan.readItem(ctx, item, got)
 				if err != nil {
-					return nil, err
+					return reflect.Value{}, err
 				}
 				if verdict != itemRead {
 					continue
 				}
-				return &got, nil
+				return got, nil
 			}
 			if len(out.LastEvaluatedKey) == 0 {
-				return nil, nil
+				return reflect.Value{}, nil
 			}
 			start = out.LastEvaluatedKey
 		}
@@ -191,43 +210,75 @@ func (e *Entity[T]) indexLookup(index string, v T) (func(context.Context) (*T, e
 // Use it right after a write to read your own write
 // through an eventually consistent index. Each attempt is one Query (0.5 RCU per
 // 4 KB read). It returns the item as the index shows it.
-func (e *Entity[T]) WaitIndexed(ctx context.Context, index string, v T, opts ...RetryOption) (_ T, _ WaitStats, err error) {
+func (e *Entity[T]) WaitIndexed(ctx context.Context, index string, v T, opts ...RetryOption) (T, WaitStats, error) {
+	var got T
+	stats, err := e.core().waitIndexed(ctx, index, valueOf(&v), valueOf(&got), opts)
+	return got, stats, err
+}
+
+// waitIndexed is WaitIndexed: the item the index holds is set in out (left
+// zero when the wait fails before any was read).
+func (e *entity) waitIndexed(ctx context.Context, index string, sv, out reflect.Value, opts []RetryOption) (_ WaitStats, err error) {
+	if err := e.refused("WaitIndexed"); err != nil {
+		return WaitStats{}, err
+	}
 	ctx, done := e.begin(ctx, "WaitIndexed")
 	defer done(&err)
-	var zero T
-	lookup, err := e.indexLookup(index, v)
+	lookup, err := e.indexLookup(index, sv)
 	if err != nil {
-		return zero, WaitStats{}, err
+		return WaitStats{}, err
 	}
-	want, err := e.info.plan.Encode(reflect.ValueOf(&v).Elem())
+	want, err := e.info.plan.Encode(sv)
 	if err != nil {
-		return zero, WaitStats{}, fmt.Errorf("singletable: wait %s: %w: %w", e.info.name, ErrInvalidInput, err)
+		return WaitStats{}, fmt.Errorf("singletable: wait %s: %w: %w", e.info.name, ErrInvalidInput, err)
 	}
-	got, stats, err := WaitFor(ctx, lookup, func(p *T) bool {
-		if p == nil {
-			return false
+	var cur reflect.Value
+	ended, stats, err := waitLoop(ctx, func(ctx context.Context) (bool, error) {
+		got, err := lookup(ctx)
+		if err != nil {
+			return false, err
 		}
-		have, err := e.info.plan.Encode(reflect.ValueOf(p).Elem())
-		return err == nil && maps.EqualFunc(want, have, func(a, b types.AttributeValue) bool { return reflect.DeepEqual(a, b) })
-	}, e.waitOpts(opts)...)
-	if got == nil {
-		return zero, stats, e.waitErr(index, err)
+		cur = got
+		if !got.IsValid() {
+			return false, nil
+		}
+		have, err := e.info.plan.Encode(got)
+		return err == nil && maps.EqualFunc(want, have, func(a, b types.AttributeValue) bool { return reflect.DeepEqual(a, b) }), nil
+	}, func() {
+		if cur.IsValid() {
+			out.Set(cur)
+		} else {
+			out.SetZero()
+		}
+	}, e.waitOpts(opts))
+	if ended {
+		out.Set(cur)
 	}
-	return *got, stats, e.waitErr(index, err)
+	return stats, e.waitErr(index, err)
 }
 
 // WaitUnindexed waits until index no longer shows the item at old's primary key
 // under the index keys old renders: after a delete, or after an update moved the
 // item elsewhere in the index or out of it. old must hold the index key inputs the
 // item had. Each attempt is one Query.
-func (e *Entity[T]) WaitUnindexed(ctx context.Context, index string, old T, opts ...RetryOption) (_ WaitStats, err error) {
+func (e *Entity[T]) WaitUnindexed(ctx context.Context, index string, old T, opts ...RetryOption) (WaitStats, error) {
+	return e.core().waitUnindexed(ctx, index, valueOf(&old), opts)
+}
+
+func (e *entity) waitUnindexed(ctx context.Context, index string, sv reflect.Value, opts []RetryOption) (_ WaitStats, err error) {
+	if err := e.refused("WaitUnindexed"); err != nil {
+		return WaitStats{}, err
+	}
 	ctx, done := e.begin(ctx, "WaitUnindexed")
 	defer done(&err)
-	lookup, err := e.indexLookup(index, old)
+	lookup, err := e.indexLookup(index, sv)
 	if err != nil {
 		return WaitStats{}, err
 	}
-	_, stats, err := WaitFor(ctx, lookup, func(p *T) bool { return p == nil }, e.waitOpts(opts)...)
+	_, stats, err := waitLoop(ctx, func(ctx context.Context) (bool, error) {
+		got, err := lookup(ctx)
+		return err == nil && !got.IsValid(), err
+	}, func() {}, e.waitOpts(opts))
 	return stats, e.waitErr(index, err)
 }
 
@@ -235,22 +286,29 @@ func (e *Entity[T]) WaitUnindexed(ctx context.Context, index string, old T, opts
 // with updated, and no longer at its old ones, as [Entity.WaitUnindexed] with old.
 // Use it after an update that changed index key inputs. When the item leaves the
 // index (a sparse index), use WaitUnindexed alone.
-func (e *Entity[T]) WaitMoved(ctx context.Context, index string, old, updated T, opts ...RetryOption) (_ WaitStats, err error) {
+func (e *Entity[T]) WaitMoved(ctx context.Context, index string, old, updated T, opts ...RetryOption) (WaitStats, error) {
+	return e.core().waitMoved(ctx, index, valueOf(&old), valueOf(&updated), opts)
+}
+
+func (e *entity) waitMoved(ctx context.Context, index string, old, updated reflect.Value, opts []RetryOption) (_ WaitStats, err error) {
+	if err := e.refused("WaitMoved"); err != nil {
+		return WaitStats{}, err
+	}
 	ctx, done := e.begin(ctx, "WaitMoved")
 	defer done(&err)
-	_, s1, err := e.WaitIndexed(ctx, index, updated, opts...)
+	s1, err := e.waitIndexed(ctx, index, updated, reflect.New(e.info.goType).Elem(), opts)
 	if err != nil {
 		return s1, err
 	}
-	s2, err := e.WaitUnindexed(ctx, index, old, opts...)
+	s2, err := e.waitUnindexed(ctx, index, old, opts)
 	return WaitStats{Attempts: s1.Attempts + s2.Attempts, Elapsed: s1.Elapsed + s2.Elapsed}, err
 }
 
-func (e *Entity[T]) waitOpts(opts []RetryOption) []RetryOption {
+func (e *entity) waitOpts(opts []RetryOption) []RetryOption {
 	return append([]RetryOption{RetryBackoff(e.table.opts.Backoff)}, opts...)
 }
 
-func (e *Entity[T]) waitErr(index string, err error) error {
+func (e *entity) waitErr(index string, err error) error {
 	if err == nil {
 		return nil
 	}

@@ -40,10 +40,17 @@ type Count struct {
 // never cut short) and is refused, as is a count through an index that does not
 // hold the type attribute (only reading the items could tell their types). key
 // is not modified.
-func (e *Entity[T]) Count(ctx context.Context, key T, opts ...QueryOption) (_ Count, err error) {
+func (e *Entity[T]) Count(ctx context.Context, key T, opts ...QueryOption) (Count, error) {
+	return e.core().count(ctx, valueOf(&key), opts)
+}
+
+func (e *entity) count(ctx context.Context, sv reflect.Value, opts []QueryOption) (_ Count, err error) {
+	if err := e.refused("Count"); err != nil {
+		return Count{}, err
+	}
 	ctx, done := e.begin(ctx, "Count")
 	defer done(&err)
-	pq, err := e.prepareQuery(reflect.ValueOf(&key).Elem(), opts)
+	pq, err := e.prepareQuery(sv, opts)
 	if err != nil {
 		return Count{}, err
 	}
@@ -57,7 +64,14 @@ func (e *Entity[T]) Count(ctx context.Context, key T, opts ...QueryOption) (_ Co
 // would return: Scan with Select COUNT, page after page until done. Cost: every
 // item of the table (or index, or segment) is read, as by a Scan; see
 // [Entity.Scan].
-func (e *Entity[T]) ScanCount(ctx context.Context, opts ...ScanOption) (_ Count, err error) {
+func (e *Entity[T]) ScanCount(ctx context.Context, opts ...ScanOption) (Count, error) {
+	return e.core().scanCount(ctx, opts)
+}
+
+func (e *entity) scanCount(ctx context.Context, opts []ScanOption) (_ Count, err error) {
+	if err := e.refused("ScanCount"); err != nil {
+		return Count{}, err
+	}
 	ctx, done := e.begin(ctx, "ScanCount")
 	defer done(&err)
 	pq, err := e.prepareScan(opts, nil)

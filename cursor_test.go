@@ -3,6 +3,7 @@ package singletable
 import (
 	"encoding/base64"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -24,9 +25,9 @@ func cursorKinds(t *testing.T) []cursorKind {
 	t.Helper()
 	q := newFuzzQueries(t)
 	queryOf := func(e *Entity[tOrder], key tOrder) (*preparedQuery, string) {
-		pq, err := e.prepareQuery(reflectValue(&key), nil)
+		pq, err := e.core().prepareQuery(reflectValue(&key), nil)
 		require.NoError(t, err)
-		c, err := e.table.encodeCursor(pq, map[string]types.AttributeValue{"PK": sAV(pq.partition), "SK": sAV("ORDER#o001")})
+		c, err := e.x.table.encodeCursor(pq, map[string]types.AttributeValue{"PK": sAV(pq.partition), "SK": sAV("ORDER#o001")})
 		require.NoError(t, err)
 		return pq, c
 	}
@@ -35,7 +36,7 @@ func cursorKinds(t *testing.T) []cursorKind {
 	_, signedQuery := queryOf(q.signedOrders, tOrder{CustomerID: "c1"})
 
 	fanoutOf := func(key sEvent) string {
-		fq, err := q.events.prepareFanout(key, nil)
+		fq, err := q.events.core().prepareFanout(reflect.ValueOf(key), nil)
 		require.NoError(t, err)
 		c, err := q.plain.encodeFanoutCursor(fq)
 		require.NoError(t, err)
@@ -58,7 +59,7 @@ func cursorKinds(t *testing.T) []cursorKind {
 			name: "query", good: query,
 			open: func(c string) error {
 				k := tOrder{CustomerID: "c1"}
-				_, err := q.orders.prepareQuery(reflectValue(&k), []QueryOption{After(c)})
+				_, err := q.orders.core().prepareQuery(reflectValue(&k), []QueryOption{After(c)})
 				return err
 			},
 			foreign: map[string]string{"another partition's": otherQuery, "a signed table's": signedQuery, "a fan-out's": fanout, "a sweep's": scan},
@@ -66,7 +67,7 @@ func cursorKinds(t *testing.T) []cursorKind {
 		{
 			name: "fan-out", good: fanout,
 			open: func(c string) error {
-				_, err := q.events.prepareFanout(sEvent{Day: day0}, []ShardQueryOption{After(c)})
+				_, err := q.events.core().prepareFanout(reflect.ValueOf(sEvent{Day: day0}), []ShardQueryOption{After(c)})
 				return err
 			},
 			foreign: map[string]string{"another day's": otherFanout, "a query's": query, "a sweep's": scan},

@@ -19,9 +19,48 @@ import (
 // with [Register]. An Entity is safe for concurrent use. No method mutates a value
 // handed to it: T is taken and returned by value.
 type Entity[T any] struct {
+	// x is a field, not embedded: a method promoted from an embedded field is
+	// compiled again, as a wrapper, for every T.
+	x entity
+}
+
+// entity is what every method of an Entity[T] runs on. The generic methods are
+// thin shells: each converts its T values to reflect.Values (addressable, of
+// the caller's own variables) and calls a method of entity, compiled once
+// whatever the number of entity types (docs/architecture.md, "The generic
+// shell"). Keep it so: a line of generic code is compiled again for every
+// entity type of every program that uses the library.
+type entity struct {
 	table *Table
 	info  *entityInfo
+	// goType names the type of a nil or zero Entity, whose calls it refuses.
+	goType reflect.Type
+	isNil  bool
 }
+
+// core returns e's engine: for a nil or zero Entity, one that refuses every
+// call, naming T.
+func (e *Entity[T]) core() *entity {
+	if e == nil || e.x.info == nil {
+		return &entity{goType: reflect.TypeFor[T](), isNil: e == nil}
+	}
+	return &e.x
+}
+
+// refused is the error of a call on a nil or zero Entity (nil when e is usable).
+func (e *entity) refused(op string) error {
+	if e.info != nil {
+		return nil
+	}
+	if e.isNil {
+		return fmt.Errorf("singletable: %s %s: the *Entity is nil (was the error of Register ignored?): %w", op, e.goType.Name(), ErrInvalidInput)
+	}
+	return fmt.Errorf("singletable: %s %s: the Entity is a zero value; make it with Register: %w", op, e.goType.Name(), ErrInvalidInput)
+}
+
+// valueOf returns the addressable reflect.Value of *p: how a shell hands its
+// T values to the engine.
+func valueOf[T any](p *T) reflect.Value { return reflect.ValueOf(p).Elem() }
 
 // Register compiles T for use on table t and returns its typed access. T must be a
 // struct with a blank field carrying the entity tags:
@@ -47,10 +86,19 @@ type Entity[T any] struct {
 // templates, a key both render, and a prefix that separates them), a field whose name clashes with a key or type attribute,
 // and an unsupported field type.
 func Register[T any](t *Table, opts ...RegisterOption) (*Entity[T], error) {
-	if t == nil {
-		return nil, fmt.Errorf("singletable: Register[%s]: the table is nil (was the error of NewTable ignored?): %w", reflect.TypeFor[T](), ErrInvalidInput)
+	info, err := register(t, reflect.TypeFor[T](), opts)
+	if err != nil {
+		return nil, err
 	}
-	info, err := compileEntity(t, reflect.TypeFor[T]())
+	return &Entity[T]{entity{table: t, info: info}}, nil
+}
+
+// register is Register for the Go type typ.
+func register(t *Table, typ reflect.Type, opts []RegisterOption) (*entityInfo, error) {
+	if t == nil {
+		return nil, fmt.Errorf("singletable: Register[%s]: the table is nil (was the error of NewTable ignored?): %w", typ, ErrInvalidInput)
+	}
+	info, err := compileEntity(t, typ)
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +117,7 @@ func Register[T any](t *Table, opts ...RegisterOption) (*Entity[T], error) {
 		return nil, err
 	}
 	info.start(t)
-	return &Entity[T]{table: t, info: info}, nil
+	return info, nil
 }
 
 // MustRegister is like [Register] but panics on error; for package-level setup in
@@ -87,44 +135,43 @@ func (e *Entity[T]) Table() *Table {
 	if e == nil {
 		return nil
 	}
-	return e.table
+	return e.x.table
 }
 
 // Type returns the entity's discriminator, the value of its type attribute (""
 // for a nil Entity).
 func (e *Entity[T]) Type() string {
-	if e == nil {
+	if e == nil || e.x.info == nil {
 		return ""
 	}
-	return e.info.discriminator
+	return e.x.info.discriminator
 }
 
 // decodeWith decodes an item of this entity read by key (a write's returned
-// item, a wait's), through the read path's phases (readpath.go): an item not
-// provably a T is ErrTypeMismatch; an older one is migrated in memory, and written
-// back only when writeBack is set.
+// item, a wait's) into rv, through the read path's phases (readpath.go): an item
+// not provably of the entity is ErrTypeMismatch; an older one is migrated in
+// memory, and written back only when writeBack is set.
 //
-// Under [Explain] a write returns no item: it decodes to the zero T.
-func (e *Entity[T]) decodeWith(ctx context.Context, item map[string]types.AttributeValue, writeBack bool) (T, error) {
+// Under [Explain] a write returns no item: it decodes to the zero value.
+func (e *entity) decodeWith(ctx context.Context, item map[string]types.AttributeValue, writeBack bool, rv reflect.Value) error {
 	if item == nil && explaining(ctx) != nil {
-		var zero T
-		return zero, nil
+		rv.SetZero()
+		return nil
 	}
 	p := readPlan{t: e.table, info: e.info, byKey: true, whole: writeBack}
-	v, _, err := readAs[T](ctx, &p, item)
-	return v, err
+	_, err := p.readItem(ctx, item, rv)
+	return err
 }
 
-// decodeMigrated decodes an item read by key, migrating it in memory, through
-// the read path's type check and decoding (readpath.go), never written back;
-// migrated is the migrated image, nil when no migration applied.
-func (e *Entity[T]) decodeMigrated(item map[string]types.AttributeValue) (v T, migrated map[string]types.AttributeValue, err error) {
+// decodeMigrated decodes an item read by key into rv, migrating it in memory,
+// through the read path's type check and decoding (readpath.go), never written
+// back; migrated is the migrated image, nil when no migration applied.
+func (e *entity) decodeMigrated(item map[string]types.AttributeValue, rv reflect.Value) (migrated map[string]types.AttributeValue, err error) {
 	p := readPlan{t: e.table, info: e.info, byKey: true}
 	if _, _, err := p.checkType(item); err != nil {
-		return v, nil, err
+		return nil, err
 	}
-	migrated, err = p.decodeItem(e.info, item, reflect.ValueOf(&v).Elem())
-	return v, migrated, err
+	return p.decodeItem(e.info, item, rv)
 }
 
 // Get reads one item by its primary key, rendered from key (only the key's inputs
@@ -132,67 +179,77 @@ func (e *Entity[T]) decodeMigrated(item map[string]types.AttributeValue) (v T, m
 // [Consistent]. A missing item is an error matching [ErrNotFound]; an item at the
 // key that is not provably of this entity type (its type attribute names another,
 // or is missing or not a string) matches [ErrTypeMismatch], as a write there would.
-func (e *Entity[T]) Get(ctx context.Context, key T, opts ...GetOption) (_ T, err error) {
+func (e *Entity[T]) Get(ctx context.Context, key T, opts ...GetOption) (T, error) {
+	var v T
+	err := e.core().get(ctx, valueOf(&key), valueOf(&v), opts)
+	return v, err
+}
+
+// get is Get: the item is decoded into out, left zero on an error.
+func (e *entity) get(ctx context.Context, sv, out reflect.Value, opts []GetOption) (err error) {
+	if err := e.refused("Get"); err != nil {
+		return err
+	}
 	ctx, done := e.begin(ctx, "Get")
 	defer done(&err)
-	var zero T
+	defer zeroOnError(&err, out)
 	var o getOptions
 	if len(opts) > 0 {
 		var err error
 		if o, err = collectKeyOptions("Get", e.info.name, opts); err != nil {
-			return zero, err
+			return err
 		}
 	}
 	p, err := e.table.keyPlan(e.info, o, false) // readpath.go
 	if err != nil {
-		return zero, e.itemErr("Get", nil, err)
+		return e.itemErr("Get", nil, err)
 	}
-	sv := reflect.ValueOf(&key).Elem()
 	found, err := e.resolveShardItem(ctx, sv, o.consistent)
 	if err != nil {
-		return zero, e.itemErr("Get", nil, err)
+		return e.itemErr("Get", nil, err)
 	}
 	if found != nil { // a random shard's lookup read the item already
-		v, err := e.readFound(ctx, &p, found)
-		if err != nil {
-			return zero, e.itemErr("Get", e.info.table.keyStrings(found), err)
+		if err := e.readFound(ctx, &p, found, out); err != nil {
+			return e.itemErr("Get", e.info.table.keyStrings(found), err)
 		}
-		return v, nil
+		return nil
 	}
 	k, err := e.info.primaryKeyAV(sv)
 	if err != nil {
-		return zero, e.itemErr("Get", nil, err)
+		return e.itemErr("Get", nil, err)
 	}
-	v, err := e.getItem(ctx, &p, &dynamodb.GetItemInput{ // GetItem, through the read path (wire.go)
+	err = e.getItem(ctx, &p, &dynamodb.GetItemInput{ // GetItem, through the read path (wire.go)
 		TableName:      e.table.namePtr(),
 		Key:            k,
 		ConsistentRead: boolPtr(o.consistent),
-	})
+	}, out)
 	if err != nil {
-		return zero, e.itemErr("Get", e.table.keyStrings(k), err)
+		return e.itemErr("Get", e.table.keyStrings(k), err)
 	}
-	return v, nil
+	return nil
 }
 
-// readFound reads an item found by key through the read path's phases: an item
-// SkipExpired leaves out is ErrNotFound.
-func (e *Entity[T]) readFound(ctx context.Context, p *readPlan, item map[string]types.AttributeValue) (T, error) {
-	v, verdict, err := readAs[T](ctx, p, item)
+// zeroOnError sets rv to its zero value when *err is set: a call that fails
+// returns the zero T.
+func zeroOnError(err *error, rv reflect.Value) {
+	if *err != nil {
+		rv.SetZero()
+	}
+}
+
+// readFound reads an item found by key into rv through the read path's phases: an
+// item SkipExpired leaves out is ErrNotFound.
+func (e *entity) readFound(ctx context.Context, p *readPlan, item map[string]types.AttributeValue, rv reflect.Value) error {
+	verdict, err := p.readItem(ctx, item, rv)
 	if err == nil && verdict == itemExpired {
 		err = errExpired
 	}
-	return v, err
+	return err
 }
 
 // itemErr wraps err with the call, the entity and the key.
-func (e *Entity[T]) itemErr(op string, key map[string]string, err error) error {
+func (e *entity) itemErr(op string, key map[string]string, err error) error {
 	return &ItemError{Op: op, Entity: e.info.name, Key: key, Err: err}
-}
-
-// errNilEntity is the error of a call on a nil *Entity: Register failed, and
-// its error was ignored.
-func errNilEntity[T any](op string) error {
-	return fmt.Errorf("singletable: %s %s: the *Entity is nil (was the error of Register ignored?): %w", op, reflect.TypeFor[T]().Name(), ErrInvalidInput)
 }
 
 // Put writes v as a whole item, replacing any item of this type at its key: every
@@ -210,13 +267,9 @@ func errNilEntity[T any](op string) error {
 // random, a Put at version 0 whose shard is not set is refused
 // ([ErrInvalidInput]): it promises to fail if the item exists, and a shard drawn
 // at random can check only itself.
-func (e *Entity[T]) Put(ctx context.Context, v T, opts ...WriteOption) (_ T, err error) {
-	if e == nil {
-		return v, errNilEntity[T]("Put")
-	}
-	ctx, done := e.begin(ctx, "Put")
-	defer done(&err)
-	return e.put(ctx, v, kindPut, opts)
+func (e *Entity[T]) Put(ctx context.Context, v T, opts ...WriteOption) (T, error) {
+	err := e.core().put(ctx, valueOf(&v), kindPut, opts)
+	return v, err
 }
 
 // Create is [Entity.Put] on the condition that no item exists at v's key (one
@@ -225,44 +278,49 @@ func (e *Entity[T]) Put(ctx context.Context, v T, opts ...WriteOption) (_ T, err
 // lost response. A versioned entity's Create stores version 1 whatever v holds.
 // Entities sharded at random cannot be created this way (a retried Create would
 // land in another shard): shard them by a hash of their id (shardBy).
-func (e *Entity[T]) Create(ctx context.Context, v T, opts ...WriteOption) (_ T, err error) {
-	if e == nil {
-		return v, errNilEntity[T]("Create")
-	}
-	ctx, done := e.begin(ctx, "Create")
-	defer done(&err)
-	return e.put(ctx, v, kindCreate, opts)
+func (e *Entity[T]) Create(ctx context.Context, v T, opts ...WriteOption) (T, error) {
+	err := e.core().put(ctx, valueOf(&v), kindCreate, opts)
+	return v, err
 }
 
-func (e *Entity[T]) put(ctx context.Context, v T, kind writeKind, opts []WriteOption) (T, error) {
+// put is Put and Create: sv (the caller's copy) is settled as stored.
+func (e *entity) put(ctx context.Context, sv reflect.Value, kind writeKind, opts []WriteOption) (err error) {
+	if err := e.refused(kind.String()); err != nil {
+		return err
+	}
+	ctx, done := e.begin(ctx, kind.String())
+	defer done(&err)
 	var o writeOptions
 	if len(opts) > 0 {
 		o = collectWriteOptions(opts)
 	}
-	sv := reflect.ValueOf(&v).Elem()
 	w, err := e.info.planPut(sv, kind, o, nil) // planner.go
 	if err != nil {
-		return v, e.itemErr(kind.String(), nil, err)
+		return e.itemErr(kind.String(), nil, err)
 	}
 	attrs, err := e.table.execute(ctx, w) // pipeline.go; the value settled
 	if err != nil {
-		return v, err
+		return err
 	}
 	if o.old != nil {
 		if err := e.fillOld(ctx, o.old, attrs); err != nil { // returnvalues.go
-			return v, e.itemErr(kind.String(), w.keyStrings(e.table), err)
+			return e.itemErr(kind.String(), w.keyStrings(e.table), err)
 		}
 	}
-	return v, nil
+	return nil
 }
 
 // Delete deletes the item at key's primary key (one DeleteItem), if it is of this
 // type; an item of another type is left alone ([ErrTypeMismatch]). Deleting a
 // missing item succeeds, unless an [If] condition or a version (n > 0) says
 // otherwise. Cost: 1 WCU per 1 KB of the deleted item.
-func (e *Entity[T]) Delete(ctx context.Context, key T, opts ...WriteOption) (err error) {
-	if e == nil {
-		return errNilEntity[T]("Delete")
+func (e *Entity[T]) Delete(ctx context.Context, key T, opts ...WriteOption) error {
+	return e.core().delete(ctx, valueOf(&key), opts)
+}
+
+func (e *entity) delete(ctx context.Context, sv reflect.Value, opts []WriteOption) (err error) {
+	if err := e.refused("Delete"); err != nil {
+		return err
 	}
 	ctx, done := e.begin(ctx, "Delete")
 	defer done(&err)
@@ -273,7 +331,6 @@ func (e *Entity[T]) Delete(ctx context.Context, key T, opts ...WriteOption) (err
 	if o.err != nil {
 		return e.itemErr("Delete", nil, o.err)
 	}
-	sv := reflect.ValueOf(&key).Elem()
 	if err := e.resolveShard(ctx, sv, true); errors.Is(err, ErrNotFound) && !o.cond.IsSet() && o.old == nil {
 		// In none of its shards: deleting a missing item succeeds, unless the
 		// version held says it should be there.
@@ -301,10 +358,13 @@ func (e *Entity[T]) Delete(ctx context.Context, key T, opts ...WriteOption) (err
 // whose inputs v holds (the attributes a Put of v would write). It sends nothing; a
 // random shard of a sharded entity must be set in v.
 func (e *Entity[T]) Key(v T) (map[string]string, error) {
-	if e == nil {
-		return nil, errNilEntity[T]("Key")
+	return e.core().key(valueOf(&v))
+}
+
+func (e *entity) key(sv reflect.Value) (map[string]string, error) {
+	if err := e.refused("Key"); err != nil {
+		return nil, err
 	}
-	sv := reflect.ValueOf(&v).Elem()
 	if _, err := e.info.fillShard(sv, false); err != nil {
 		return nil, err
 	}
@@ -342,14 +402,18 @@ func (e *Entity[T]) Key(v T) (map[string]string, error) {
 // feed the key are left zero.
 func (e *Entity[T]) ParseKey(key map[string]string) (T, error) {
 	var v T
-	if e == nil {
-		return v, errNilEntity[T]("ParseKey")
+	err := e.core().parseKey(key, valueOf(&v))
+	return v, err
+}
+
+func (e *entity) parseKey(key map[string]string, sv reflect.Value) error {
+	if err := e.refused("ParseKey"); err != nil {
+		return err
 	}
-	sv := reflect.ValueOf(&v).Elem()
 	for _, kt := range e.info.baseTemplates() {
 		s, ok := key[kt.attr]
 		if !ok {
-			return v, &KeyError{Entity: e.info.name, Attribute: kt.attr, Reason: "missing"}
+			return &KeyError{Entity: e.info.name, Attribute: kt.attr, Reason: "missing"}
 		}
 		err := kt.parseInto(e.info, s, sv, nil) // projection.go
 		if err != nil {
@@ -357,12 +421,12 @@ func (e *Entity[T]) ParseKey(key map[string]string) (T, error) {
 			if errors.As(err, &ke) {
 				out := *ke
 				out.Entity, out.Attribute = e.info.name, kt.attr
-				return v, &out
+				return &out
 			}
-			return v, err
+			return err
 		}
 	}
-	return v, nil
+	return nil
 }
 
 // setFromKey sets a field from the raw text of its placeholder.

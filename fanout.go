@@ -16,6 +16,7 @@ import (
 	"github.com/singletable/singletable/internal/codec"
 	"github.com/singletable/singletable/internal/fanout"
 	"github.com/singletable/singletable/internal/keytmpl"
+	"github.com/singletable/singletable/internal/wire"
 	"github.com/singletable/singletable/internal/wrap"
 )
 
@@ -96,15 +97,29 @@ func (e *ShardError) Unwrap() []error { return e.Errs }
 // in [Entity.Query]. Through an index ([On]) items are decoded as Query decodes
 // them: migrated in memory only, never written back, and partial (Page.Partial)
 // when the index does not hold every field.
-func (e *Entity[T]) QueryShards(ctx context.Context, key T, opts ...ShardQueryOption) (_ Page[T], err error) {
-	ctx, done := e.begin(ctx, "QueryShards")
-	defer done(&err)
-	fq, err := e.prepareFanout(key, opts)
-	if err != nil {
+func (e *Entity[T]) QueryShards(ctx context.Context, key T, opts ...ShardQueryOption) (Page[T], error) {
+	var items []T
+	r, err := e.core().queryShards(ctx, valueOf(&key), opts, reflect.ValueOf(&items))
+	if !r.read {
 		return Page[T]{}, err
 	}
+	return pageOf(items, r), err
+}
+
+// queryShards is QueryShards: the page's items are appended to the slice items
+// points to.
+func (e *entity) queryShards(ctx context.Context, sv reflect.Value, opts []ShardQueryOption, items reflect.Value) (_ pageInfo, err error) {
+	if err := e.refused("QueryShards"); err != nil {
+		return pageInfo{}, err
+	}
+	ctx, done := e.begin(ctx, "QueryShards")
+	defer done(&err)
+	fq, err := e.prepareFanout(sv, opts)
+	if err != nil {
+		return pageInfo{}, err
+	}
 	e.table.event(ctx, SpanEvent{Name: EventFanout, Items: len(fq.Streams)}) // trace.go
-	return e.fanoutPage(ctx, fq)
+	return e.fanoutPage(ctx, fq, items)
 }
 
 // AllShards iterates over every item of a fan-out query, page after page, as
@@ -114,23 +129,43 @@ func (e *Entity[T]) QueryShards(ctx context.Context, key T, opts ...ShardQueryOp
 // is read once. Like [Entity.All], it refuses an index whose items would be
 // partial.
 func (e *Entity[T]) AllShards(ctx context.Context, key T, opts ...ShardQueryOption) iter.Seq2[T, error] {
-	return spanned(ctx, e.begin, "AllShards", func(ctx context.Context, yield func(T, error) bool) {
-		var zero T
-		fq, err := e.prepareFanout(key, opts)
-		if err == nil && fq.pqs[0].plan.partial {
-			err = e.table.refuseIterPartial("AllShards", e.info.name, fq.index, "page through it with QueryShards (Page.Partial says so)")
-		}
-		if err != nil {
-			yield(zero, err)
-			return
-		}
-		e.table.event(ctx, SpanEvent{Name: EventFanout, Items: len(fq.Streams)})
-		fq.Whole = true
-		fanout.All(func() ([]T, bool, error) {
-			page, err := e.fanoutPage(ctx, fq)
-			return page.Items, page.Cursor != "", err
-		}, yield)
+	c := e.core()
+	return iterate[T](func(items reflect.Value, each func(int) bool) error {
+		return c.allShards(ctx, valueOf(&key), opts, items, each)
 	})
+}
+
+// allShards is AllShards: each page is read into the slice items points to,
+// and each is called with the index of every item.
+func (e *entity) allShards(ctx context.Context, sv reflect.Value, opts []ShardQueryOption, items reflect.Value, each func(int) bool) (err error) {
+	if err := e.refused("AllShards"); err != nil {
+		return err
+	}
+	ctx, done := e.begin(ctx, "AllShards")
+	defer done(&err)
+	fq, err := e.prepareFanout(sv, opts)
+	if err == nil && fq.pqs[0].plan.partial {
+		err = e.table.refuseIterPartial("AllShards", e.info.name, fq.index, "page through it with QueryShards (Page.Partial says so)")
+	}
+	if err != nil {
+		return err
+	}
+	e.table.event(ctx, SpanEvent{Name: EventFanout, Items: len(fq.Streams)})
+	fq.Whole = true
+	for {
+		s := items.Elem() // the values yielded are copies: the slice is reused, cleared
+		s.Clear()
+		s.SetLen(0)
+		page, err := e.fanoutPage(ctx, fq, items)
+		for i, n := 0, items.Elem().Len(); i < n; i++ {
+			if !each(i) {
+				return nil
+			}
+		}
+		if err != nil || page.cursor == "" {
+			return err
+		}
+	}
 }
 
 // fanoutQuery is a prepared fan-out query (internal/fanout's) with the
@@ -142,7 +177,7 @@ type fanoutQuery struct {
 	identity [32]byte
 }
 
-func (e *Entity[T]) prepareFanout(key T, opts []ShardQueryOption) (*fanoutQuery, error) {
+func (e *entity) prepareFanout(key reflect.Value, opts []ShardQueryOption) (*fanoutQuery, error) {
 	info := e.info
 	var o queryOptions
 	if err := applyOptions(&o, "QueryShards", info.name, opts, ShardQueryOption.applyShardQuery); err != nil {
@@ -188,7 +223,7 @@ func (e *Entity[T]) prepareFanout(key T, opts []ShardQueryOption) (*fanoutQuery,
 
 // fanoutDayField checks that the queried partition key template holds the shard
 // and returns the field that [Days] sets (nil without Days).
-func (e *Entity[T]) fanoutDayField(o *queryOptions) (*codec.Field, error) {
+func (e *entity) fanoutDayField(o *queryOptions) (*codec.Field, error) {
 	info := e.info
 	_, pkT, _, err := e.table.queryTemplates(info, o.index)
 	if err != nil {
@@ -219,7 +254,7 @@ func (e *Entity[T]) fanoutDayField(o *queryOptions) (*codec.Field, error) {
 }
 
 // fanoutStreams prepares one stream per partition: every shard of every day.
-func (e *Entity[T]) fanoutStreams(fq *fanoutQuery, key T, o *queryOptions, dayField *codec.Field) error {
+func (e *entity) fanoutStreams(fq *fanoutQuery, key reflect.Value, o *queryOptions, dayField *codec.Field) error {
 	info := e.info
 	days := []time.Time{{}}
 	if dayField != nil {
@@ -231,8 +266,8 @@ func (e *Entity[T]) fanoutStreams(fq *fanoutQuery, key T, o *queryOptions, dayFi
 	h := sha256.New()
 	for _, d := range days {
 		for s := 1; s <= info.shard.count; s++ {
-			cp := key
-			sv := reflect.ValueOf(&cp).Elem()
+			sv := reflect.New(info.goType).Elem()
+			sv.Set(key)
 			info.shard.setShard(sv, s)
 			if dayField != nil {
 				setTime(sv, dayField, d)
@@ -268,22 +303,29 @@ func setTime(sv reflect.Value, f *codec.Field, d time.Time) {
 // skipped, items read through an index are migrated in memory only (an index may
 // not hold every attribute: never written back), and items an index holds
 // without their type are this entity's when their primary key parses.
-func (e *Entity[T]) fanoutPage(ctx context.Context, fq *fanoutQuery) (Page[T], error) {
+func (e *entity) fanoutPage(ctx context.Context, fq *fanoutQuery, items reflect.Value) (pageInfo, error) {
 	fq.Serial = explaining(ctx) != nil // explain.go: one at a time, in shard order
-	res, err := fanout.Next(ctx, &fq.Query, func(ctx context.Context, i int, item fanout.Item) (T, bool, error) {
-		v, verdict, err := readAs[T](ctx, &fq.pqs[i].plan, item) // readpath.go
-		if err != nil {
-			return v, false, fmt.Errorf("singletable: QueryShards %s: %w", e.info.name, err)
+	sl := wire.NewSlice(items)
+	res, err := fq.Next(ctx, func(ctx context.Context, i int, item fanout.Item) (bool, error) {
+		sl.Next(nil)
+		verdict, err := fq.pqs[i].plan.readItem(ctx, item, sl.Value(sl.Len()-1)) // readpath.go
+		if err != nil || verdict != itemRead {
+			sl.Drop(nil)
 		}
-		return v, verdict == itemRead, nil
+		if err != nil {
+			return false, fmt.Errorf("singletable: QueryShards %s: %w", e.info.name, err)
+		}
+		return verdict == itemRead, nil
 	})
 	if err != nil {
-		return Page[T]{}, err
+		sl.Reset()
+		return pageInfo{}, err
 	}
-	page := Page[T]{Items: res.Items, Scanned: res.Scanned, Capacity: res.Capacity, Partial: fq.pqs[0].plan.partial}
+	page := pageInfo{pageMeta: pageMeta{scanned: res.Scanned, capacity: res.Capacity}, partial: fq.pqs[0].plan.partial, read: true}
 	if res.More {
-		if page.Cursor, err = e.table.encodeFanoutCursor(fq); err != nil {
-			return Page[T]{}, err
+		if page.cursor, err = e.table.encodeFanoutCursor(fq); err != nil {
+			sl.Reset()
+			return pageInfo{}, err
 		}
 	}
 	return page, fq.Failure()

@@ -71,7 +71,7 @@ func (q *fuzzQueries) cases() []cursorCase {
 	entity := func(e *Entity[tOrder], opts ...QueryOption) func(string) (*preparedQuery, error) {
 		return func(c string) (*preparedQuery, error) {
 			k := key
-			return e.prepareQuery(reflectValue(&k), append(opts, After(c)))
+			return e.core().prepareQuery(reflectValue(&k), append(opts, After(c)))
 		}
 	}
 	return []cursorCase{
@@ -80,7 +80,7 @@ func (q *fuzzQueries) cases() []cursorCase {
 		{"GSI2", q.plain, entity(q.orders, On("GSI2"))},
 		{"GSI3, no sort key", q.plain, func(c string) (*preparedQuery, error) {
 			k := tCustomer{Email: "e@x"}
-			return q.customers.prepareQuery(reflectValue(&k), []QueryOption{On("GSI3"), After(c)})
+			return q.customers.core().prepareQuery(reflectValue(&k), []QueryOption{On("GSI3"), After(c)})
 		}},
 		{"collection", q.plain, func(c string) (*preparedQuery, error) {
 			pq, _, err := q.plain.prepareCollection("CUST#c1", []CollectionOption{After(c)})
@@ -161,7 +161,7 @@ func FuzzCursor(f *testing.F) {
 		require.NoError(f, err)
 	}
 	eventKey := sEvent{Day: day0}
-	fanBase, err := q.events.prepareFanout(eventKey, nil)
+	fanBase, err := q.events.core().prepareFanout(reflect.ValueOf(eventKey), nil)
 	require.NoError(f, err)
 
 	f.Fuzz(func(t *testing.T, cursor string, raw []byte, mode uint8) {
@@ -239,7 +239,7 @@ func checkQueryCursor(t *testing.T, q *fuzzQueries, c cursorCase, fuzzed, cur st
 // refused with ErrInvalidCursor, or each shard resumes in its own partition.
 func checkFanoutCursor(t *testing.T, q *fuzzQueries, eventKey sEvent, cur string) {
 	t.Helper()
-	fq, err := q.events.prepareFanout(eventKey, []ShardQueryOption{After(cur)})
+	fq, err := q.events.core().prepareFanout(reflect.ValueOf(eventKey), []ShardQueryOption{After(cur)})
 	if err != nil {
 		if !errors.Is(err, ErrInvalidCursor) {
 			t.Fatalf("fan-out: cursor %q: error %v is not ErrInvalidCursor", cur, err)
@@ -499,15 +499,15 @@ func FuzzDecodeItem(f *testing.F) {
 			}
 		}
 
-		v, err := d.things.decodeWith(ctx, item, true)
+		v, err := decodeAs(ctx, d.things, item, true)
 		checkErr("Entity.decode", err)
 		if err == nil {
-			checkReencode(t, d.things.info.plan, v)
+			checkReencode(t, d.things.x.info.plan, v)
 		}
-		p, err := d.plains.decodeWith(ctx, item, true)
+		p, err := decodeAs(ctx, d.plains, item, true)
 		checkErr("Entity.decode (plain)", err)
 		if err == nil {
-			checkReencode(t, d.plains.info.plan, p)
+			checkReencode(t, d.plains.x.info.plan, p)
 		}
 		for _, mode := range []UnknownTypes{UnknownFail, UnknownSkip, UnknownCollect} {
 			plan := readPlan{t: d.tbl, unknown: mode, whole: true}
@@ -635,7 +635,7 @@ func FuzzParseKey(f *testing.F) {
 	orders := MustRegister[tOrder](tbl)
 	at := time.Date(2024, 5, 1, 9, 30, 0, 123456700, time.UTC)
 	good := fzKeyed{Tenant: "t", N: 42, Plain: -7, At: at, Day: at.Truncate(24 * time.Hour), Sec: at.Truncate(time.Second), Ms: at.Truncate(time.Millisecond), Rev: at, U: 200, ID: "x"}
-	_, ks, err := keyed.info.primaryKey(reflectValue(&good))
+	_, ks, err := keyed.x.info.primaryKey(reflectValue(&good))
 	require.NoError(f, err)
 	f.Add(ks["PK"], ks["SK"]) // more in testdata/fuzz/FuzzParseKey
 	f.Add("CUST#", "ORDER#")
@@ -663,10 +663,17 @@ func FuzzParseKey(f *testing.F) {
 		check("fzKeyed", func() (reflect.Value, error) {
 			v, err := keyed.ParseKey(key)
 			return reflect.ValueOf(&v).Elem(), err
-		}, keyed.info)
+		}, keyed.x.info)
 		check("tOrder", func() (reflect.Value, error) {
 			v, err := orders.ParseKey(key)
 			return reflect.ValueOf(&v).Elem(), err
-		}, orders.info)
+		}, orders.x.info)
 	})
+}
+
+// decodeAs is the engine's decodeWith for a T.
+func decodeAs[T any](ctx context.Context, e *Entity[T], item map[string]types.AttributeValue, writeBack bool) (T, error) {
+	var v T
+	err := e.core().decodeWith(ctx, item, writeBack, valueOf(&v))
+	return v, err
 }

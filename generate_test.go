@@ -94,7 +94,7 @@ func TestGeneratedIDMonotonicWithFixedClock(t *testing.T) {
 		var ids []string
 		for range 1000 {
 			v := genOrder{}
-			w, err := orders.info.planPut(reflectValue(&v), kindCreate, writeOptions{}, nil)
+			w, err := orders.x.info.planPut(reflectValue(&v), kindCreate, writeOptions{}, nil)
 			require.NoError(t, err)
 			_ = w
 			ids = append(ids, v.ID)

@@ -43,7 +43,7 @@ func BenchmarkKeyRender(b *testing.B) {
 	o := keyBenchOrder{CustomerID: "cust-7d3f2a", CreatedAt: time.Date(2024, 3, 9, 14, 5, 7, 123456789, time.UTC), OrderID: "ord-2024-000981"}
 	const want = "ORDER#cust-7d3f2a#2024-03-09T14:05:07.123456789Z#ord-2024-000981"
 	sv := reflect.ValueOf(&o).Elem()
-	info := e.info
+	info := e.x.info
 
 	b.Run("entity", func(b *testing.B) {
 		if k, _, err := info.pk.render(info, sv, false); err != nil || k != want {
@@ -127,7 +127,7 @@ func TestRenderDirect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	info := e.info
+	info := e.x.info
 	for _, kt := range []*keyTemplate{info.pk, info.sk} {
 		if kt.direct == nil {
 			t.Fatalf("%s: not rendered directly", kt.attr)

@@ -36,7 +36,7 @@ type Operation struct {
 type entityKey struct{}
 
 // observe tags ctx with the entity a call is for, when the table reports calls.
-func (e *Entity[T]) observe(ctx context.Context) context.Context {
+func (e *entity) observe(ctx context.Context) context.Context {
 	if e.table.observing() || explaining(ctx) != nil { // explain.go names it too
 		return context.WithValue(ctx, entityKey{}, e.info.name)
 	}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -175,18 +176,30 @@ func (clobberOption) applyUpdate(u *updateOptions) error {
 // option says otherwise (MaxElapsed and MaxAttempts bound them): enough to carry
 // one hot item under dozens of concurrent writers. Giving up returns the last
 // [*ConflictError], wrapped in a message that says how long it tried.
-func (e *Entity[T]) Mutate(ctx context.Context, key T, fn func(*T) error, opts ...RetryOption) (_ T, err error) {
-	var zero T
-	if e == nil {
-		return zero, errNilEntity[T]("Mutate")
+func (e *Entity[T]) Mutate(ctx context.Context, key T, fn func(*T) error, opts ...RetryOption) (T, error) {
+	var v T
+	var mutate func(unsafe.Pointer) error
+	if fn != nil {
+		mutate = func(p unsafe.Pointer) error { return fn((*T)(p)) }
+	}
+	err := e.core().mutate(ctx, valueOf(&key), valueOf(&v), mutate, opts)
+	return v, err
+}
+
+// mutate is Mutate: fn is the caller's function on the address of a value of
+// the entity's type, and the value stored is set in out (left zero on an error).
+func (e *entity) mutate(ctx context.Context, ksv, out reflect.Value, fn func(unsafe.Pointer) error, opts []RetryOption) (err error) {
+	if err := e.refused("Mutate"); err != nil {
+		return err
 	}
 	if fn == nil {
-		return zero, fmt.Errorf("singletable: Mutate %s: a nil function: %w", e.info.name, ErrInvalidInput)
+		return fmt.Errorf("singletable: Mutate %s: a nil function: %w", e.info.name, ErrInvalidInput)
 	}
 	ctx, done := e.begin(ctx, "Mutate")
 	defer done(&err)
+	defer zeroOnError(&err, out)
 	if e.info.version == nil {
-		return zero, fmt.Errorf("singletable: Mutate %s: the entity has no version field: %w", e.info.name, ErrInvalidInput)
+		return fmt.Errorf("singletable: Mutate %s: the entity has no version field: %w", e.info.name, ErrInvalidInput)
 	}
 	b := e.table.opts.Backoff
 	if b.MaxAttempts == 0 && b.MaxElapsed == 0 {
@@ -201,89 +214,89 @@ func (e *Entity[T]) Mutate(ctx context.Context, key T, fn func(*T) error, opts .
 		o.applyRetry(&b)
 	}
 	b = b.withDefaults()
-	ksv := reflect.ValueOf(&key).Elem()
 	if err := e.resolveShard(ctx, ksv, true); errors.Is(err, ErrNotFound) {
-		return zero, e.itemErr("Mutate", nil, e.info.errNoRandomCreate("Mutate", err))
+		return e.itemErr("Mutate", nil, e.info.errNoRandomCreate("Mutate", err))
 	} else if err != nil {
-		return zero, e.itemErr("Mutate", nil, err)
+		return e.itemErr("Mutate", nil, err)
 	}
 	k, wantKey, err := e.info.primaryKey(ksv)
 	if err != nil {
-		return zero, e.itemErr("Mutate", nil, err)
+		return e.itemErr("Mutate", nil, err)
 	}
 	start := b.Now()
 	for attempt := 1; ; attempt++ {
 		actx, end := e.table.StartSpan(ctx, Span{Kind: SpanAttempt, Name: "Mutate", Attempt: attempt}) // trace.go
-		stored, err := e.mutateOnce(actx, key, k, wantKey, fn)
+		err := e.mutateOnce(actx, ksv, k, wantKey, fn, out)
 		end(SpanEnd{Err: err, Items: -1})
 		if err == nil || !errors.Is(err, ErrConflict) {
-			return stored, err
+			return err
 		}
 		if attempt >= b.MaxAttempts || b.MaxElapsed > 0 && b.Now().Sub(start) >= b.MaxElapsed {
-			return zero, e.itemErr("Mutate", wantKey, &detailError{
+			return e.itemErr("Mutate", wantKey, &detailError{
 				msg: fmt.Sprintf("gave up after %d attempts in %s, each a consistent GetItem and a conditional UpdateItem; the last: %s", attempt, b.Now().Sub(start).Round(time.Millisecond), conflictDetail(err)),
 				err: err})
 		}
 		if werr := b.Wait(ctx, attempt); werr != nil {
-			return zero, e.itemErr("Mutate", wantKey, &detailError{msg: werr.Error() + " (last: " + conflictDetail(err) + ")", err: errors.Join(werr, err)})
+			return e.itemErr("Mutate", wantKey, &detailError{msg: werr.Error() + " (last: " + conflictDetail(err) + ")", err: errors.Join(werr, err)})
 		}
 	}
 }
 
-// mutateOnce is one attempt of Mutate: read, apply fn, write pinned to what was read.
-func (e *Entity[T]) mutateOnce(ctx context.Context, key T, k map[string]types.AttributeValue, wantKey map[string]string, fn func(*T) error) (T, error) {
-	var zero T
+// mutateOnce is one attempt of Mutate: read, apply fn, write pinned to what was
+// read. The value written is left in out.
+func (e *entity) mutateOnce(ctx context.Context, key reflect.Value, k map[string]types.AttributeValue, wantKey map[string]string, fn func(unsafe.Pointer) error, out reflect.Value) error {
 	t := e.table
-	out, err := t.client.GetItem(ctx, &dynamodb.GetItemInput{TableName: t.namePtr(), Key: k, ConsistentRead: boolPtr(true)})
+	res, err := t.client.GetItem(ctx, &dynamodb.GetItemInput{TableName: t.namePtr(), Key: k, ConsistentRead: boolPtr(true)})
 	if err != nil {
-		return zero, e.itemErr("Mutate", wantKey, err)
+		return e.itemErr("Mutate", wantKey, err)
 	}
-	cur := key
+	cur := reflect.New(e.info.goType).Elem()
+	cur.Set(key)
 	var read map[string]types.AttributeValue // the item as stored, when no migration changed it
 	switch {
-	case out.Item == nil:
-		e.info.setVersion(reflect.ValueOf(&cur).Elem(), 0)
+	case res.Item == nil:
+		e.info.setVersion(cur, 0)
 	default:
 		// Migrated in memory: the write stores the whole item at the current schema.
-		var migrated map[string]types.AttributeValue
-		if cur, migrated, err = e.decodeMigrated(out.Item); err != nil {
-			return zero, e.itemErr("Mutate", wantKey, err)
+		cur.SetZero()
+		migrated, err := e.decodeMigrated(res.Item, cur)
+		if err != nil {
+			return e.itemErr("Mutate", wantKey, err)
 		}
 		if migrated == nil {
-			read = out.Item
+			read = res.Item
 		}
 	}
-	p := t.pinOf(e.info, out.Item)
-	next := cur
-	if err := fn(&next); err != nil {
-		return zero, err
+	p := t.pinOf(e.info, res.Item)
+	out.Set(cur)
+	if err := fn(out.Addr().UnsafePointer()); err != nil {
+		return err
 	}
 	var o writeOptions
 	if read != nil {
 		// What fn left alone keeps its stored bytes, and a changed map is merged
 		// into the stored one, so what T does not model survives (a string set
 		// stays a set, a NULL stays, map entries T has no field for stay).
-		before, err := e.info.encodeItem(reflect.ValueOf(&cur).Elem())
+		before, err := e.info.encodeItem(cur)
 		if err != nil {
-			return zero, e.itemErr("Mutate", wantKey, err)
+			return e.itemErr("Mutate", wantKey, err)
 		}
 		o.base = &mutateBase{read: read, before: before}
 	}
-	nv := reflect.ValueOf(&next).Elem()
-	_, gotKey, err := e.info.primaryKey(nv)
+	_, gotKey, err := e.info.primaryKey(out)
 	if err != nil || !maps.Equal(gotKey, wantKey) {
-		return zero, e.itemErr("Mutate", wantKey, fmt.Errorf("the function changed the key: %w", ErrInvalidInput))
+		return e.itemErr("Mutate", wantKey, fmt.Errorf("the function changed the key: %w", ErrInvalidInput))
 	}
 	// Planned as a Put pinned to what was read: the version plan refuses a
 	// function that changed the version.
-	w, err := e.info.planPut(nv, kindPut, o, p) // planner.go
+	w, err := e.info.planPut(out, kindPut, o, p) // planner.go
 	if err != nil {
-		return zero, e.itemErr("Mutate", wantKey, err)
+		return e.itemErr("Mutate", wantKey, err)
 	}
-	if _, err := t.execute(ctx, w); err != nil { // pipeline.go; the version, createdAt and count settled in next
-		return zero, asMutate(err)
+	if _, err := t.execute(ctx, w); err != nil { // pipeline.go; the version, createdAt and count settled in out
+		return asMutate(err)
 	}
-	return next, nil
+	return nil
 }
 
 // mutateBase is what a Mutate read, for writing only what its function changed:

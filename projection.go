@@ -45,7 +45,13 @@ type Partial[T any] struct {
 // [Partial] values. Make one with [Entity.Project]. A Projection is immutable and
 // safe for concurrent use.
 type Projection[T any] struct {
-	e     *Entity[T]
+	x projection // a field, not embedded: see Entity
+}
+
+// projection is what every method of a Projection[T] runs on, compiled once
+// (see entity).
+type projection struct {
+	e     *entity
 	attrs []string // the fields asked for, by stored name, each once
 	err   error    // a bad attribute name, reported by every read
 }
@@ -63,7 +69,14 @@ type Projection[T any] struct {
 // [ProjectKeysOnly], [ProjectInclude]); key inputs it does not hold are parsed
 // back from the keys.
 func (e *Entity[T]) Project(attrs ...string) *Projection[T] {
-	p := &Projection[T]{e: e}
+	return &Projection[T]{e.core().project(attrs)}
+}
+
+func (e *entity) project(attrs []string) projection {
+	p := projection{e: e}
+	if p.err = e.refused("Project"); p.err != nil {
+		return p
+	}
 	for _, a := range attrs {
 		if _, ok := e.info.plan.Field(a); !ok {
 			p.err = fmt.Errorf("singletable: Project %s: %q is not a stored attribute of %s%s (its attributes: %s): %w", e.info.name, a, e.info.name, e.info.suggestAttr(a), strings.Join(e.info.fieldNames(), ", "), ErrInvalidInput)
@@ -86,7 +99,7 @@ func (info *entityInfo) fieldNames() []string {
 }
 
 // Attributes returns the attributes the projection asks for, as given.
-func (p *Projection[T]) Attributes() []string { return slices.Clone(p.attrs) }
+func (p *Projection[T]) Attributes() []string { return slices.Clone(p.x.attrs) }
 
 // readList is what a projected read of info through ix asks for: the key
 // attributes, the type and schema attributes, the primary key's inputs that ix
@@ -245,7 +258,7 @@ func (kt *keyTemplate) parseInto(info *entityInfo, text string, rv reflect.Value
 }
 
 // prepareQuery applies a projected query's options and prepares it.
-func (p *Projection[T]) prepareQuery(sv reflect.Value, opts []QueryOption) (*preparedQuery, error) {
+func (p *projection) prepareQuery(sv reflect.Value, opts []QueryOption) (*preparedQuery, error) {
 	e := p.e
 	if p.err != nil {
 		return nil, p.err
@@ -261,7 +274,7 @@ func (p *Projection[T]) prepareQuery(sv reflect.Value, opts []QueryOption) (*pre
 }
 
 // project sets the projection of a read through the index o names.
-func (p *Projection[T]) project(o *queryOptions, call string) error {
+func (p *projection) project(o *queryOptions, call string) error {
 	e := p.e
 	ix, ok := e.table.index(o.index)
 	if !ok {
@@ -279,51 +292,64 @@ func (p *Projection[T]) project(o *queryOptions, call string) error {
 func (p *Projection[T]) wrap(vs []T) []Partial[T] {
 	out := make([]Partial[T], len(vs))
 	for i, v := range vs {
-		out[i] = Partial[T]{Value: v, Attributes: p.attrs}
+		out[i] = Partial[T]{Value: v, Attributes: p.x.attrs}
 	}
 	return out
 }
 
-func (p *Projection[T]) page(pg Page[T]) Page[Partial[T]] {
-	return Page[Partial[T]]{Items: p.wrap(pg.Items), Cursor: pg.Cursor, Scanned: pg.Scanned, Capacity: pg.Capacity, Partial: true}
+// page is the projected page of items that r describes.
+func (p *Projection[T]) page(items []T, r pageInfo) Page[Partial[T]] {
+	r.partial = true
+	return pageOf(p.wrap(items), r)
 }
 
 // Get reads the projected attributes of one item (one GetItem with a
 // ProjectionExpression), as [Entity.Get] reads the whole item: 0.5 RCU per 4 KB
 // of the whole item, 1 with [Consistent]. key is not modified.
-func (p *Projection[T]) Get(ctx context.Context, key T, opts ...GetOption) (_ Partial[T], err error) {
+func (p *Projection[T]) Get(ctx context.Context, key T, opts ...GetOption) (Partial[T], error) {
+	var v T
+	if err := p.x.get(ctx, valueOf(&key), valueOf(&v), opts); err != nil {
+		return Partial[T]{}, err
+	}
+	return Partial[T]{Value: v, Attributes: p.x.attrs}, nil
+}
+
+func (p *projection) get(ctx context.Context, sv, out reflect.Value, opts []GetOption) (err error) {
 	e := p.e
-	ctx, done := p.e.begin(ctx, "Get")
+	if err := e.refused("Get"); err != nil {
+		return err
+	}
+	ctx, done := e.begin(ctx, "Get")
 	defer done(&err)
 	if p.err != nil {
-		return Partial[T]{}, p.err
+		return p.err
 	}
 	o, err := collectKeyOptions("Get", e.info.name, opts)
 	if err != nil {
-		return Partial[T]{}, err
+		return err
 	}
 	plan, err := e.table.keyPlan(e.info, o, true) // readpath.go: partial, never written back
 	if err != nil {
-		return Partial[T]{}, e.itemErr("Get", nil, err)
+		return e.itemErr("Get", nil, err)
 	}
-	k, err := e.batchKey(key)
+	k, err := e.batchKey(sv)
 	if err != nil {
-		return Partial[T]{}, e.itemErr("Get", nil, err)
+		return e.itemErr("Get", nil, err)
 	}
 	list, _ := e.table.readList(e.info, Index{}, p.attrs)
 	list = plan.expiry.readsTTL(list) // ttl.go: SkipExpired reads the TTL too
 	var b expr.Builder
-	v, err := e.getItem(ctx, &plan, &dynamodb.GetItemInput{ // GetItem, through the read path (wire.go)
+	err = e.getItem(ctx, &plan, &dynamodb.GetItemInput{ // GetItem, through the read path (wire.go)
 		TableName:                e.table.namePtr(),
 		Key:                      k,
 		ConsistentRead:           boolPtr(o.consistent),
 		ProjectionExpression:     aws.String(projectionExpression(&b, list)),
 		ExpressionAttributeNames: b.Names(),
-	})
+	}, out)
 	if err != nil {
-		return Partial[T]{}, e.itemErr("Get", e.table.keyStrings(k), err)
+		return e.itemErr("Get", e.table.keyStrings(k), err)
 	}
-	return Partial[T]{Value: v, Attributes: p.attrs}, nil
+	return nil
 }
 
 // PartialBatch is what a projected [Projection.BatchGet] found.
@@ -341,72 +367,88 @@ type PartialBatch[T any] struct {
 // [Entity.BatchGet] reads whole items (BatchGetItem with a ProjectionExpression,
 // 100 keys a request, unprocessed keys retried with backoff). keys is not
 // modified.
-func (p *Projection[T]) BatchGet(ctx context.Context, keys []T, opts ...GetOption) (_ PartialBatch[T], err error) {
+func (p *Projection[T]) BatchGet(ctx context.Context, keys []T, opts ...GetOption) (PartialBatch[T], error) {
+	var res BatchGetResult[T]
+	read, err := p.x.batchGet(ctx, reflect.ValueOf(keys), opts, valueOf(&res))
+	if !read {
+		return PartialBatch[T]{}, err
+	}
+	return PartialBatch[T]{Items: p.wrap(res.Items), Missing: res.Missing, Unprocessed: res.Unprocessed}, err
+}
+
+// batchGet is BatchGet; read is false when it was refused before reading.
+func (p *projection) batchGet(ctx context.Context, keys reflect.Value, opts []GetOption, res reflect.Value) (read bool, err error) {
 	e := p.e
-	ctx, done := p.e.begin(ctx, "BatchGet")
+	if err := e.refused("BatchGet"); err != nil {
+		return false, err
+	}
+	ctx, done := e.begin(ctx, "BatchGet")
 	defer done(&err)
 	if p.err != nil {
-		return PartialBatch[T]{}, p.err
+		return false, p.err
 	}
 	o, err := collectKeyOptions("BatchGet", e.info.name, opts)
 	if err != nil {
-		return PartialBatch[T]{}, err
+		return false, err
 	}
 	plan, err := e.table.keyPlan(e.info, o, true) // readpath.go: partial, never written back
 	if err != nil {
-		return PartialBatch[T]{}, fmt.Errorf("singletable: BatchGet %s: %w", e.info.name, err)
+		return false, fmt.Errorf("singletable: BatchGet %s: %w", e.info.name, err)
 	}
 	list, _ := e.table.readList(e.info, Index{}, p.attrs)
 	list = plan.expiry.readsTTL(list) // ttl.go: SkipExpired reads the TTL too
-	res, err := e.batchGet(ctx, keys, &plan, o.consistent, list)
-	return PartialBatch[T]{Items: p.wrap(res.Items), Missing: res.Missing, Unprocessed: res.Unprocessed}, err
+	return true, e.batchGet(ctx, keys, &plan, o.consistent, list, res)
 }
 
 // Query reads one page of the projected attributes of the entity's items in one
 // partition, as [Entity.Query] does (same options, same key rules, same cost:
 // DynamoDB charges for the items read whole). key is not modified.
-func (p *Projection[T]) Query(ctx context.Context, key T, opts ...QueryOption) (_ Page[Partial[T]], err error) {
-	ctx, done := p.e.begin(ctx, "Query")
-	defer done(&err)
-	pq, err := p.prepareQuery(reflect.ValueOf(&key).Elem(), opts)
+func (p *Projection[T]) Query(ctx context.Context, key T, opts ...QueryOption) (Page[Partial[T]], error) {
+	var items []T
+	r, err := p.x.query(ctx, valueOf(&key), opts, reflect.ValueOf(&items))
 	if err != nil {
 		return Page[Partial[T]]{}, err
 	}
-	res, err := p.e.queryPage(ctx, pq, nil)
-	return p.page(res.Page), err
+	return p.page(items, r), nil
+}
+
+func (p *projection) query(ctx context.Context, sv reflect.Value, opts []QueryOption, items reflect.Value) (_ pageInfo, err error) {
+	if err := p.e.refused("Query"); err != nil {
+		return pageInfo{}, err
+	}
+	ctx, done := p.e.begin(ctx, "Query")
+	defer done(&err)
+	pq, err := p.prepareQuery(sv, opts)
+	if err != nil {
+		return pageInfo{}, err
+	}
+	return p.e.queryPage(ctx, pq, nil, items)
 }
 
 // All iterates over every item of the projected query, page after page, as
 // [Projection.Query] reads them. It stops at the first error, which it yields
 // with a zero value.
 func (p *Projection[T]) All(ctx context.Context, key T, opts ...QueryOption) iter.Seq2[Partial[T], error] {
-	return spanned(ctx, p.e.begin, "All", func(ctx context.Context, yield func(Partial[T], error) bool) {
-		pq, err := p.prepareQuery(reflect.ValueOf(&key).Elem(), opts)
-		if err != nil {
+	c := p.x
+	return func(yield func(Partial[T], error) bool) {
+		var items []T
+		if err := c.all(ctx, valueOf(&key), opts, reflect.ValueOf(&items), func(i int) bool { return yield(Partial[T]{Value: items[i], Attributes: c.attrs}, nil) }); err != nil {
 			yield(Partial[T]{}, err)
-			return
 		}
-		p.e.pages(ctx, pq, func(v T) bool { return yield(Partial[T]{Value: v, Attributes: p.attrs}, nil) }, func(err error) { yield(Partial[T]{}, err) })
-	})
+	}
 }
 
-// pages reads every page of pq, handing each item to item until it returns
-// false, and an error to fail.
-func (e *Entity[T]) pages(ctx context.Context, pq *preparedQuery, item func(T) bool, fail func(error)) {
-	var start map[string]types.AttributeValue
-	for first := true; first || start != nil; first = false {
-		page, err := e.queryPage(ctx, pq, start)
-		if err != nil {
-			fail(err)
-			return
-		}
-		for _, it := range page.Items {
-			if !item(it) {
-				return
-			}
-		}
-		start = page.last
+func (p *projection) all(ctx context.Context, sv reflect.Value, opts []QueryOption, items reflect.Value, each func(int) bool) (err error) {
+	if err := p.e.refused("All"); err != nil {
+		return err
 	}
+	ctx, done := p.e.begin(ctx, "All")
+	defer done(&err)
+	pq, err := p.prepareQuery(sv, opts)
+	if err != nil {
+		return err
+	}
+	return p.e.pages(ctx, pq, items, each)
 }
 
 // refuseIterPartial refuses an iterator over a read that would be partial: its

@@ -148,7 +148,7 @@ func TestProjectedReadsNeverWrite(t *testing.T) {
 		require.NoError(t, err)
 	}
 	assert.Equal(t, before, writes(), "no projected read wrote anything")
-	assert.Equal(t, 0, int(issues.info.migration.written.Load()))
+	assert.Equal(t, 0, int(issues.x.info.migration.written.Load()))
 
 	// The same item read whole is written back: the count above would have seen it.
 	_, err = issues.Get(ctx, issueKey(1))

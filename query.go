@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/singletable/singletable/internal/expr"
+	"github.com/singletable/singletable/internal/wire"
 )
 
 // queryFunc is an option for every kind of query.
@@ -204,35 +205,93 @@ func (pq *preparedQuery) call() string {
 // used. When key narrows nothing, the query keeps to the template's literal prefix
 // ("ORDER#"). A sort key condition ([SKEqual], [SKBetween], [SK]...) replaces all
 // of this.
-func (e *Entity[T]) Query(ctx context.Context, key T, opts ...QueryOption) (_ Page[T], err error) {
-	ctx, done := e.begin(ctx, "Query")
-	defer done(&err)
-	pq, err := e.prepareQuery(reflect.ValueOf(&key).Elem(), opts)
+func (e *Entity[T]) Query(ctx context.Context, key T, opts ...QueryOption) (Page[T], error) {
+	var items []T
+	r, err := e.core().query(ctx, valueOf(&key), opts, reflect.ValueOf(&items))
 	if err != nil {
 		return Page[T]{}, err
 	}
-	res, err := e.queryPage(ctx, pq, nil)
-	return res.Page, err
+	return pageOf(items, r), nil
+}
+
+// query is Query: the page's items are appended to the slice items points to.
+func (e *entity) query(ctx context.Context, sv reflect.Value, opts []QueryOption, items reflect.Value) (_ pageInfo, err error) {
+	if err := e.refused("Query"); err != nil {
+		return pageInfo{}, err
+	}
+	ctx, done := e.begin(ctx, "Query")
+	defer done(&err)
+	pq, err := e.prepareQuery(sv, opts)
+	if err != nil {
+		return pageInfo{}, err
+	}
+	return e.queryPage(ctx, pq, nil, items)
 }
 
 // All iterates over every item of the query, page after page, as Query with the same
 // options would return them. It stops at the first error, which it yields with a zero T.
 func (e *Entity[T]) All(ctx context.Context, key T, opts ...QueryOption) iter.Seq2[T, error] {
-	return spanned(ctx, e.begin, "All", func(ctx context.Context, yield func(T, error) bool) {
-		var zero T
-		pq, err := e.prepareQuery(reflect.ValueOf(&key).Elem(), opts)
-		if err == nil && pq.plan.partial {
-			err = e.table.refuseIterPartial("All", e.info.name, pq.index, "page through it with Query (Page.Partial says so), or iterate with Project(...).All (values of type Partial)")
-		}
-		if err != nil {
-			yield(zero, err)
-			return
-		}
-		e.pages(ctx, pq, func(v T) bool { return yield(v, nil) }, func(err error) { yield(zero, err) })
+	c := e.core()
+	return iterate[T](func(items reflect.Value, each func(int) bool) error {
+		return c.all(ctx, valueOf(&key), opts, items, each)
 	})
 }
 
-func (e *Entity[T]) prepareQuery(sv reflect.Value, opts []QueryOption) (*preparedQuery, error) {
+// all is All: each page is read into the slice items points to, and each is
+// called with the index of every item kept.
+func (e *entity) all(ctx context.Context, sv reflect.Value, opts []QueryOption, items reflect.Value, each func(int) bool) (err error) {
+	if err := e.refused("All"); err != nil {
+		return err
+	}
+	ctx, done := e.begin(ctx, "All")
+	defer done(&err)
+	pq, err := e.prepareQuery(sv, opts)
+	if err == nil && pq.plan.partial {
+		err = e.table.refuseIterPartial("All", e.info.name, pq.index, "page through it with Query (Page.Partial says so), or iterate with Project(...).All (values of type Partial)")
+	}
+	if err != nil {
+		return err
+	}
+	return e.pages(ctx, pq, items, each)
+}
+
+// iterate is the iterator of a shell: run reads page after page into the []T
+// items points to, calling each with the index of every item in turn until it
+// returns false (then run returns nil), and returns the error that ended it,
+// which the iterator yields with a zero T.
+func iterate[T any](run func(items reflect.Value, each func(int) bool) error) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		var items []T
+		if err := run(reflect.ValueOf(&items), func(i int) bool { return yield(items[i], nil) }); err != nil {
+			var zero T
+			yield(zero, err)
+		}
+	}
+}
+
+// pages reads every page of pq into the slice items points to (emptied before
+// each page), calling each with the index of every item until it returns false.
+func (e *entity) pages(ctx context.Context, pq *preparedQuery, items reflect.Value, each func(int) bool) error {
+	var start map[string]types.AttributeValue
+	for first := true; first || start != nil; first = false {
+		s := items.Elem() // the values yielded are copies: the slice is reused, cleared
+		s.Clear()
+		s.SetLen(0)
+		page, err := e.queryPage(ctx, pq, start, items)
+		if err != nil {
+			return err
+		}
+		for i, n := 0, items.Elem().Len(); i < n; i++ {
+			if !each(i) {
+				return nil
+			}
+		}
+		start = page.last
+	}
+	return nil
+}
+
+func (e *entity) prepareQuery(sv reflect.Value, opts []QueryOption) (*preparedQuery, error) {
 	var o queryOptions
 	if err := applyOptions(&o, "Query", e.info.name, opts, QueryOption.applyQuery); err != nil {
 		return nil, err
@@ -421,42 +480,64 @@ func (t *Table) queryInput(pq *preparedQuery, b *expr.Builder, keyCond string, o
 	return nil
 }
 
-// pageResult carries what the typed page does not show: the raw last key.
-type pageResult[T any] struct {
-	Page[T]
-	last map[string]types.AttributeValue
+// pageInfo is what a page of an entity's read says beyond its items: its
+// cursor, items scanned, capacity and partiality, and the raw last key.
+type pageInfo struct {
+	pageMeta
+	partial bool
+	last    map[string]types.AttributeValue
+	// read is set when the page was read, even with an error (a fan-out's
+	// AllowPartial returns the page it read with the failures).
+	read bool
+}
+
+// pageOf is the Page of items that r describes.
+func pageOf[T any](items []T, r pageInfo) Page[T] {
+	return Page[T]{Items: items, Cursor: r.cursor, Scanned: r.scanned, Capacity: r.capacity, Partial: r.partial}
 }
 
 // queryPage reads one page of an entity's query or scan, its items through the
-// read path's phases (readpath.go), on the wire path when the table takes it.
-func (e *Entity[T]) queryPage(ctx context.Context, pq *preparedQuery, start map[string]types.AttributeValue) (pageResult[T], error) {
+// read path's phases (readpath.go), on the wire path when the table takes it,
+// appended to the slice items points to (a *[]T, never left nil on success).
+func (e *entity) queryPage(ctx context.Context, pq *preparedQuery, start map[string]types.AttributeValue, items reflect.Value) (pageInfo, error) {
 	if tg := e.info.wireTarget(); tg != nil && !pq.plan.parseKeys {
-		return e.queryPageWire(ctx, pq, start, tg) // wire.go
+		return e.queryPageWire(ctx, pq, start, tg, items) // wire.go
 	}
 	out, meta, err := e.table.fetchPage(ctx, pq, start, e.info.name)
 	if err != nil {
-		return pageResult[T]{}, err
+		return pageInfo{}, err
 	}
-	res := pageResult[T]{Page: Page[T]{Items: make([]T, 0, len(out.Items)), Cursor: meta.cursor, Scanned: meta.scanned, Capacity: meta.capacity, Partial: pq.plan.partial}, last: out.LastEvaluatedKey}
+	sl := wire.NewSlice(items)
+	sl.Hint(len(out.Items))
 	for _, item := range out.Items {
-		if res.Items, err = e.addItem(ctx, pq, res.Items, item); err != nil {
-			return pageResult[T]{}, err
+		if err := e.addItem(ctx, pq, &sl, item); err != nil {
+			return pageInfo{}, err
 		}
 	}
-	return res, nil
+	nonNil(items)
+	return pageInfo{pageMeta: meta, partial: pq.plan.partial, last: out.LastEvaluatedKey}, nil
+}
+
+// nonNil makes the slice items points to empty rather than nil: a page's Items
+// is never nil.
+func nonNil(items reflect.Value) {
+	if s := items.Elem(); s.IsNil() {
+		s.Set(reflect.MakeSlice(s.Type(), 0, 0))
+	}
 }
 
 // addItem reads one stored item of a page through the read path's phases and
-// appends it to items when the read keeps it.
-func (e *Entity[T]) addItem(ctx context.Context, pq *preparedQuery, items []T, item map[string]types.AttributeValue) ([]T, error) {
-	v, verdict, err := readAs[T](ctx, &pq.plan, item)
+// appends it to sl when the read keeps it.
+func (e *entity) addItem(ctx context.Context, pq *preparedQuery, sl *wire.Slice, item map[string]types.AttributeValue) error {
+	sl.Next(nil)
+	verdict, err := pq.plan.readItem(ctx, item, sl.Value(sl.Len()-1))
+	if err != nil || verdict != itemRead {
+		sl.Drop(nil)
+	}
 	if err != nil {
-		return items, fmt.Errorf("singletable: %s %s: %w", pq.call(), e.info.name, err)
+		return fmt.Errorf("singletable: %s %s: %w", pq.call(), e.info.name, err)
 	}
-	if verdict == itemRead {
-		items = append(items, v)
-	}
-	return items, nil
+	return nil
 }
 
 // pageMeta is what a page says beyond its items.
@@ -534,15 +615,18 @@ func (t *Table) keepTree(items []map[string]types.AttributeValue, pq *preparedQu
 	return kept
 }
 
-// asEntity accepts a T or *T as a sort key condition value.
-func (e *Entity[T]) asEntity(v any) (reflect.Value, bool) {
-	switch x := v.(type) {
-	case T:
-		return reflect.ValueOf(&x).Elem(), true
-	case *T:
-		if x != nil {
-			return reflect.ValueOf(x).Elem(), true
-		}
+// asEntity accepts a value of the entity's type, or a non-nil pointer to one, as
+// a sort key condition value.
+func (e *entity) asEntity(v any) (reflect.Value, bool) {
+	rv := reflect.ValueOf(v)
+	switch {
+	case !rv.IsValid():
+	case rv.Type() == e.info.goType:
+		cp := reflect.New(e.info.goType).Elem()
+		cp.Set(rv)
+		return cp, true
+	case rv.Kind() == reflect.Pointer && rv.Type().Elem() == e.info.goType && !rv.IsNil():
+		return rv.Elem(), true
 	}
 	return reflect.Value{}, false
 }

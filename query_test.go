@@ -221,7 +221,7 @@ func TestQueryPagesWithCursor(t *testing.T) {
 func mustCursor(t *testing.T, other *Table, orders *Entity[tOrder], key tOrder) string {
 	t.Helper()
 	_, o, _ := registerAll(t, other)
-	pq, err := o.prepareQuery(reflectValue(&key), nil)
+	pq, err := o.core().prepareQuery(reflectValue(&key), nil)
 	require.NoError(t, err)
 	c, err := other.encodeCursor(pq, map[string]typesAV{
 		"PK": sAV("CUST#c1"), "SK": sAV("ORDER#o001"),

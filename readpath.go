@@ -305,12 +305,6 @@ func (p *readPlan) readItem(ctx context.Context, item map[string]types.Attribute
 	return itemRead, p.decode(ctx, info, item, rv)
 }
 
-// readAs is readItem for a read of entity T.
-func readAs[T any](ctx context.Context, p *readPlan, item map[string]types.AttributeValue) (v T, verdict itemVerdict, err error) {
-	verdict, err = p.readItem(ctx, item, reflect.ValueOf(&v).Elem())
-	return v, verdict, err
-}
-
 // readAny runs every phase on a stored item of any entity: a value of its type
 // (such as an Order), or a RawItem (UnknownCollect).
 func (p *readPlan) readAny(ctx context.Context, item map[string]types.AttributeValue) (any, itemVerdict, error) {

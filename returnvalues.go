@@ -37,9 +37,15 @@ type Old[T any] struct {
 }
 
 // oldSink is an *Old[T] of some T, as a write option holds it.
-type oldSink interface{ oldType() reflect.Type }
+type oldSink interface {
+	oldType() reflect.Type
+	// oldParts returns the Item (addressable) and Found of a non-nil *Old.
+	oldParts() (reflect.Value, *bool)
+}
 
 func (o *Old[T]) oldType() reflect.Type { return reflect.TypeFor[T]() }
+
+func (o *Old[T]) oldParts() (reflect.Value, *bool) { return valueOf(&o.Item), &o.Found }
 
 type returnOldOption struct{ dst oldSink }
 
@@ -130,21 +136,22 @@ func (returnsFeature) settle(w *writeRequest, attrs map[string]types.AttributeVa
 }
 
 // fillOld decodes the item a write replaced into the caller's Old.
-func (e *Entity[T]) fillOld(ctx context.Context, sink oldSink, attrs map[string]types.AttributeValue) error {
-	dst, ok := sink.(*Old[T])
-	if !ok || dst == nil {
+func (e *entity) fillOld(ctx context.Context, sink oldSink, attrs map[string]types.AttributeValue) error {
+	if sink.oldType() != e.info.goType || reflect.ValueOf(sink).IsNil() {
 		return nil
 	}
-	var zero T
-	dst.Item, dst.Found = zero, attrs != nil
+	item, found := sink.oldParts()
+	item.SetZero()
+	*found = attrs != nil
 	if attrs == nil {
 		return nil
 	}
-	v, err := e.decodeWith(ctx, attrs, false) // migrated in memory: the item is gone or replaced
-	if err != nil {
+	// Decoded into a fresh value, so that a failed decoding leaves Item zero.
+	v := reflect.New(e.info.goType).Elem()
+	if err := e.decodeWith(ctx, attrs, false, v); err != nil { // migrated in memory: the item is gone or replaced
 		return err
 	}
-	dst.Item = v
+	item.Set(v)
 	return nil
 }
 
@@ -197,23 +204,22 @@ func Returning(r ReturnValue) UpdateOption {
 }
 
 // updateResult decodes what an Update returned, as its ReturnValues asked.
-func (e *Entity[T]) updateResult(ctx context.Context, w *writeRequest, attrs map[string]types.AttributeValue) (T, error) {
-	var v T
+func (e *entity) updateResult(ctx context.Context, w *writeRequest, attrs map[string]types.AttributeValue, rv reflect.Value) error {
 	switch w.ret {
 	case "", types.ReturnValueAllNew:
-		return e.decodeWith(ctx, attrs, false) // the item just written is migrated on its next read
+		return e.decodeWith(ctx, attrs, false, rv) // the item just written is migrated on its next read
 	case types.ReturnValueAllOld:
 		if attrs == nil {
-			return v, nil
+			return nil
 		}
-		return e.decodeWith(ctx, attrs, false)
+		return e.decodeWith(ctx, attrs, false, rv)
 	case types.ReturnValueNone:
-		return v, nil
+		return nil
 	}
 	// UPDATED_*: a part of the item, decoded as it is (never migrated).
-	err := e.info.plan.DecodeIgnoring(attrs, reflect.ValueOf(&v).Elem(), e.info.ignored)
+	err := e.info.plan.DecodeIgnoring(attrs, rv, e.info.ignored)
 	if err != nil {
-		return v, fmt.Errorf("singletable: decode %s: %w", e.info.name, err)
+		return fmt.Errorf("singletable: decode %s: %w", e.info.name, err)
 	}
-	return v, nil
+	return nil
 }

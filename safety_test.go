@@ -396,7 +396,7 @@ func TestSafetyIndexKeyInputsAreStoredValues(t *testing.T) {
 		item := rawItem(t, tbl, "CUST#c", "ORDER#o")
 		stored, err := time.Parse(time.RFC3339Nano, item["createdAt"].(*types.AttributeValueMemberS).Value)
 		require.NoError(t, err)
-		want, _, err := orders.info.indexes["GSI1"][1].render(orders.info, reflectValue(&tOrder{OrderID: "o", CreatedAt: stored}), false)
+		want, _, err := orders.x.info.indexes["GSI1"][1].render(orders.x.info, reflectValue(&tOrder{OrderID: "o", CreatedAt: stored}), false)
 		require.NoError(t, err)
 		require.Equal(t, sAV(want), item["GSI1SK"], "round %d: GSI1SK agrees with createdAt", round)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"reflect"
 	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -73,15 +74,28 @@ func (i segmentOption) applyTableScan(o *queryOptions) error { return i.applySca
 // per page, not those returned. Older items are migrated and written back as on
 // every read of whole items; items read through an index that does not hold every
 // field are partial (Page.Partial) and never written back.
-func (e *Entity[T]) Scan(ctx context.Context, opts ...ScanOption) (_ Page[T], err error) {
-	ctx, done := e.begin(ctx, "Scan")
-	defer done(&err)
-	pq, err := e.prepareScan(opts, nil)
+func (e *Entity[T]) Scan(ctx context.Context, opts ...ScanOption) (Page[T], error) {
+	var items []T
+	r, err := e.core().scan(ctx, opts, nil, reflect.ValueOf(&items))
 	if err != nil {
 		return Page[T]{}, err
 	}
-	res, err := e.queryPage(ctx, pq, nil)
-	return res.Page, err
+	return pageOf(items, r), nil
+}
+
+// scan is Scan, and with p a projected Scan: the page's items are appended to
+// the slice items points to.
+func (e *entity) scan(ctx context.Context, opts []ScanOption, p *projection, items reflect.Value) (_ pageInfo, err error) {
+	if err := e.refused("Scan"); err != nil {
+		return pageInfo{}, err
+	}
+	ctx, done := e.begin(ctx, "Scan")
+	defer done(&err)
+	pq, err := e.prepareScan(opts, p)
+	if err != nil {
+		return pageInfo{}, err
+	}
+	return e.queryPage(ctx, pq, nil, items)
 }
 
 // ScanAll iterates over every item [Entity.Scan] with the same options would
@@ -89,48 +103,54 @@ func (e *Entity[T]) Scan(ctx context.Context, opts ...ScanOption) (_ Page[T], er
 // [Segments] and [Segment] it reads one segment. It stops at the first error,
 // which it yields with a zero T.
 func (e *Entity[T]) ScanAll(ctx context.Context, opts ...ScanOption) iter.Seq2[T, error] {
-	return spanned(ctx, e.begin, "ScanAll", func(ctx context.Context, yield func(T, error) bool) {
-		var zero T
-		pq, err := e.prepareScan(opts, nil)
-		if err == nil && pq.plan.partial {
-			err = e.table.refuseIterPartial("ScanAll", e.info.name, pq.index, "page through it with Scan (Page.Partial says so), or iterate with Project(...).ScanAll (values of type Partial)")
-		}
-		if err != nil {
-			yield(zero, err)
-			return
-		}
-		e.pages(ctx, pq, func(v T) bool { return yield(v, nil) }, func(err error) { yield(zero, err) })
+	c := e.core()
+	return iterate[T](func(items reflect.Value, each func(int) bool) error {
+		return c.scanAll(ctx, opts, nil, items, each)
 	})
+}
+
+// scanAll is ScanAll, and with p a projected ScanAll.
+func (e *entity) scanAll(ctx context.Context, opts []ScanOption, p *projection, items reflect.Value, each func(int) bool) (err error) {
+	if err := e.refused("ScanAll"); err != nil {
+		return err
+	}
+	ctx, done := e.begin(ctx, "ScanAll")
+	defer done(&err)
+	pq, err := e.prepareScan(opts, p)
+	if err == nil && p == nil && pq.plan.partial {
+		err = e.table.refuseIterPartial("ScanAll", e.info.name, pq.index, "page through it with Scan (Page.Partial says so), or iterate with Project(...).ScanAll (values of type Partial)")
+	}
+	if err != nil {
+		return err
+	}
+	return e.pages(ctx, pq, items, each)
 }
 
 // Scan reads one page of a projected scan: [Entity.Scan] reading only the
 // projection's attributes (at the same cost: the items are read whole).
-func (p *Projection[T]) Scan(ctx context.Context, opts ...ScanOption) (_ Page[Partial[T]], err error) {
-	ctx, done := p.e.begin(ctx, "Scan")
-	defer done(&err)
-	pq, err := p.e.prepareScan(opts, p)
+func (p *Projection[T]) Scan(ctx context.Context, opts ...ScanOption) (Page[Partial[T]], error) {
+	var items []T
+	r, err := p.x.e.scan(ctx, opts, &p.x, reflect.ValueOf(&items))
 	if err != nil {
 		return Page[Partial[T]]{}, err
 	}
-	res, err := p.e.queryPage(ctx, pq, nil)
-	return p.page(res.Page), err
+	return p.page(items, r), nil
 }
 
 // ScanAll iterates over every item of a projected scan, page after page.
 func (p *Projection[T]) ScanAll(ctx context.Context, opts ...ScanOption) iter.Seq2[Partial[T], error] {
-	return spanned(ctx, p.e.begin, "ScanAll", func(ctx context.Context, yield func(Partial[T], error) bool) {
-		pq, err := p.e.prepareScan(opts, p)
-		if err != nil {
+	c := p.x
+	return func(yield func(Partial[T], error) bool) {
+		var items []T
+		if err := c.e.scanAll(ctx, opts, &c, reflect.ValueOf(&items), func(i int) bool { return yield(Partial[T]{Value: items[i], Attributes: c.attrs}, nil) }); err != nil {
 			yield(Partial[T]{}, err)
-			return
 		}
-		p.e.pages(ctx, pq, func(v T) bool { return yield(Partial[T]{Value: v, Attributes: p.attrs}, nil) }, func(err error) { yield(Partial[T]{}, err) })
-	})
+	}
 }
 
 // prepareScan applies an entity scan's options (and a projection's, when p is
 // set) and prepares it.
-func (e *Entity[T]) prepareScan(opts []ScanOption, p *Projection[T]) (*preparedQuery, error) {
+func (e *entity) prepareScan(opts []ScanOption, p *projection) (*preparedQuery, error) {
 	var o queryOptions
 	if err := applyOptions(&o, "Scan", e.info.name, opts, ScanOption.applyScan); err != nil {
 		return nil, err

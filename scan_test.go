@@ -163,7 +163,7 @@ func MustEntity[T any](t *testing.T, tbl *Table) *Entity[T] {
 	info := tbl.byGoType[typeOf[T]()]
 	tbl.mu.RUnlock()
 	if info != nil {
-		return &Entity[T]{table: tbl, info: info}
+		return &Entity[T]{entity{table: tbl, info: info}}
 	}
 	return MustRegister[T](tbl)
 }

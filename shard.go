@@ -258,7 +258,7 @@ func (info *entityInfo) checkShard(sv reflect.Value) error {
 // locateShard finds which shard holds the item at key (a randomly sharded entity's
 // value with shard 0) with one BatchGetItem over every shard, sets it in sv and
 // returns the item.
-func (e *Entity[T]) locateShard(ctx context.Context, sv reflect.Value, consistent bool) (map[string]types.AttributeValue, error) {
+func (e *entity) locateShard(ctx context.Context, sv reflect.Value, consistent bool) (map[string]types.AttributeValue, error) {
 	sp := e.info.shard
 	keys := make([]map[string]types.AttributeValue, 0, sp.count)
 	cp := reflect.New(sv.Type()).Elem()
@@ -309,14 +309,14 @@ func (info *entityInfo) errNoRandomCreate(op string, err error) error {
 
 // resolveShard fills the shard of a key value for a read or a write of one item,
 // looking it up when it must.
-func (e *Entity[T]) resolveShard(ctx context.Context, sv reflect.Value, consistent bool) error {
+func (e *entity) resolveShard(ctx context.Context, sv reflect.Value, consistent bool) error {
 	_, err := e.resolveShardItem(ctx, sv, consistent)
 	return err
 }
 
 // resolveShardItem is resolveShard that also returns the item when it had to be
 // looked up (nil otherwise).
-func (e *Entity[T]) resolveShardItem(ctx context.Context, sv reflect.Value, consistent bool) (map[string]types.AttributeValue, error) {
+func (e *entity) resolveShardItem(ctx context.Context, sv reflect.Value, consistent bool) (map[string]types.AttributeValue, error) {
 	need, err := e.info.fillShard(sv, false)
 	if err != nil || !need {
 		return nil, err

@@ -3,6 +3,7 @@ package singletable
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -530,7 +531,7 @@ func BenchmarkMerge(b *testing.B) {
 	bufs := make([][]map[string]types.AttributeValue, 8)
 	for i := range all {
 		all[i].Shard = i%8 + 1
-		item, err := events.info.encodeItem(reflectValue(&all[i]))
+		item, err := events.x.info.encodeItem(reflectValue(&all[i]))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -545,12 +546,13 @@ func BenchmarkMerge(b *testing.B) {
 	for b.Loop() {
 		fq := &fanoutQuery{Query: fanout.Query{PartitionKey: "PK", SortKey: "SK", KeyAttrs: []string{"PK", "SK"}, Parallel: 8}, index: Index{PartitionKey: "PK", SortKey: "SK"}}
 		for i := range bufs {
-			fq.pqs = append(fq.pqs, &preparedQuery{plan: readPlan{t: tbl, info: events.info}}) // a Query's read plan: type check, decode
+			fq.pqs = append(fq.pqs, &preparedQuery{plan: readPlan{t: tbl, info: events.x.info}}) // a Query's read plan: type check, decode
 			fq.Streams = append(fq.Streams, &fanout.Stream{Buf: bufs[i], Done: true, Fetched: true})
 		}
-		page, err := events.fanoutPage(context.Background(), fq)
-		if err != nil || len(page.Items) != 8000 {
-			b.Fatal(err, len(page.Items))
+		var items []sEvent
+		_, err := events.core().fanoutPage(context.Background(), fq, reflect.ValueOf(&items))
+		if err != nil || len(items) != 8000 {
+			b.Fatal(err, len(items))
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/8000, "ns/item")

@@ -136,7 +136,7 @@ func TestTypedSortKeyConditions(t *testing.T) {
 	MustRegister[tLineItem](tbl)
 	key := tOrder{CustomerID: "c1"}
 	prepare := func(opts ...QueryOption) (*preparedQuery, error) {
-		return orders.prepareQuery(reflectValue(&key), opts)
+		return orders.core().prepareQuery(reflectValue(&key), opts)
 	}
 
 	typed, err := prepare(SK[tOrder]().Between(tOrder{OrderID: "o002"}, tOrder{OrderID: "o005"}))

@@ -1,6 +1,7 @@
 package singletable
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -19,10 +20,10 @@ func TestSuggestionsInMessages(t *testing.T) {
 	require.ErrorIs(t, err, ErrInvalidEntity)
 	assert.Contains(t, err.Error(), `did you mean "Order"?`)
 
-	_, err = orders.indexLookup("GSI", order("c1", 1))
+	_, err = orders.core().indexLookup("GSI", reflect.ValueOf(order("c1", 1)))
 	require.ErrorIs(t, err, ErrInvalidInput)
 	assert.Contains(t, err.Error(), `did you mean "GSI1"?`)
-	_, err = orders.indexLookup("GSI3", order("c1", 1))
+	_, err = orders.core().indexLookup("GSI3", reflect.ValueOf(order("c1", 1)))
 	require.ErrorIs(t, err, ErrInvalidInput, "tOrder has no templates for GSI3")
 	assert.Contains(t, err.Error(), "GSI1, GSI2")
 }

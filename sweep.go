@@ -151,7 +151,14 @@ func (s SweepStats) PerSecond() float64 {
 // Sweep returns the totals of this call, with one [SegmentStats] per segment it
 // swept; on an error, the counts so far and the errors of the segments that
 // failed, joined.
-func (e *Entity[T]) Sweep(ctx context.Context, opts ...SweepOption) (_ SweepStats, err error) {
+func (e *Entity[T]) Sweep(ctx context.Context, opts ...SweepOption) (SweepStats, error) {
+	return e.core().sweep(ctx, opts)
+}
+
+func (e *entity) sweep(ctx context.Context, opts []SweepOption) (_ SweepStats, err error) {
+	if err := e.refused("Sweep"); err != nil {
+		return SweepStats{}, err
+	}
 	ctx, done := e.begin(ctx, "Sweep")
 	defer done(&err)
 	mp := e.info.migration
@@ -215,7 +222,7 @@ func sweepStats(s sweep.Stats) SweepStats {
 // (readpath.go: the type check, decoding and migration) and writes a migrated
 // one back, whatever the entity's WriteBack says (that is the sweep's purpose),
 // on the conditions of every write-back (migrate.go).
-func (e *Entity[T]) migrateItem(ctx context.Context, p *readPlan, item map[string]types.AttributeValue) sweep.Result {
+func (e *entity) migrateItem(ctx context.Context, p *readPlan, item map[string]types.AttributeValue) sweep.Result {
 	info, verdict, err := p.checkType(item)
 	if err == nil && verdict != itemRead {
 		return sweep.Current

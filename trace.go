@@ -149,7 +149,7 @@ func (t *Table) event(ctx context.Context, e SpanEvent) {
 // begin starts the span of one of the entity's operations and tags ctx with the
 // entity for the calls it makes. The caller defers the returned function with
 // the address of its error result.
-func (e *Entity[T]) begin(ctx context.Context, op string) (context.Context, func(*error)) {
+func (e *entity) begin(ctx context.Context, op string) (context.Context, func(*error)) {
 	ctx = e.observe(ctx)
 	if e.table.opts.Tracer == nil {
 		return ctx, noDone

@@ -32,18 +32,22 @@ type TxItem struct {
 }
 
 // TxPut is [Entity.Put] as a transaction action.
-func (e *Entity[T]) TxPut(v T, opts ...WriteOption) TxItem { return e.txPut(v, kindPut, opts) }
+func (e *Entity[T]) TxPut(v T, opts ...WriteOption) TxItem {
+	return e.core().txPut(valueOf(&v), kindPut, opts)
+}
 
 // TxCreate is [Entity.Create] as a transaction action: the transaction fails if an
 // item exists at v's key.
-func (e *Entity[T]) TxCreate(v T, opts ...WriteOption) TxItem { return e.txPut(v, kindCreate, opts) }
+func (e *Entity[T]) TxCreate(v T, opts ...WriteOption) TxItem {
+	return e.core().txPut(valueOf(&v), kindCreate, opts)
+}
 
-func (e *Entity[T]) txPut(v T, kind writeKind, opts []WriteOption) TxItem {
-	if e == nil {
-		return TxItem{kind: kind, err: errNilEntity[T]("Tx" + kind.String())}
+// txPut is TxPut and TxCreate of sv, the caller's copy of the value.
+func (e *entity) txPut(sv reflect.Value, kind writeKind, opts []WriteOption) TxItem {
+	if err := e.refused("Tx" + kind.String()); err != nil {
+		return TxItem{kind: kind, err: err}
 	}
 	o := collectWriteOptions(opts)
-	sv := reflect.ValueOf(&v).Elem()
 	// A random shard is drawn once, here: the action keeps it however often it
 	// is planned (the planner's checks know it was drawn, not chosen).
 	drawn, err := e.info.drawShard(sv)
@@ -52,10 +56,11 @@ func (e *Entity[T]) txPut(v T, kind writeKind, opts []WriteOption) TxItem {
 	}
 	o.shardDrawn = drawn
 	return e.txItem(kind, func(env *planEnv) (*writeRequest, error) {
-		v := v // a copy per plan: the whole-item phases change it
+		v := reflect.New(e.info.goType).Elem() // a copy per plan: the whole-item phases change it
+		v.Set(sv)
 		o := o
 		o.env = env
-		w, err := e.info.planPut(reflect.ValueOf(&v).Elem(), kind, o, nil)
+		w, err := e.info.planPut(v, kind, o, nil)
 		if err == nil && w.key == nil {
 			w.setKey(e.table, w.item) // transactions judge every action by its key
 		}
@@ -65,16 +70,19 @@ func (e *Entity[T]) txPut(v T, kind writeKind, opts []WriteOption) TxItem {
 
 // TxUpdate is [Entity.Update] as a transaction action.
 func (e *Entity[T]) TxUpdate(key T, opts ...UpdateOption) TxItem {
-	if e == nil {
-		return TxItem{kind: kindUpdate, err: errNilEntity[T]("TxUpdate")}
+	return e.core().txUpdate(valueOf(&key), opts)
+}
+
+func (e *entity) txUpdate(sv reflect.Value, opts []UpdateOption) TxItem {
+	if err := e.refused("TxUpdate"); err != nil {
+		return TxItem{kind: kindUpdate, err: err}
 	}
-	sv := reflect.ValueOf(&key).Elem()
 	if _, err := e.info.fillShard(sv, false); err != nil {
 		return e.txItem(kindUpdate, nil, err)
 	}
 	opts = slices.Clone(opts)
 	return e.txItem(kindUpdate, func(env *planEnv) (*writeRequest, error) {
-		w, err := e.info.planUpdate(reflect.ValueOf(&key).Elem(), opts, env)
+		w, err := e.info.planUpdate(sv, opts, env)
 		if err != nil {
 			return nil, err
 		}
@@ -85,18 +93,21 @@ func (e *Entity[T]) TxUpdate(key T, opts ...UpdateOption) TxItem {
 
 // TxDelete is [Entity.Delete] as a transaction action.
 func (e *Entity[T]) TxDelete(key T, opts ...WriteOption) TxItem {
-	if e == nil {
-		return TxItem{kind: kindDelete, err: errNilEntity[T]("TxDelete")}
+	return e.core().txDelete(valueOf(&key), opts)
+}
+
+func (e *entity) txDelete(sv reflect.Value, opts []WriteOption) TxItem {
+	if err := e.refused("TxDelete"); err != nil {
+		return TxItem{kind: kindDelete, err: err}
 	}
 	o := collectWriteOptions(opts)
-	sv := reflect.ValueOf(&key).Elem()
 	if _, err := e.info.fillShard(sv, false); err != nil {
 		return e.txItem(kindDelete, nil, err)
 	}
 	return e.txItem(kindDelete, func(env *planEnv) (*writeRequest, error) {
 		o := o
 		o.env = env
-		return e.info.planDelete(reflect.ValueOf(&key).Elem(), o, nil)
+		return e.info.planDelete(sv, o, nil)
 	}, nil)
 }
 
@@ -104,13 +115,16 @@ func (e *Entity[T]) TxDelete(key T, opts ...WriteOption) TxItem {
 // key, without writing it (ConditionCheck). A zero cond is refused
 // ([ErrInvalidInput]).
 func (e *Entity[T]) TxCheck(key T, cond expression.ConditionBuilder) TxItem {
-	if e == nil {
-		return TxItem{kind: kindCheck, err: errNilEntity[T]("TxCheck")}
+	return e.core().txCheck(valueOf(&key), cond)
+}
+
+func (e *entity) txCheck(sv reflect.Value, cond expression.ConditionBuilder) TxItem {
+	if err := e.refused("TxCheck"); err != nil {
+		return TxItem{kind: kindCheck, err: err}
 	}
 	if err := checkCondition("TxCheck", cond); err != nil { // options.go
 		return e.txItem(kindCheck, nil, err)
 	}
-	sv := reflect.ValueOf(&key).Elem()
 	if _, err := e.info.fillShard(sv, false); err != nil {
 		return e.txItem(kindCheck, nil, err)
 	}
@@ -132,7 +146,7 @@ func (e *Entity[T]) TxCheck(key T, cond expression.ConditionBuilder) TxItem {
 	}, nil)
 }
 
-func (e *Entity[T]) txItem(kind writeKind, plan func(*planEnv) (*writeRequest, error), err error) TxItem {
+func (e *entity) txItem(kind writeKind, plan func(*planEnv) (*writeRequest, error), err error) TxItem {
 	return TxItem{kind: kind, info: e.info, plan: plan, err: err}
 }
 

@@ -25,8 +25,6 @@ const maxTransactGet = 100
 // [Table.BatchGet] take them. Only Ref implements it.
 type ItemRef interface {
 	refCore() *refCore
-	setItem(ctx context.Context, item map[string]types.AttributeValue) // through the ref's plan
-	setValue(v reflect.Value)                                          // a *T the wire path decoded, judged (judgeWire)
 }
 
 // refState is what a call found for a Ref.
@@ -49,6 +47,8 @@ type refCore struct {
 	state  refState
 	rerr   error     // why a read item could not be decoded, or was left out
 	plan   *readPlan // what the call reading it does with its item (refPlans)
+	e      *entity
+	v      reflect.Value // the Ref's value (addressable): what was read
 }
 
 // Ref is one item of entity type T to read by key in [Table.TransactGet] or
@@ -56,9 +56,8 @@ type refCore struct {
 // what was read. A Ref is filled by the last call it was passed to: pass it to
 // one call at a time.
 type Ref[T any] struct {
-	e    *Entity[T]
-	key  T
 	core refCore
+	key  T
 	v    T
 }
 
@@ -67,15 +66,24 @@ type Ref[T any] struct {
 // types. key is copied. A key that cannot be rendered is reported by the call,
 // before anything is sent.
 func (e *Entity[T]) Ref(key T) *Ref[T] {
-	r := &Ref[T]{e: e, key: key}
-	r.core.info = e.info
-	k, err := e.batchKey(key)
-	if err != nil {
-		r.core.err = err
-		return r
-	}
-	r.core.key, r.core.keyStr = k, e.table.keyStrings(k)
+	r := &Ref[T]{key: key}
+	e.core().initRef(&r.core, valueOf(&r.key), valueOf(&r.v))
 	return r
+}
+
+// initRef readies c, the core of a Ref of key sv whose value is v.
+func (e *entity) initRef(c *refCore, sv, v reflect.Value) {
+	c.e, c.v = e, v
+	if c.err = e.refused("Ref"); c.err != nil {
+		return
+	}
+	c.info = e.info
+	k, err := e.batchKey(sv)
+	if err != nil {
+		c.err = err
+		return
+	}
+	c.key, c.keyStr = k, e.table.keyStrings(k)
 }
 
 // Key returns the key the Ref was made with.
@@ -90,55 +98,69 @@ func (r *Ref[T]) Found() bool { return r.core.state == refFound }
 // [ErrUnprocessed] when a [Table.BatchGet] gave up before reading it, and
 // [ErrInvalidInput] when no call has read the Ref.
 func (r *Ref[T]) Value() (T, error) {
-	var zero T
-	c := &r.core
+	if err := r.core.valueErr(); err != nil {
+		var zero T
+		return zero, err
+	}
+	return r.v, nil
+}
+
+// valueErr is the error of Ref.Value: nil when the item was found.
+func (c *refCore) valueErr() error {
 	switch c.state {
 	case refFound:
-		return r.v, nil
+		return nil
 	case refMissing:
 		if c.rerr != nil {
-			return zero, r.e.itemErr("Get", c.keyStr, c.rerr)
+			return c.e.itemErr("Get", c.keyStr, c.rerr)
 		}
-		return zero, r.e.itemErr("Get", c.keyStr, ErrNotFound)
+		return c.e.itemErr("Get", c.keyStr, ErrNotFound)
 	case refUnprocessed:
-		return zero, r.e.itemErr("Get", c.keyStr, fmt.Errorf("the batch gave up before reading it: %w", ErrUnprocessed))
+		return c.e.itemErr("Get", c.keyStr, fmt.Errorf("the batch gave up before reading it: %w", ErrUnprocessed))
 	case refFailed:
-		return zero, r.e.itemErr("Get", c.keyStr, c.rerr)
+		return c.e.itemErr("Get", c.keyStr, c.rerr)
+	}
+	if c.info == nil && c.err != nil {
+		return c.err // a Ref of a nil or zero Entity
+	}
+	if c.info == nil {
+		return fmt.Errorf("singletable: Ref.Value: a zero Ref; make refs with an entity's Ref: %w", ErrInvalidInput)
 	}
 	if c.err != nil {
-		return zero, r.e.itemErr("Get", nil, c.err)
+		return c.e.itemErr("Get", nil, c.err)
 	}
-	return zero, r.e.itemErr("Get", c.keyStr, fmt.Errorf("not read: pass the Ref to Table.TransactGet or Table.BatchGet first: %w", ErrInvalidInput))
+	return c.e.itemErr("Get", c.keyStr, fmt.Errorf("not read: pass the Ref to Table.TransactGet or Table.BatchGet first: %w", ErrInvalidInput))
 }
 
 func (r *Ref[T]) refCore() *refCore { return &r.core }
 
 // setItem reads an item read for the Ref through the phases of its plan
 // (readpath.go): whole, so an older one is migrated and written back as its
-// entity says; one not provably a T fails the Ref with ErrTypeMismatch, one
-// SkipExpired leaves out is missing.
-func (r *Ref[T]) setItem(ctx context.Context, item map[string]types.AttributeValue) {
-	var zero T
-	r.v = zero
-	c := &r.core
+// entity says; one not provably of the entity fails the Ref with
+// ErrTypeMismatch, one SkipExpired leaves out is missing.
+func (c *refCore) setItem(ctx context.Context, item map[string]types.AttributeValue) {
+	c.v.SetZero()
 	if item == nil {
 		c.state = refMissing
 		return
 	}
-	v, verdict, err := readAs[T](ctx, c.plan, item)
+	v := reflect.New(c.info.goType).Elem()
+	verdict, err := c.plan.readItem(ctx, item, v)
 	switch {
 	case err != nil:
 		c.state, c.rerr = refFailed, err
 	case verdict == itemExpired:
 		c.state, c.rerr = refMissing, errExpired
 	default:
-		r.v, c.state = v, refFound
+		c.v.Set(v)
+		c.state = refFound
 	}
 }
 
-func (r *Ref[T]) setValue(v reflect.Value) {
-	r.v = *(*T)(v.UnsafePointer())
-	r.core.state = refFound
+// setValue sets the value the wire path decoded (a *T), judged (judgeWire).
+func (c *refCore) setValue(v reflect.Value) {
+	c.v.Set(v.Elem())
+	c.state = refFound
 }
 
 // judgeWire runs the type check and expiry phases of the ref's plan on entry i
@@ -199,6 +221,9 @@ func (t *Table) checkRefs(call string, refs []ItemRef) ([]itemKey, error) {
 			return nil, fmt.Errorf("singletable: %s: ref %d is nil: %w", call, i, ErrInvalidInput)
 		}
 		c := ref.refCore()
+		if c.info == nil && c.err != nil {
+			return nil, fmt.Errorf("singletable: %s: ref %d: %w", call, i, c.err)
+		}
 		if c.info == nil {
 			return nil, fmt.Errorf("singletable: %s: ref %d is a zero Ref; make refs with an entity's Ref: %w", call, i, ErrInvalidInput)
 		}
@@ -309,17 +334,17 @@ func (t *Table) fillTx(ctx context.Context, refs []ItemRef, resp []types.ItemRes
 			v := vals[k]
 			k++
 			if ref.refCore().judgeWire(s, i, ents[i].Target.Type) {
-				ref.setValue(v)
+				ref.refCore().setValue(v)
 			}
 			continue
 		}
 		switch {
 		case ents == nil:
-			ref.setItem(ctx, resp[i].Item)
+			ref.refCore().setItem(ctx, resp[i].Item)
 		case ents[i].Raw < 0: // no item at the key
-			ref.setItem(ctx, nil)
+			ref.refCore().setItem(ctx, nil)
 		case ents[i].Raw < len(resp):
-			ref.setItem(ctx, resp[ents[i].Raw].Item)
+			ref.refCore().setItem(ctx, resp[ents[i].Raw].Item)
 		default:
 			return fmt.Errorf("singletable: TransactGet: response %d is missing", i)
 		}

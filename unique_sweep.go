@@ -61,9 +61,13 @@ type UniqueSweepReport struct {
 // WCU per action) per repair. It is meant to be run now and then, or after a
 // bulk change made outside the library.
 func (e *Entity[T]) SweepUnique(ctx context.Context, opts ...UniqueSweepOption) (UniqueSweepReport, error) {
+	return e.core().sweepUnique(ctx, opts)
+}
+
+func (e *entity) sweepUnique(ctx context.Context, opts []UniqueSweepOption) (UniqueSweepReport, error) {
 	var rep UniqueSweepReport
-	if e == nil {
-		return rep, errNilEntity[T]("SweepUnique")
+	if err := e.refused("SweepUnique"); err != nil {
+		return rep, err
 	}
 	ctx = e.observe(ctx)
 	info, t := e.info, e.table

@@ -109,32 +109,38 @@ func Upsert() UpdateOption {
 // The item must exist and be of this type, or the error matches [ErrNotFound] or
 // [ErrTypeMismatch] (see [Upsert]). A failed [If] condition matches [ErrCondition].
 // key is not modified.
-func (e *Entity[T]) Update(ctx context.Context, key T, opts ...UpdateOption) (_ T, err error) {
-	var zero T
-	if e == nil {
-		return zero, errNilEntity[T]("Update")
+func (e *Entity[T]) Update(ctx context.Context, key T, opts ...UpdateOption) (T, error) {
+	var v T
+	err := e.core().update(ctx, valueOf(&key), valueOf(&v), opts)
+	return v, err
+}
+
+// update is Update: the item as returned is decoded into out (left zero on an
+// error).
+func (e *entity) update(ctx context.Context, sv, out reflect.Value, opts []UpdateOption) (err error) {
+	if err := e.refused("Update"); err != nil {
+		return err
 	}
 	ctx, done := e.begin(ctx, "Update")
 	defer done(&err)
-	sv := reflect.ValueOf(&key).Elem()
+	defer zeroOnError(&err, out)
 	if err := e.resolveShard(ctx, sv, true); errors.Is(err, ErrNotFound) {
-		return zero, e.itemErr("Update", nil, e.info.errNoRandomCreate("Update", err))
+		return e.itemErr("Update", nil, e.info.errNoRandomCreate("Update", err))
 	} else if err != nil {
-		return zero, e.itemErr("Update", nil, err)
+		return e.itemErr("Update", nil, err)
 	}
 	w, err := e.info.planUpdate(sv, opts, nil)
 	if err != nil {
-		return zero, e.itemErr("Update", nil, err)
+		return e.itemErr("Update", nil, err)
 	}
 	attrs, err := e.table.execute(ctx, w)
 	if err != nil {
-		return zero, err
+		return err
 	}
-	v, err := e.updateResult(ctx, w, attrs) // returnvalues.go
-	if err != nil {
-		return zero, e.itemErr("Update", w.keyStr, err)
+	if err := e.updateResult(ctx, w, attrs, out); err != nil { // returnvalues.go
+		return e.itemErr("Update", w.keyStr, err)
 	}
-	return v, nil
+	return nil
 }
 
 // updatePlan is an Update being planned, phase by phase (see planUpdate), on

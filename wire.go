@@ -73,55 +73,54 @@ func (info *entityInfo) wireTarget() *wire.Target {
 }
 
 // getCall is what a GetItem on the wire path needs, in one allocation.
-type getCall[T any] struct {
+type getCall struct {
 	sink wire.Sink
-	slot wire.One[T]
+	slot wire.Ptr
 	opts [1]func(*dynamodb.Options)
 }
 
-// getItem calls GetItem and reads the item it finds through the read path's
-// phases (readpath.go): decoded on the wire path when it can be, else from its
-// attribute values (migrated, and written back when p says so). A missing item,
-// and one SkipExpired leaves out, is ErrNotFound. Errors are not wrapped: the
-// caller names the key.
-func (e *Entity[T]) getItem(ctx context.Context, p *readPlan, in *dynamodb.GetItemInput) (T, error) {
-	var zero T
+// getItem calls GetItem and reads the item it finds into out through the read
+// path's phases (readpath.go): decoded on the wire path when it can be, else
+// from its attribute values (migrated, and written back when p says so). A
+// missing item, and one SkipExpired leaves out, is ErrNotFound. Errors are not
+// wrapped: the caller names the key.
+func (e *entity) getItem(ctx context.Context, p *readPlan, in *dynamodb.GetItemInput, out reflect.Value) error {
 	tg := e.info.wireTarget()
 	if tg == nil {
-		out, err := e.table.client.GetItem(ctx, in)
+		res, err := e.table.client.GetItem(ctx, in)
 		if err != nil {
-			return zero, err
+			return err
 		}
-		if out.Item == nil {
-			return zero, ErrNotFound
+		if res.Item == nil {
+			return ErrNotFound
 		}
-		return e.readFound(ctx, p, out.Item)
+		return e.readFound(ctx, p, res.Item, out)
 	}
-	c := &getCall[T]{}
+	c := &getCall{slot: wire.Ptr{V: out}}
 	s := &c.sink
 	*s = wire.Sink{Op: wire.GetItem, Target: tg, Slots: &c.slot}
 	p.sink(s)
 	c.opts[0] = s.Option()
-	out, err := e.table.client.GetItem(ctx, in, c.opts[:]...)
+	res, err := e.table.client.GetItem(ctx, in, c.opts[:]...)
 	if err != nil {
-		return zero, err
+		return err
 	}
 	if s.Decoded() {
 		ents := s.Entries()
 		if len(ents) == 0 {
-			return zero, ErrNotFound
+			return ErrNotFound
 		}
 		if ents[0].Target != nil {
 			if p.wireVerdict(s, 0) == itemExpired {
-				return zero, errExpired
+				return errExpired
 			}
-			return c.slot.V, nil
+			return nil
 		}
 	}
-	if out.Item == nil {
-		return zero, ErrNotFound
+	if res.Item == nil {
+		return ErrNotFound
 	}
-	return e.readFound(ctx, p, out.Item)
+	return e.readFound(ctx, p, res.Item, out)
 }
 
 // fetchPageWire is fetchPage with the page's items decoded into s where they can
@@ -155,47 +154,43 @@ func (t *Table) rawInTree(pq *preparedQuery, item map[string]types.AttributeValu
 	return sk != nil && t.inTree(pq, sk.Value)
 }
 
-// queryCall is what a Query page on the wire path needs, in one allocation.
-type queryCall[T any] struct {
-	sink  wire.Sink
-	slots wire.Values[T]
-}
-
 // queryPageWire is queryPage on the wire path: the items decoded on the wire
 // take the expiry phase (the others took theirs there), the rest every phase
-// (readpath.go).
-func (e *Entity[T]) queryPageWire(ctx context.Context, pq *preparedQuery, start map[string]types.AttributeValue, tg *wire.Target) (pageResult[T], error) {
+// (readpath.go). They are decoded straight into the slice items points to.
+func (e *entity) queryPageWire(ctx context.Context, pq *preparedQuery, start map[string]types.AttributeValue, tg *wire.Target, items reflect.Value) (pageInfo, error) {
 	t := e.table
-	c := &queryCall[T]{}
-	s, sl := &c.sink, &c.slots
-	*s = wire.Sink{Op: wire.Query, Target: tg, Slots: sl}
+	sl := wire.NewSlice(items)
+	s := &wire.Sink{Op: wire.Query, Target: tg, Slots: &sl}
 	pq.plan.sink(s)
 	out, meta, err := t.fetchPageWire(ctx, pq, start, e.info.name, s)
 	if err != nil {
-		return pageResult[T]{}, err
+		return pageInfo{}, err
 	}
-	res := pageResult[T]{Page: Page[T]{Cursor: meta.cursor, Scanned: meta.scanned, Capacity: meta.capacity, Partial: pq.plan.partial}, last: out.LastEvaluatedKey}
+	res := pageInfo{pageMeta: meta, partial: pq.plan.partial, last: out.LastEvaluatedKey}
 	if !s.Decoded() {
-		res.Items = make([]T, 0, len(out.Items))
+		sl.Reset()
+		sl.Hint(len(out.Items))
 		for _, item := range out.Items {
 			if !t.rawInTree(pq, item) {
 				continue
 			}
-			if res.Items, err = e.addItem(ctx, pq, res.Items, item); err != nil { // query.go
-				return pageResult[T]{}, err
+			if err := e.addItem(ctx, pq, &sl, item); err != nil { // query.go
+				return pageInfo{}, err
 			}
 		}
+		nonNil(items)
 		return res, nil
 	}
 	ents := s.Entries()
-	if len(sl.Items) == len(ents) && pq.treeRoot == "" && pq.plan.expiry == nil {
-		res.Items = sl.Items // every item decoded on the wire, none to leave out: the page is the slots
-		if res.Items == nil {
-			res.Items = []T{}
-		}
+	if sl.Len() == len(ents) && pq.treeRoot == "" && pq.plan.expiry == nil {
+		nonNil(items) // every item decoded on the wire, none to leave out: the page is the slots
 		return res, nil
 	}
-	res.Items = make([]T, 0, len(ents))
+	// Items left to the SDK, or left out: the page is made anew, in order.
+	decoded := sl
+	kept := reflect.New(items.Type().Elem())
+	ksl := wire.NewSlice(kept)
+	ksl.Hint(len(ents))
 	k := 0
 	for i, en := range ents {
 		if en.Target == nil {
@@ -203,17 +198,20 @@ func (e *Entity[T]) queryPageWire(ctx context.Context, pq *preparedQuery, start 
 			if !t.rawInTree(pq, item) {
 				continue
 			}
-			if res.Items, err = e.addItem(ctx, pq, res.Items, item); err != nil {
-				return pageResult[T]{}, err
+			if err := e.addItem(ctx, pq, &ksl, item); err != nil {
+				return pageInfo{}, err
 			}
 			continue
 		}
-		v := sl.Items[k]
+		v := decoded.Value(k)
 		k++
 		if (pq.treeRoot == "" || t.inTree(pq, s.Keys(i)[0])) && pq.plan.wireVerdict(s, i) == itemRead {
-			res.Items = append(res.Items, v)
+			ksl.Next(nil)
+			ksl.Value(ksl.Len() - 1).Set(v)
 		}
 	}
+	items.Elem().Set(kept.Elem())
+	nonNil(items)
 	return res, nil
 }
 
@@ -302,19 +300,20 @@ func (t *Table) wireLookup(typ string) *wire.Target {
 
 // batchFound holds the items a BatchGet found, by key id: decoded on the wire
 // (and judged by the expiry phase there), or as the SDK decoded them.
-type batchFound[T any] struct {
+type batchFound struct {
+	typ     reflect.Type // the entity's Go type
 	av      map[itemKey]map[string]types.AttributeValue
-	val     map[itemKey]T
+	val     map[itemKey]reflect.Value
 	expired map[itemKey]bool // decoded on the wire, and left out by SkipExpired
 }
 
-func newBatchFound[T any]() *batchFound[T] {
-	return &batchFound[T]{av: map[itemKey]map[string]types.AttributeValue{}}
+func newBatchFound(typ reflect.Type) *batchFound {
+	return &batchFound{typ: typ, av: map[itemKey]map[string]types.AttributeValue{}}
 }
 
 // read returns the item at id, read through the read path's phases
 // (readpath.go) when the SDK decoded it; found is false when none came back.
-func (f *batchFound[T]) read(ctx context.Context, p *readPlan, id itemKey) (v T, verdict itemVerdict, found bool, err error) {
+func (f *batchFound) read(ctx context.Context, p *readPlan, id itemKey) (v reflect.Value, verdict itemVerdict, found bool, err error) {
 	if v, ok := f.val[id]; ok {
 		return v, itemRead, true, nil
 	}
@@ -325,13 +324,14 @@ func (f *batchFound[T]) read(ctx context.Context, p *readPlan, id itemKey) (v T,
 	if !ok {
 		return v, itemRead, false, nil
 	}
-	v, verdict, err = readAs[T](ctx, p, item)
+	v = reflect.New(f.typ).Elem()
+	verdict, err = p.readItem(ctx, item, v)
 	return v, verdict, true, err
 }
 
 // batchGetItem calls BatchGetItem for one chunk of keys and adds the items it
 // returns to found, decoded on the wire when wire is set and they can be.
-func (e *Entity[T]) batchGetItem(ctx context.Context, p *readPlan, in *dynamodb.BatchGetItemInput, found *batchFound[T], useWire bool) (*dynamodb.BatchGetItemOutput, error) {
+func (e *entity) batchGetItem(ctx context.Context, p *readPlan, in *dynamodb.BatchGetItemInput, found *batchFound, useWire bool) (*dynamodb.BatchGetItemOutput, error) {
 	t := e.table
 	var tg *wire.Target
 	if useWire {
@@ -347,7 +347,8 @@ func (e *Entity[T]) batchGetItem(ctx context.Context, p *readPlan, in *dynamodb.
 		}
 		return out, nil
 	}
-	var sl wire.Values[T]
+	vals := reflect.New(reflect.SliceOf(found.typ)) // a []T of the chunk's items
+	sl := wire.NewSlice(vals)
 	s := p.sink(&wire.Sink{Op: wire.BatchGetItem, Table: t.name, Target: tg, Slots: &sl, Keep: t.baseKeyAttrs()})
 	out, err := t.client.BatchGetItem(ctx, in, s.Option())
 	if err != nil {
@@ -361,7 +362,7 @@ func (e *Entity[T]) batchGetItem(ctx context.Context, p *readPlan, in *dynamodb.
 		return out, nil
 	}
 	if found.val == nil {
-		found.val = make(map[itemKey]T, len(sl.Items))
+		found.val = make(map[itemKey]reflect.Value, sl.Len())
 	}
 	k := 0
 	for i, en := range s.Entries() {
@@ -371,7 +372,7 @@ func (e *Entity[T]) batchGetItem(ctx context.Context, p *readPlan, in *dynamodb.
 			continue
 		}
 		id := t.keyIDOfTexts(s.Keys(i))
-		v := sl.Items[k]
+		v := sl.Value(k)
 		k++
 		if p.wireVerdict(s, i) == itemExpired {
 			if found.expired == nil {

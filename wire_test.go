@@ -259,9 +259,9 @@ func TestWireDecodingOption(t *testing.T) {
 	on := offlineTable(t, WithWireDecoding(true))
 	assert.True(t, on.wireOn())
 	_, orders, _ := registerAll(t, on)
-	assert.NotNil(t, orders.info.wireTarget())
+	assert.NotNil(t, orders.x.info.wireTarget())
 	_, orders, _ = registerAll(t, off)
-	assert.Nil(t, orders.info.wireTarget())
+	assert.Nil(t, orders.x.info.wireTarget())
 }
 
 // TestWireDecodingThroughWrappers: a Client that does not pass the call's options on

@@ -162,20 +162,51 @@ type Result[V any] struct {
 // type).
 type Decode[V any] func(ctx context.Context, i int, item Item) (v V, ok bool, err error)
 
+// Next is [Query.Next] with the values decode returns gathered in a slice.
+func Next[V any](ctx context.Context, q *Query, decode Decode[V]) (Result[V], error) {
+	var res Result[V]
+	r, err := q.Next(ctx, func(ctx context.Context, i int, item Item) (bool, error) {
+		v, ok, err := decode(ctx, i, item)
+		if err == nil && ok {
+			res.Items = append(res.Items, v)
+		}
+		return ok, err
+	})
+	if err != nil {
+		return Result[V]{}, err
+	}
+	res.Scanned, res.Capacity, res.More = r.Scanned, r.Capacity, r.More
+	return res, nil
+}
+
+// Merged is what [Query.Next] read beyond the items: how many it kept, how many
+// it read, the capacity and whether there is more.
+type Merged struct {
+	Kept     int
+	Scanned  int
+	Capacity float64
+	More     bool
+}
+
+// Keep decodes the item of stream i and keeps its value where the caller
+// gathers them; ok false skips it (not of the query's type). It is compiled
+// once, whatever the Go type of the values.
+type Keep func(ctx context.Context, i int, item Item) (ok bool, err error)
+
 // Next merges one page from the streams, in three phases: fill the streams that
 // have nothing buffered, merge item by item (reading on where a stream runs
-// dry), then total what was read. Its error is decode's, or the streams'
+// dry), then total what was read. Its error is keep's, or the streams'
 // failure ([Query.Failure]) when q is not Partial.
-func Next[V any](ctx context.Context, q *Query, decode Decode[V]) (Result[V], error) {
+func (q *Query) Next(ctx context.Context, keep Keep) (Merged, error) {
 	// Fill every live stream that has nothing buffered, concurrently, with its
 	// share of the page.
 	q.refill(ctx, q.Limit, func(s *Stream) bool { return len(s.Buf) == 0 })
 	if err := q.Failure(); err != nil && !q.Partial {
-		return Result[V]{}, err
+		return Merged{}, err
 	}
-	res, err := merge(ctx, q, decode)
+	res, err := merge(ctx, q, keep)
 	if err != nil {
-		return Result[V]{}, err
+		return Merged{}, err
 	}
 	for _, s := range q.Streams {
 		res.More = res.More || len(s.Buf) > 0 || !s.Done || s.Failed != nil
@@ -185,9 +216,9 @@ func Next[V any](ctx context.Context, q *Query, decode Decode[V]) (Result[V], er
 	return res, nil
 }
 
-// merge takes items from the streams' heads in merge order until the page is
-// full or every stream is spent.
-func merge[V any](ctx context.Context, q *Query, decode Decode[V]) (Result[V], error) {
+// merge takes the streams' heads in sort key order until the page is full or
+// the streams run dry, reading on where one runs dry before the others.
+func merge(ctx context.Context, q *Query, keep Keep) (Merged, error) {
 	h := &mergeHeap{streams: q.Streams, attr: q.SortKey, desc: q.Desc}
 	if h.attr == "" {
 		h.attr = q.PartitionKey
@@ -198,21 +229,21 @@ func merge[V any](ctx context.Context, q *Query, decode Decode[V]) (Result[V], e
 		}
 	}
 	heap.Init(h)
-	var res Result[V]
-	for h.Len() > 0 && (q.Limit == 0 || len(res.Items) < q.Limit) {
+	var res Merged
+	for h.Len() > 0 && (q.Limit == 0 || res.Kept < q.Limit) {
 		i := h.idx[0]
 		s := q.Streams[i]
-		if err := take(ctx, q, &res, i, h.head(i), decode); err != nil {
-			return Result[V]{}, err
+		if err := take(ctx, q, &res, i, h.head(i), keep); err != nil {
+			return Merged{}, err
 		}
-		if len(s.Buf) == 0 && !s.Done && s.Failed == nil && (q.Limit == 0 || len(res.Items) < q.Limit) {
+		if len(s.Buf) == 0 && !s.Done && s.Failed == nil && (q.Limit == 0 || res.Kept < q.Limit) {
 			// Its next item may come before every other head: read on, and top up
 			// at the same time the streams that are about to run dry too (as the
 			// partitions of the newest day do when reading newest first).
 			low := (q.share(q.Limit) + 1) / 2
-			q.refill(ctx, q.Limit-len(res.Items), func(o *Stream) bool { return o == s || len(o.Buf) < low })
+			q.refill(ctx, q.Limit-res.Kept, func(o *Stream) bool { return o == s || len(o.Buf) < low })
 			if err := q.Failure(); err != nil && !q.Partial {
-				return Result[V]{}, err // this partition, or another topped up with it
+				return Merged{}, err // this partition, or another topped up with it
 			}
 		}
 		if len(s.Buf) > 0 {
@@ -224,10 +255,9 @@ func merge[V any](ctx context.Context, q *Query, decode Decode[V]) (Result[V], e
 	return res, nil
 }
 
-// take consumes the head item of stream i (sort key sk), adding it to the page
-// unless it is of another type or comes at or before the boundary of the
-// previous page (written since).
-func take[V any](ctx context.Context, q *Query, res *Result[V], i int, sk string, decode Decode[V]) error {
+// take takes the head of stream i (its sort key sk) and keeps it when it is in
+// this pass and of the query's type.
+func take(ctx context.Context, q *Query, res *Merged, i int, sk string, keep Keep) error {
 	s := q.Streams[i]
 	item := s.Buf[0]
 	s.Buf = s.Buf[1:]
@@ -239,12 +269,12 @@ func take[V any](ctx context.Context, q *Query, res *Result[V], i int, sk string
 	if q.Boundary != nil && !s.Exempt && !q.Boundary.after(sk, i, q.Desc) {
 		return nil // written since the previous page, before its end: not in this pass
 	}
-	v, ok, err := decode(ctx, i, item)
+	ok, err := keep(ctx, i, item)
 	if err != nil || !ok {
 		return err
 	}
 	q.Boundary = &Pos{SK: sk, Stream: i}
-	res.Items = append(res.Items, v)
+	res.Kept++
 	return nil
 }
 

@@ -202,8 +202,17 @@ func (t *Table) unknownType(item map[string]types.AttributeValue, typ string) er
 // Items of registered types that C has no field for are skipped. A Collection is
 // safe for concurrent use.
 type Collection[C any] struct {
+	collection
+}
+
+// collection is what a Collection holds, the same for every C: Go compiles a generic
+// type's methods again for every struct type it is instantiated with, so the
+// Collection[C] methods are thin shells that hand this engine the reflect.Value of
+// the caller's C, and everything else is compiled once.
+type collection struct {
 	table   *Table
-	name    string
+	name    string                // C's name, for errors
+	goType  reflect.Type          // C
 	fields  map[string]*collField // by discriminator
 	unknown []int                 // index of the `singletable:",unknown"` field, if any
 }
@@ -227,12 +236,24 @@ type collField struct {
 // NewCollection compiles C for collections of table t. The entity types C names must
 // be registered on t first. Errors name C's field and match [ErrInvalidEntity].
 func NewCollection[C any](t *Table) (*Collection[C], error) {
-	rt := reflect.TypeFor[C]()
+	c, err := newCollection(t, reflect.TypeFor[C]())
+	if err != nil {
+		return nil, err
+	}
+	return &Collection[C]{c}, nil
+}
+
+// newCollection compiles the collection struct type rt for table t: which field
+// holds which entity, and how (NewCollection).
+func newCollection(t *Table, rt reflect.Type) (collection, error) {
+	if t == nil {
+		return collection{}, fmt.Errorf("singletable: NewCollection[%s]: the table is nil (was the error of NewTable ignored?): %w", rt, ErrInvalidInput)
+	}
 	name := rt.String()
 	if rt.Kind() != reflect.Struct {
-		return nil, &EntityError{Entity: name, Reason: "a collection must be a struct type"}
+		return collection{}, &EntityError{Entity: name, Reason: "a collection must be a struct type"}
 	}
-	c := &Collection[C]{table: t, name: rt.Name(), fields: map[string]*collField{}}
+	c := collection{table: t, name: rt.Name(), goType: rt, fields: map[string]*collField{}}
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	for i := range rt.NumField() {
@@ -243,24 +264,24 @@ func NewCollection[C any](t *Table) (*Collection[C], error) {
 		}
 		fail := func(reason string) error { return &EntityError{Entity: c.name, Field: sf.Name, Reason: reason} }
 		if !sf.IsExported() {
-			return nil, fail("field is not exported")
+			return collection{}, fail("field is not exported")
 		}
 		if tag == ",unknown" {
 			if sf.Type != reflect.TypeFor[[]RawItem]() {
-				return nil, fail("the unknown field must be a []singletable.RawItem")
+				return collection{}, fail("the unknown field must be a []singletable.RawItem")
 			}
 			c.unknown = sf.Index
 			continue
 		}
 		if tag == "" || strings.ContainsAny(tag, ",") {
-			return nil, fail("tag " + strconv.Quote(tag) + ": want the entity type, or \",unknown\"")
+			return collection{}, fail("tag " + strconv.Quote(tag) + ": want the entity type, or \",unknown\"")
 		}
 		info, ok := t.entities[tag]
 		if !ok {
-			return nil, fail("no entity of type " + strconv.Quote(tag) + " is registered on table " + t.name + didYouMean(tag, sortedKeys(t.entities)))
+			return collection{}, fail("no entity of type " + strconv.Quote(tag) + " is registered on table " + t.name + didYouMean(tag, sortedKeys(t.entities)))
 		}
 		if _, dup := c.fields[tag]; dup {
-			return nil, fail("type " + strconv.Quote(tag) + " has two fields")
+			return collection{}, fail("type " + strconv.Quote(tag) + " has two fields")
 		}
 		f := &collField{goName: sf.Name, index: sf.Index, info: info}
 		switch ft := sf.Type; {
@@ -273,12 +294,12 @@ func NewCollection[C any](t *Table) (*Collection[C], error) {
 		case ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Pointer && ft.Elem().Elem() == info.goType:
 			f.kind = collSlicePtr
 		default:
-			return nil, fail("type " + ft.String() + " cannot hold " + info.name + ": want " + info.name + ", *" + info.name + ", []" + info.name + " or []*" + info.name)
+			return collection{}, fail("type " + ft.String() + " cannot hold " + info.name + ": want " + info.name + ", *" + info.name + ", []" + info.name + " or []*" + info.name)
 		}
 		c.fields[tag] = f
 	}
 	if len(c.fields) == 0 {
-		return nil, &EntityError{Entity: c.name, Reason: "no field is tagged with an entity type, e.g. `singletable:\"Order\"`"}
+		return collection{}, &EntityError{Entity: c.name, Reason: "no field is tagged with an entity type, e.g. `singletable:\"Order\"`"}
 	}
 	return c, nil
 }
@@ -296,15 +317,7 @@ type CollectionPage[C any] struct {
 // item of its type is an error.
 func (c *Collection[C]) Query(ctx context.Context, key any, opts ...CollectionOption) (CollectionPage[C], error) {
 	var res CollectionPage[C]
-	pq, _, err := c.table.prepareCollection(key, opts)
-	if err == nil && pq.plan.partial {
-		err = c.table.refuseIterPartial("Query", c.name, pq.index, "a Collection's struct cannot say its items are partial: page through it with Table.Query (Page.Partial says so)")
-	}
-	if err != nil {
-		return res, err
-	}
-	d := c.decoder(ctx, &res.Value, &pq.plan)
-	_, meta, err := d.addPage(ctx, pq, nil) // wire.go
+	meta, err := c.engine().query(ctx, reflect.ValueOf(&res.Value).Elem(), key, opts)
 	if err != nil {
 		return CollectionPage[C]{}, err
 	}
@@ -316,41 +329,112 @@ func (c *Collection[C]) Query(ctx context.Context, key any, opts ...CollectionOp
 // as few requests as its size allows. Options are as for [Collection.Query].
 func (c *Collection[C]) Load(ctx context.Context, key any, opts ...CollectionOption) (C, error) {
 	var v C
-	pq, _, err := c.table.prepareCollection(key, opts)
-	if err == nil && pq.plan.partial {
-		err = c.table.refuseIterPartial("Load", c.name, pq.index, "a Collection's struct cannot say its items are partial: page through it with Table.Query (Page.Partial says so)")
-	}
-	if err != nil {
-		return v, err
-	}
-	d := c.decoder(ctx, &v, &pq.plan)
-	var start map[string]types.AttributeValue
-	for first := true; first || start != nil; first = false {
-		out, _, err := d.addPage(ctx, pq, start) // wire.go
-		if err != nil {
-			var zero C
-			return zero, err
-		}
-		start = out.LastEvaluatedKey
+	if err := c.engine().load(ctx, reflect.ValueOf(&v).Elem(), key, opts); err != nil {
+		var zero C
+		return zero, err
 	}
 	return v, nil
 }
 
+// engine returns the non-generic part of c, nil when c is nil: the engine's methods
+// then name C from the value they are handed, rather than panic.
+func (c *Collection[C]) engine() *collection {
+	if c == nil {
+		return nil
+	}
+	return &c.collection
+}
+
+// decoder returns a decoder that fills *dst from pages of items (the tests and
+// benchmarks decode items through it, without a Query call).
+func (c *Collection[C]) decoder(ctx context.Context, dst *C, p *readPlan) *collDecoder {
+	return c.engine().newDecoder(ctx, reflect.ValueOf(dst).Elem(), p)
+}
+
+// query reads one page of the collection at key (one Query call) into dst, the
+// addressable C of Collection.Query, and returns the page's cursor, items scanned
+// and capacity.
+func (c *collection) query(ctx context.Context, dst reflect.Value, key any, opts []CollectionOption) (pageMeta, error) {
+	pq, err := c.prepare("Query", dst, key, opts)
+	if err != nil {
+		return pageMeta{}, err
+	}
+	_, meta, err := c.newDecoder(ctx, dst, &pq.plan).addPage(ctx, pq, nil) // wire.go
+	return meta, err
+}
+
+// load reads every page of the collection at key into dst, the addressable C of
+// Collection.Load. On an error dst holds what the pages before it added: the caller
+// returns a zero C.
+func (c *collection) load(ctx context.Context, dst reflect.Value, key any, opts []CollectionOption) error {
+	pq, err := c.prepare("Load", dst, key, opts)
+	if err != nil {
+		return err
+	}
+	d := c.newDecoder(ctx, dst, &pq.plan)
+	var start map[string]types.AttributeValue
+	for first := true; first || start != nil; first = false {
+		out, _, err := d.addPage(ctx, pq, start) // wire.go
+		if err != nil {
+			return err
+		}
+		start = out.LastEvaluatedKey
+	}
+	return nil
+}
+
+// prepare checks that c was made by NewCollection, resolves key and builds the
+// query of op (Query or Load), which refuses an index whose items would be partial.
+func (c *collection) prepare(op string, dst reflect.Value, key any, opts []CollectionOption) (*preparedQuery, error) {
+	if err := c.check(op, dst.Type()); err != nil {
+		return nil, err
+	}
+	pq, _, err := c.table.prepareCollection(key, opts)
+	if err == nil && pq.plan.partial {
+		err = c.table.refuseIterPartial(op, c.name, pq.index, "a Collection's struct cannot say its items are partial: page through it with Table.Query (Page.Partial says so)")
+	}
+	if err != nil {
+		return nil, err
+	}
+	return pq, nil
+}
+
+// check refuses a call on a nil *Collection (NewCollection failed, and its error was
+// ignored) or on one NewCollection did not make (a zero Collection holds no table),
+// naming C (rt), where either would panic.
+func (c *collection) check(op string, rt reflect.Type) error {
+	name := rt.Name()
+	if name == "" {
+		name = rt.String()
+	}
+	switch {
+	case c == nil:
+		return fmt.Errorf("singletable: %s collection %s: the *Collection is nil (was the error of NewCollection ignored?): %w", op, name, ErrInvalidInput)
+	case c.table == nil:
+		return fmt.Errorf("singletable: %s collection %s: the Collection was not made by NewCollection: %w", op, name, ErrInvalidInput)
+	case c.goType != rt:
+		// The shells hand the engine their own C: this is a bug of the library.
+		return fmt.Errorf("singletable: %s collection %s: decoding into a %s: %w", op, name, c.goType, ErrInvalidInput)
+	}
+	return nil
+}
+
 // collDecoder fills one C from pages of items.
-type collDecoder[C any] struct {
+type collDecoder struct {
 	ctx  context.Context
-	c    *Collection[C]
-	dst  reflect.Value
+	c    *collection
+	dst  reflect.Value   // the C, addressable
 	seen map[string]bool // one-item fields already filled
 	p    *readPlan       // the read's plan (readpath.go): unknown types, expiry, write-back
 }
 
-func (c *Collection[C]) decoder(ctx context.Context, dst *C, p *readPlan) *collDecoder[C] {
-	return &collDecoder[C]{ctx: ctx, c: c, dst: reflect.ValueOf(dst).Elem(), seen: map[string]bool{}, p: p}
+// newDecoder returns a decoder that fills dst, an addressable C.
+func (c *collection) newDecoder(ctx context.Context, dst reflect.Value, p *readPlan) *collDecoder {
+	return &collDecoder{ctx: ctx, c: c, dst: dst, seen: map[string]bool{}, p: p}
 }
 
 // add adds the stored items of a page.
-func (d *collDecoder[C]) add(items []map[string]types.AttributeValue) error {
+func (d *collDecoder) add(items []map[string]types.AttributeValue) error {
 	t := d.c.table
 	counts := map[*entityInfo]int{}
 	for _, item := range items {
@@ -368,7 +452,7 @@ func (d *collDecoder[C]) add(items []map[string]types.AttributeValue) error {
 
 // grow grows each slice field once for a page that holds counts items of each
 // entity, rather than item by item.
-func (d *collDecoder[C]) grow(counts map[*entityInfo]int) {
+func (d *collDecoder) grow(counts map[*entityInfo]int) {
 	for info, n := range counts {
 		if info == nil {
 			continue
@@ -382,7 +466,7 @@ func (d *collDecoder[C]) grow(counts map[*entityInfo]int) {
 // addOne adds one item to the collection: decoded (a pointer to its value), when
 // the wire path decoded it as info's, else the stored item, through the read
 // path's phases (readpath.go).
-func (d *collDecoder[C]) addOne(info *entityInfo, item map[string]types.AttributeValue, decoded reflect.Value) error {
+func (d *collDecoder) addOne(info *entityInfo, item map[string]types.AttributeValue, decoded reflect.Value) error {
 	if !decoded.IsValid() {
 		var verdict itemVerdict
 		var err error

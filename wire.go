@@ -388,7 +388,7 @@ func (e *entity) batchGetItem(ctx context.Context, p *readPlan, in *dynamodb.Bat
 
 // addPage reads one page of a Collection's query into its value, on the wire path
 // when the table takes it; each item through the read path's phases (addOne).
-func (d *collDecoder[C]) addPage(ctx context.Context, pq *preparedQuery, start map[string]types.AttributeValue) (*dynamodb.QueryOutput, pageMeta, error) {
+func (d *collDecoder) addPage(ctx context.Context, pq *preparedQuery, start map[string]types.AttributeValue) (*dynamodb.QueryOutput, pageMeta, error) {
 	t := d.c.table
 	if !t.wireOn() {
 		out, meta, err := t.fetchPage(ctx, pq, start, d.c.name)

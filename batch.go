@@ -66,7 +66,7 @@ func (t *Table) keyID(key map[string]types.AttributeValue) itemKey {
 // fewer round trips. keys is not modified.
 func (e *Entity[T]) BatchGet(ctx context.Context, keys []T, opts ...GetOption) (BatchGetResult[T], error) {
 	var res BatchGetResult[T]
-	err := e.core().batchGetCall(ctx, reflect.ValueOf(keys), opts, valueOf(&res))
+	err := e.core().batchGetCall(ctx, reflect.ValueOf(keys), opts, reflect.ValueOf(&res).Elem())
 	return res, err
 }
 
@@ -199,7 +199,7 @@ func (e *entity) batchGet(ctx context.Context, keys reflect.Value, p *readPlan, 
 // anything is sent. items is not modified.
 func (e *Entity[T]) BatchPut(ctx context.Context, items []T) ([]T, error) {
 	var left []T
-	err := e.core().batchPut(ctx, reflect.ValueOf(items), valueOf(&left))
+	err := e.core().batchPut(ctx, reflect.ValueOf(items), reflect.ValueOf(&left).Elem())
 	return left, err
 }
 
@@ -233,7 +233,7 @@ func (e *entity) batchPut(ctx context.Context, items, left reflect.Value) (err e
 // an error. keys is not modified.
 func (e *Entity[T]) BatchDelete(ctx context.Context, keys []T) ([]T, error) {
 	var left []T
-	err := e.core().batchDelete(ctx, reflect.ValueOf(keys), valueOf(&left))
+	err := e.core().batchDelete(ctx, reflect.ValueOf(keys), reflect.ValueOf(&left).Elem())
 	return left, err
 }
 

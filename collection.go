@@ -202,7 +202,7 @@ func (t *Table) unknownType(item map[string]types.AttributeValue, typ string) er
 // Items of registered types that C has no field for are skipped. A Collection is
 // safe for concurrent use.
 type Collection[C any] struct {
-	collection
+	x collection // a field, not embedded: see Entity
 }
 
 // collection is what a Collection holds, the same for every C: Go compiles a generic
@@ -342,7 +342,7 @@ func (c *Collection[C]) engine() *collection {
 	if c == nil {
 		return nil
 	}
-	return &c.collection
+	return &c.x
 }
 
 // decoder returns a decoder that fills *dst from pages of items (the tests and

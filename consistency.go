@@ -212,7 +212,7 @@ func (e *entity) indexLookup(index string, sv reflect.Value) (func(context.Conte
 // 4 KB read). It returns the item as the index shows it.
 func (e *Entity[T]) WaitIndexed(ctx context.Context, index string, v T, opts ...RetryOption) (T, WaitStats, error) {
 	var got T
-	stats, err := e.core().waitIndexed(ctx, index, valueOf(&v), valueOf(&got), opts)
+	stats, err := e.core().waitIndexed(ctx, index, reflect.ValueOf(&v).Elem(), reflect.ValueOf(&got).Elem(), opts)
 	return got, stats, err
 }
 
@@ -262,7 +262,7 @@ func (e *entity) waitIndexed(ctx context.Context, index string, sv, out reflect.
 // item elsewhere in the index or out of it. old must hold the index key inputs the
 // item had. Each attempt is one Query.
 func (e *Entity[T]) WaitUnindexed(ctx context.Context, index string, old T, opts ...RetryOption) (WaitStats, error) {
-	return e.core().waitUnindexed(ctx, index, valueOf(&old), opts)
+	return e.core().waitUnindexed(ctx, index, reflect.ValueOf(&old).Elem(), opts)
 }
 
 func (e *entity) waitUnindexed(ctx context.Context, index string, sv reflect.Value, opts []RetryOption) (_ WaitStats, err error) {
@@ -287,7 +287,7 @@ func (e *entity) waitUnindexed(ctx context.Context, index string, sv reflect.Val
 // Use it after an update that changed index key inputs. When the item leaves the
 // index (a sparse index), use WaitUnindexed alone.
 func (e *Entity[T]) WaitMoved(ctx context.Context, index string, old, updated T, opts ...RetryOption) (WaitStats, error) {
-	return e.core().waitMoved(ctx, index, valueOf(&old), valueOf(&updated), opts)
+	return e.core().waitMoved(ctx, index, reflect.ValueOf(&old).Elem(), reflect.ValueOf(&updated).Elem(), opts)
 }
 
 func (e *entity) waitMoved(ctx context.Context, index string, old, updated reflect.Value, opts []RetryOption) (_ WaitStats, err error) {

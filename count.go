@@ -41,7 +41,7 @@ type Count struct {
 // hold the type attribute (only reading the items could tell their types). key
 // is not modified.
 func (e *Entity[T]) Count(ctx context.Context, key T, opts ...QueryOption) (Count, error) {
-	return e.core().count(ctx, valueOf(&key), opts)
+	return e.core().count(ctx, reflect.ValueOf(&key).Elem(), opts)
 }
 
 func (e *entity) count(ctx context.Context, sv reflect.Value, opts []QueryOption) (_ Count, err error) {

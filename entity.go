@@ -30,10 +30,18 @@ type Entity[T any] struct {
 // whatever the number of entity types (docs/architecture.md, "The generic
 // shell"). Keep it so: a line of generic code is compiled again for every
 // entity type of every program that uses the library.
+//
+// Its fields are all pointers, so that an Entity[T] compares as memory and no
+// equality function is compiled for it per T.
 type entity struct {
 	table *Table
 	info  *entityInfo
-	// goType names the type of a nil or zero Entity, whose calls it refuses.
+	// unset names the type of a nil or zero Entity, whose calls it refuses.
+	unset *unsetEntity
+}
+
+// unsetEntity is what a nil or zero Entity's calls say of it.
+type unsetEntity struct {
 	goType reflect.Type
 	isNil  bool
 }
@@ -42,9 +50,14 @@ type entity struct {
 // call, naming T.
 func (e *Entity[T]) core() *entity {
 	if e == nil || e.x.info == nil {
-		return &entity{goType: reflect.TypeFor[T](), isNil: e == nil}
+		return unsetCore(reflect.TypeFor[T](), e == nil)
 	}
 	return &e.x
+}
+
+// unsetCore is the engine of a nil (isNil) or zero Entity of type typ.
+func unsetCore(typ reflect.Type, isNil bool) *entity {
+	return &entity{unset: &unsetEntity{goType: typ, isNil: isNil}}
 }
 
 // refused is the error of a call on a nil or zero Entity (nil when e is usable).
@@ -52,15 +65,11 @@ func (e *entity) refused(op string) error {
 	if e.info != nil {
 		return nil
 	}
-	if e.isNil {
-		return fmt.Errorf("singletable: %s %s: the *Entity is nil (was the error of Register ignored?): %w", op, e.goType.Name(), ErrInvalidInput)
+	if e.unset.isNil {
+		return fmt.Errorf("singletable: %s %s: the *Entity is nil (was the error of Register ignored?): %w", op, e.unset.goType.Name(), ErrInvalidInput)
 	}
-	return fmt.Errorf("singletable: %s %s: the Entity is a zero value; make it with Register: %w", op, e.goType.Name(), ErrInvalidInput)
+	return fmt.Errorf("singletable: %s %s: the Entity is a zero value; make it with Register: %w", op, e.unset.goType.Name(), ErrInvalidInput)
 }
-
-// valueOf returns the addressable reflect.Value of *p: how a shell hands its
-// T values to the engine.
-func valueOf[T any](p *T) reflect.Value { return reflect.ValueOf(p).Elem() }
 
 // Register compiles T for use on table t and returns its typed access. T must be a
 // struct with a blank field carrying the entity tags:
@@ -181,7 +190,7 @@ func (e *entity) decodeMigrated(item map[string]types.AttributeValue, rv reflect
 // or is missing or not a string) matches [ErrTypeMismatch], as a write there would.
 func (e *Entity[T]) Get(ctx context.Context, key T, opts ...GetOption) (T, error) {
 	var v T
-	err := e.core().get(ctx, valueOf(&key), valueOf(&v), opts)
+	err := e.core().get(ctx, reflect.ValueOf(&key).Elem(), reflect.ValueOf(&v).Elem(), opts)
 	return v, err
 }
 
@@ -268,7 +277,7 @@ func (e *entity) itemErr(op string, key map[string]string, err error) error {
 // ([ErrInvalidInput]): it promises to fail if the item exists, and a shard drawn
 // at random can check only itself.
 func (e *Entity[T]) Put(ctx context.Context, v T, opts ...WriteOption) (T, error) {
-	err := e.core().put(ctx, valueOf(&v), kindPut, opts)
+	err := e.core().put(ctx, reflect.ValueOf(&v).Elem(), kindPut, opts)
 	return v, err
 }
 
@@ -279,7 +288,7 @@ func (e *Entity[T]) Put(ctx context.Context, v T, opts ...WriteOption) (T, error
 // Entities sharded at random cannot be created this way (a retried Create would
 // land in another shard): shard them by a hash of their id (shardBy).
 func (e *Entity[T]) Create(ctx context.Context, v T, opts ...WriteOption) (T, error) {
-	err := e.core().put(ctx, valueOf(&v), kindCreate, opts)
+	err := e.core().put(ctx, reflect.ValueOf(&v).Elem(), kindCreate, opts)
 	return v, err
 }
 
@@ -315,7 +324,7 @@ func (e *entity) put(ctx context.Context, sv reflect.Value, kind writeKind, opts
 // missing item succeeds, unless an [If] condition or a version (n > 0) says
 // otherwise. Cost: 1 WCU per 1 KB of the deleted item.
 func (e *Entity[T]) Delete(ctx context.Context, key T, opts ...WriteOption) error {
-	return e.core().delete(ctx, valueOf(&key), opts)
+	return e.core().delete(ctx, reflect.ValueOf(&key).Elem(), opts)
 }
 
 func (e *entity) delete(ctx context.Context, sv reflect.Value, opts []WriteOption) (err error) {
@@ -358,7 +367,7 @@ func (e *entity) delete(ctx context.Context, sv reflect.Value, opts []WriteOptio
 // whose inputs v holds (the attributes a Put of v would write). It sends nothing; a
 // random shard of a sharded entity must be set in v.
 func (e *Entity[T]) Key(v T) (map[string]string, error) {
-	return e.core().key(valueOf(&v))
+	return e.core().key(reflect.ValueOf(&v).Elem())
 }
 
 func (e *entity) key(sv reflect.Value) (map[string]string, error) {
@@ -402,7 +411,7 @@ func (e *entity) key(sv reflect.Value) (map[string]string, error) {
 // feed the key are left zero.
 func (e *Entity[T]) ParseKey(key map[string]string) (T, error) {
 	var v T
-	err := e.core().parseKey(key, valueOf(&v))
+	err := e.core().parseKey(key, reflect.ValueOf(&v).Elem())
 	return v, err
 }
 

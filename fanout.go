@@ -99,7 +99,7 @@ func (e *ShardError) Unwrap() []error { return e.Errs }
 // when the index does not hold every field.
 func (e *Entity[T]) QueryShards(ctx context.Context, key T, opts ...ShardQueryOption) (Page[T], error) {
 	var items []T
-	r, err := e.core().queryShards(ctx, valueOf(&key), opts, reflect.ValueOf(&items))
+	r, err := e.core().queryShards(ctx, reflect.ValueOf(&key).Elem(), opts, reflect.ValueOf(&items))
 	if !r.read {
 		return Page[T]{}, err
 	}
@@ -130,9 +130,13 @@ func (e *entity) queryShards(ctx context.Context, sv reflect.Value, opts []Shard
 // partial.
 func (e *Entity[T]) AllShards(ctx context.Context, key T, opts ...ShardQueryOption) iter.Seq2[T, error] {
 	c := e.core()
-	return iterate[T](func(items reflect.Value, each func(int) bool) error {
-		return c.allShards(ctx, valueOf(&key), opts, items, each)
-	})
+	return func(yield func(T, error) bool) {
+		var items []T
+		if err := c.allShards(ctx, reflect.ValueOf(&key).Elem(), opts, reflect.ValueOf(&items), func(i int) bool { return yield(items[i], nil) }); err != nil {
+			var zero T
+			yield(zero, err)
+		}
+	}
 }
 
 // allShards is AllShards: each page is read into the slice items points to,

@@ -674,6 +674,6 @@ func FuzzParseKey(f *testing.F) {
 // decodeAs is the engine's decodeWith for a T.
 func decodeAs[T any](ctx context.Context, e *Entity[T], item map[string]types.AttributeValue, writeBack bool) (T, error) {
 	var v T
-	err := e.core().decodeWith(ctx, item, writeBack, valueOf(&v))
+	err := e.core().decodeWith(ctx, item, writeBack, reflect.ValueOf(&v).Elem())
 	return v, err
 }

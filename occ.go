@@ -182,7 +182,7 @@ func (e *Entity[T]) Mutate(ctx context.Context, key T, fn func(*T) error, opts .
 	if fn != nil {
 		mutate = func(p unsafe.Pointer) error { return fn((*T)(p)) }
 	}
-	err := e.core().mutate(ctx, valueOf(&key), valueOf(&v), mutate, opts)
+	err := e.core().mutate(ctx, reflect.ValueOf(&key).Elem(), reflect.ValueOf(&v).Elem(), mutate, opts)
 	return v, err
 }
 

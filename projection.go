@@ -308,7 +308,7 @@ func (p *Projection[T]) page(items []T, r pageInfo) Page[Partial[T]] {
 // of the whole item, 1 with [Consistent]. key is not modified.
 func (p *Projection[T]) Get(ctx context.Context, key T, opts ...GetOption) (Partial[T], error) {
 	var v T
-	if err := p.x.get(ctx, valueOf(&key), valueOf(&v), opts); err != nil {
+	if err := p.x.get(ctx, reflect.ValueOf(&key).Elem(), reflect.ValueOf(&v).Elem(), opts); err != nil {
 		return Partial[T]{}, err
 	}
 	return Partial[T]{Value: v, Attributes: p.x.attrs}, nil
@@ -369,7 +369,7 @@ type PartialBatch[T any] struct {
 // modified.
 func (p *Projection[T]) BatchGet(ctx context.Context, keys []T, opts ...GetOption) (PartialBatch[T], error) {
 	var res BatchGetResult[T]
-	read, err := p.x.batchGet(ctx, reflect.ValueOf(keys), opts, valueOf(&res))
+	read, err := p.x.batchGet(ctx, reflect.ValueOf(keys), opts, reflect.ValueOf(&res).Elem())
 	if !read {
 		return PartialBatch[T]{}, err
 	}
@@ -405,7 +405,7 @@ func (p *projection) batchGet(ctx context.Context, keys reflect.Value, opts []Ge
 // DynamoDB charges for the items read whole). key is not modified.
 func (p *Projection[T]) Query(ctx context.Context, key T, opts ...QueryOption) (Page[Partial[T]], error) {
 	var items []T
-	r, err := p.x.query(ctx, valueOf(&key), opts, reflect.ValueOf(&items))
+	r, err := p.x.query(ctx, reflect.ValueOf(&key).Elem(), opts, reflect.ValueOf(&items))
 	if err != nil {
 		return Page[Partial[T]]{}, err
 	}
@@ -432,7 +432,7 @@ func (p *Projection[T]) All(ctx context.Context, key T, opts ...QueryOption) ite
 	c := p.x
 	return func(yield func(Partial[T], error) bool) {
 		var items []T
-		if err := c.all(ctx, valueOf(&key), opts, reflect.ValueOf(&items), func(i int) bool { return yield(Partial[T]{Value: items[i], Attributes: c.attrs}, nil) }); err != nil {
+		if err := c.all(ctx, reflect.ValueOf(&key).Elem(), opts, reflect.ValueOf(&items), func(i int) bool { return yield(Partial[T]{Value: items[i], Attributes: c.attrs}, nil) }); err != nil {
 			yield(Partial[T]{}, err)
 		}
 	}

@@ -207,7 +207,7 @@ func (pq *preparedQuery) call() string {
 // of this.
 func (e *Entity[T]) Query(ctx context.Context, key T, opts ...QueryOption) (Page[T], error) {
 	var items []T
-	r, err := e.core().query(ctx, valueOf(&key), opts, reflect.ValueOf(&items))
+	r, err := e.core().query(ctx, reflect.ValueOf(&key).Elem(), opts, reflect.ValueOf(&items))
 	if err != nil {
 		return Page[T]{}, err
 	}
@@ -232,9 +232,13 @@ func (e *entity) query(ctx context.Context, sv reflect.Value, opts []QueryOption
 // options would return them. It stops at the first error, which it yields with a zero T.
 func (e *Entity[T]) All(ctx context.Context, key T, opts ...QueryOption) iter.Seq2[T, error] {
 	c := e.core()
-	return iterate[T](func(items reflect.Value, each func(int) bool) error {
-		return c.all(ctx, valueOf(&key), opts, items, each)
-	})
+	return func(yield func(T, error) bool) {
+		var items []T
+		if err := c.all(ctx, reflect.ValueOf(&key).Elem(), opts, reflect.ValueOf(&items), func(i int) bool { return yield(items[i], nil) }); err != nil {
+			var zero T
+			yield(zero, err)
+		}
+	}
 }
 
 // all is All: each page is read into the slice items points to, and each is
@@ -253,20 +257,6 @@ func (e *entity) all(ctx context.Context, sv reflect.Value, opts []QueryOption, 
 		return err
 	}
 	return e.pages(ctx, pq, items, each)
-}
-
-// iterate is the iterator of a shell: run reads page after page into the []T
-// items points to, calling each with the index of every item in turn until it
-// returns false (then run returns nil), and returns the error that ended it,
-// which the iterator yields with a zero T.
-func iterate[T any](run func(items reflect.Value, each func(int) bool) error) iter.Seq2[T, error] {
-	return func(yield func(T, error) bool) {
-		var items []T
-		if err := run(reflect.ValueOf(&items), func(i int) bool { return yield(items[i], nil) }); err != nil {
-			var zero T
-			yield(zero, err)
-		}
-	}
 }
 
 // pages reads every page of pq into the slice items points to (emptied before

@@ -45,7 +45,7 @@ type oldSink interface {
 
 func (o *Old[T]) oldType() reflect.Type { return reflect.TypeFor[T]() }
 
-func (o *Old[T]) oldParts() (reflect.Value, *bool) { return valueOf(&o.Item), &o.Found }
+func (o *Old[T]) oldParts() (reflect.Value, *bool) { return reflect.ValueOf(&o.Item).Elem(), &o.Found }
 
 type returnOldOption struct{ dst oldSink }
 

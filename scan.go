@@ -104,9 +104,13 @@ func (e *entity) scan(ctx context.Context, opts []ScanOption, p *projection, ite
 // which it yields with a zero T.
 func (e *Entity[T]) ScanAll(ctx context.Context, opts ...ScanOption) iter.Seq2[T, error] {
 	c := e.core()
-	return iterate[T](func(items reflect.Value, each func(int) bool) error {
-		return c.scanAll(ctx, opts, nil, items, each)
-	})
+	return func(yield func(T, error) bool) {
+		var items []T
+		if err := c.scanAll(ctx, opts, nil, reflect.ValueOf(&items), func(i int) bool { return yield(items[i], nil) }); err != nil {
+			var zero T
+			yield(zero, err)
+		}
+	}
 }
 
 // scanAll is ScanAll, and with p a projected ScanAll.

@@ -67,7 +67,7 @@ type Ref[T any] struct {
 // before anything is sent.
 func (e *Entity[T]) Ref(key T) *Ref[T] {
 	r := &Ref[T]{key: key}
-	e.core().initRef(&r.core, valueOf(&r.key), valueOf(&r.v))
+	e.core().initRef(&r.core, reflect.ValueOf(&r.key).Elem(), reflect.ValueOf(&r.v).Elem())
 	return r
 }
 

@@ -111,7 +111,7 @@ func Upsert() UpdateOption {
 // key is not modified.
 func (e *Entity[T]) Update(ctx context.Context, key T, opts ...UpdateOption) (T, error) {
 	var v T
-	err := e.core().update(ctx, valueOf(&key), valueOf(&v), opts)
+	err := e.core().update(ctx, reflect.ValueOf(&key).Elem(), reflect.ValueOf(&v).Elem(), opts)
 	return v, err
 }
 

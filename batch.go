@@ -64,9 +64,9 @@ func (t *Table) keyID(key map[string]types.AttributeValue) itemKey {
 // rendered key), while Items and Missing hold what the other keys found. With
 // [SkipExpired], an expired item counts as missing. Cost: as many GetItems, in
 // fewer round trips. keys is not modified.
-func (e *Entity[T]) BatchGet(ctx context.Context, keys []T, opts ...GetOption) (BatchGetResult[T], error) {
+func (e *Entity[T]) BatchGet(ctx context.Context, keys []T, opts ...GetOption) (_ BatchGetResult[T], err error) {
 	var res BatchGetResult[T]
-	err := e.core().batchGetCall(ctx, reflect.ValueOf(keys), opts, reflect.ValueOf(&res).Elem())
+	err = e.core().batchGetCall(ctx, reflect.ValueOf(keys), opts, elem(&res))
 	return res, err
 }
 
@@ -86,15 +86,13 @@ func (e *entity) batchGetCall(ctx context.Context, keys reflect.Value, opts []Ge
 	if err != nil {
 		return fmt.Errorf("singletable: BatchGet %s: %w", e.info.name, err)
 	}
-	return e.batchGet(ctx, keys, &p, o.consistent, nil, res)
+	return e.batchGet(ctx, keys, &p, o.consistent, nil, res.Field(0), res.Field(1), res.Field(2))
 }
 
 // batchGet is BatchGet with the read's plan; a projection (project, as readList
-// makes it) reads only those attributes. keys is the []T given; res is a
-// BatchGetResult[T] (addressable), whose Items, Missing and Unprocessed (its
-// fields 0, 1 and 2) it appends to.
-func (e *entity) batchGet(ctx context.Context, keys reflect.Value, p *readPlan, consistent bool, project []string, res reflect.Value) error {
-	items, missing, unprocessed := res.Field(0), res.Field(1), res.Field(2)
+// makes it) reads only those attributes. keys is the []T given; it appends to
+// items, missing and unprocessed (settable []T: a BatchGetResult's fields).
+func (e *entity) batchGet(ctx context.Context, keys reflect.Value, p *readPlan, consistent bool, project []string, items, missing, unprocessed reflect.Value) error {
 	t := e.table
 	n := keys.Len()
 	ids := make([]itemKey, n)
@@ -197,9 +195,9 @@ func (e *entity) batchGet(ctx context.Context, keys reflect.Value, p *readPlan, 
 // validation error, a missing table) returns the items not written with that
 // error, which does not match ErrUnprocessed. Two items with the same key are refused before
 // anything is sent. items is not modified.
-func (e *Entity[T]) BatchPut(ctx context.Context, items []T) ([]T, error) {
+func (e *Entity[T]) BatchPut(ctx context.Context, items []T) (_ []T, err error) {
 	var left []T
-	err := e.core().batchPut(ctx, reflect.ValueOf(items), reflect.ValueOf(&left).Elem())
+	err = e.core().batchPut(ctx, reflect.ValueOf(items), elem(&left))
 	return left, err
 }
 
@@ -231,9 +229,9 @@ func (e *entity) batchPut(ctx context.Context, items, left reflect.Value) (err e
 // BatchDelete deletes the items at many keys (BatchWriteItem, 25 a request), with
 // the same retries and result as [Entity.BatchPut]. Deleting a missing item is not
 // an error. keys is not modified.
-func (e *Entity[T]) BatchDelete(ctx context.Context, keys []T) ([]T, error) {
+func (e *Entity[T]) BatchDelete(ctx context.Context, keys []T) (_ []T, err error) {
 	var left []T
-	err := e.core().batchDelete(ctx, reflect.ValueOf(keys), reflect.ValueOf(&left).Elem())
+	err = e.core().batchDelete(ctx, reflect.ValueOf(keys), elem(&left))
 	return left, err
 }
 

@@ -237,7 +237,7 @@ func (b BatchItem) Key() map[string]string { return b.keyStr }
 // validation apply, as in BatchPut; a value they refuse is reported by
 // BatchWrite before anything is sent. v is copied.
 func (e *Entity[T]) BatchPutItem(v T) BatchItem {
-	return e.core().batchPutItem(v, reflect.ValueOf(&v).Elem())
+	return e.core().batchPutItem(v, elem(&v))
 }
 
 // batchPutItem is BatchPutItem: value is the T given, sv a copy of it.
@@ -262,7 +262,7 @@ func (e *entity) batchPutItem(value any, sv reflect.Value) BatchItem {
 // the item at key's primary key is deleted, whatever its type (a batch has no
 // conditions). key is copied.
 func (e *Entity[T]) BatchDeleteItem(key T) BatchItem {
-	return e.core().batchDeleteItem(key, reflect.ValueOf(&key).Elem())
+	return e.core().batchDeleteItem(key, elem(&key))
 }
 
 // batchDeleteItem is BatchDeleteItem: value is the T given, sv a copy of it.

@@ -317,7 +317,7 @@ type CollectionPage[C any] struct {
 // item of its type is an error.
 func (c *Collection[C]) Query(ctx context.Context, key any, opts ...CollectionOption) (CollectionPage[C], error) {
 	var res CollectionPage[C]
-	meta, err := c.engine().query(ctx, reflect.ValueOf(&res.Value).Elem(), key, opts)
+	meta, err := c.engine().query(ctx, elem(&res.Value), key, opts)
 	if err != nil {
 		return CollectionPage[C]{}, err
 	}
@@ -329,7 +329,7 @@ func (c *Collection[C]) Query(ctx context.Context, key any, opts ...CollectionOp
 // as few requests as its size allows. Options are as for [Collection.Query].
 func (c *Collection[C]) Load(ctx context.Context, key any, opts ...CollectionOption) (C, error) {
 	var v C
-	if err := c.engine().load(ctx, reflect.ValueOf(&v).Elem(), key, opts); err != nil {
+	if err := c.engine().load(ctx, elem(&v), key, opts); err != nil {
 		var zero C
 		return zero, err
 	}

@@ -47,13 +47,23 @@ type unsetEntity struct {
 }
 
 // core returns e's engine: for a nil or zero Entity, one that refuses every
-// call, naming T.
+// call, naming T. It is not inlined, so that each shell stays a few
+// instructions.
+//
+//go:noinline
 func (e *Entity[T]) core() *entity {
 	if e == nil || e.x.info == nil {
 		return unsetCore(reflect.TypeFor[T](), e == nil)
 	}
 	return &e.x
 }
+
+// elem returns the addressable reflect.Value of the variable p points to: how a
+// shell hands its T values to the engine. It is not inlined, so that each
+// shell stays a few instructions.
+//
+//go:noinline
+func elem(p any) reflect.Value { return reflect.ValueOf(p).Elem() }
 
 // unsetCore is the engine of a nil (isNil) or zero Entity of type typ.
 func unsetCore(typ reflect.Type, isNil bool) *entity {
@@ -188,9 +198,9 @@ func (e *entity) decodeMigrated(item map[string]types.AttributeValue, rv reflect
 // [Consistent]. A missing item is an error matching [ErrNotFound]; an item at the
 // key that is not provably of this entity type (its type attribute names another,
 // or is missing or not a string) matches [ErrTypeMismatch], as a write there would.
-func (e *Entity[T]) Get(ctx context.Context, key T, opts ...GetOption) (T, error) {
+func (e *Entity[T]) Get(ctx context.Context, key T, opts ...GetOption) (_ T, err error) {
 	var v T
-	err := e.core().get(ctx, reflect.ValueOf(&key).Elem(), reflect.ValueOf(&v).Elem(), opts)
+	err = e.core().get(ctx, elem(&key), elem(&v), opts)
 	return v, err
 }
 
@@ -276,8 +286,8 @@ func (e *entity) itemErr(op string, key map[string]string, err error) error {
 // random, a Put at version 0 whose shard is not set is refused
 // ([ErrInvalidInput]): it promises to fail if the item exists, and a shard drawn
 // at random can check only itself.
-func (e *Entity[T]) Put(ctx context.Context, v T, opts ...WriteOption) (T, error) {
-	err := e.core().put(ctx, reflect.ValueOf(&v).Elem(), kindPut, opts)
+func (e *Entity[T]) Put(ctx context.Context, v T, opts ...WriteOption) (_ T, err error) {
+	err = e.core().put(ctx, elem(&v), kindPut, opts)
 	return v, err
 }
 
@@ -287,8 +297,8 @@ func (e *Entity[T]) Put(ctx context.Context, v T, opts ...WriteOption) (T, error
 // lost response. A versioned entity's Create stores version 1 whatever v holds.
 // Entities sharded at random cannot be created this way (a retried Create would
 // land in another shard): shard them by a hash of their id (shardBy).
-func (e *Entity[T]) Create(ctx context.Context, v T, opts ...WriteOption) (T, error) {
-	err := e.core().put(ctx, reflect.ValueOf(&v).Elem(), kindCreate, opts)
+func (e *Entity[T]) Create(ctx context.Context, v T, opts ...WriteOption) (_ T, err error) {
+	err = e.core().put(ctx, elem(&v), kindCreate, opts)
 	return v, err
 }
 
@@ -323,8 +333,8 @@ func (e *entity) put(ctx context.Context, sv reflect.Value, kind writeKind, opts
 // type; an item of another type is left alone ([ErrTypeMismatch]). Deleting a
 // missing item succeeds, unless an [If] condition or a version (n > 0) says
 // otherwise. Cost: 1 WCU per 1 KB of the deleted item.
-func (e *Entity[T]) Delete(ctx context.Context, key T, opts ...WriteOption) error {
-	return e.core().delete(ctx, reflect.ValueOf(&key).Elem(), opts)
+func (e *Entity[T]) Delete(ctx context.Context, key T, opts ...WriteOption) (err error) {
+	return e.core().delete(ctx, elem(&key), opts)
 }
 
 func (e *entity) delete(ctx context.Context, sv reflect.Value, opts []WriteOption) (err error) {
@@ -367,7 +377,7 @@ func (e *entity) delete(ctx context.Context, sv reflect.Value, opts []WriteOptio
 // whose inputs v holds (the attributes a Put of v would write). It sends nothing; a
 // random shard of a sharded entity must be set in v.
 func (e *Entity[T]) Key(v T) (map[string]string, error) {
-	return e.core().key(reflect.ValueOf(&v).Elem())
+	return e.core().key(elem(&v))
 }
 
 func (e *entity) key(sv reflect.Value) (map[string]string, error) {
@@ -411,7 +421,7 @@ func (e *entity) key(sv reflect.Value) (map[string]string, error) {
 // feed the key are left zero.
 func (e *Entity[T]) ParseKey(key map[string]string) (T, error) {
 	var v T
-	err := e.core().parseKey(key, reflect.ValueOf(&v).Elem())
+	err := e.core().parseKey(key, elem(&v))
 	return v, err
 }
 

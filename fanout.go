@@ -97,29 +97,27 @@ func (e *ShardError) Unwrap() []error { return e.Errs }
 // in [Entity.Query]. Through an index ([On]) items are decoded as Query decodes
 // them: migrated in memory only, never written back, and partial (Page.Partial)
 // when the index does not hold every field.
-func (e *Entity[T]) QueryShards(ctx context.Context, key T, opts ...ShardQueryOption) (Page[T], error) {
-	var items []T
-	r, err := e.core().queryShards(ctx, reflect.ValueOf(&key).Elem(), opts, reflect.ValueOf(&items))
-	if !r.read {
-		return Page[T]{}, err
-	}
-	return pageOf(items, r), err
+func (e *Entity[T]) QueryShards(ctx context.Context, key T, opts ...ShardQueryOption) (_ Page[T], err error) {
+	var page Page[T]
+	err = e.core().queryShards(ctx, elem(&key), opts, elem(&page))
+	return page, err
 }
 
-// queryShards is QueryShards: the page's items are appended to the slice items
-// points to.
-func (e *entity) queryShards(ctx context.Context, sv reflect.Value, opts []ShardQueryOption, items reflect.Value) (_ pageInfo, err error) {
+// queryShards is QueryShards: the page is read into page, a Page[T] (left zero
+// on an error, but for the failures AllowPartial returns with the page).
+func (e *entity) queryShards(ctx context.Context, sv reflect.Value, opts []ShardQueryOption, page reflect.Value) (err error) {
 	if err := e.refused("QueryShards"); err != nil {
-		return pageInfo{}, err
+		return err
 	}
 	ctx, done := e.begin(ctx, "QueryShards")
 	defer done(&err)
 	fq, err := e.prepareFanout(sv, opts)
 	if err != nil {
-		return pageInfo{}, err
+		return err
 	}
 	e.table.event(ctx, SpanEvent{Name: EventFanout, Items: len(fq.Streams)}) // trace.go
-	return e.fanoutPage(ctx, fq, items)
+	r, err := e.fanoutPage(ctx, fq, page.Field(pageItems).Addr())
+	return fillPage(page, r, err)
 }
 
 // AllShards iterates over every item of a fan-out query, page after page, as
@@ -132,7 +130,7 @@ func (e *Entity[T]) AllShards(ctx context.Context, key T, opts ...ShardQueryOpti
 	c := e.core()
 	return func(yield func(T, error) bool) {
 		var items []T
-		if err := c.allShards(ctx, reflect.ValueOf(&key).Elem(), opts, reflect.ValueOf(&items), func(i int) bool { return yield(items[i], nil) }); err != nil {
+		if err := c.allShards(ctx, elem(&key), opts, reflect.ValueOf(&items), func(i int) bool { return yield(items[i], nil) }); err != nil {
 			var zero T
 			yield(zero, err)
 		}

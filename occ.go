@@ -176,13 +176,13 @@ func (clobberOption) applyUpdate(u *updateOptions) error {
 // option says otherwise (MaxElapsed and MaxAttempts bound them): enough to carry
 // one hot item under dozens of concurrent writers. Giving up returns the last
 // [*ConflictError], wrapped in a message that says how long it tried.
-func (e *Entity[T]) Mutate(ctx context.Context, key T, fn func(*T) error, opts ...RetryOption) (T, error) {
+func (e *Entity[T]) Mutate(ctx context.Context, key T, fn func(*T) error, opts ...RetryOption) (_ T, err error) {
 	var v T
 	var mutate func(unsafe.Pointer) error
 	if fn != nil {
 		mutate = func(p unsafe.Pointer) error { return fn((*T)(p)) }
 	}
-	err := e.core().mutate(ctx, reflect.ValueOf(&key).Elem(), reflect.ValueOf(&v).Elem(), mutate, opts)
+	err = e.core().mutate(ctx, elem(&key), elem(&v), mutate, opts)
 	return v, err
 }
 

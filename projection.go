@@ -288,30 +288,23 @@ func (p *projection) project(o *queryOptions, call string) error {
 	return nil
 }
 
-// wrap turns values read into Partial values.
-func (p *Projection[T]) wrap(vs []T) []Partial[T] {
-	out := make([]Partial[T], len(vs))
-	for i, v := range vs {
-		out[i] = Partial[T]{Value: v, Attributes: p.x.attrs}
-	}
-	return out
-}
-
-// page is the projected page of items that r describes.
-func (p *Projection[T]) page(items []T, r pageInfo) Page[Partial[T]] {
-	r.partial = true
-	return pageOf(p.wrap(items), r)
-}
-
 // Get reads the projected attributes of one item (one GetItem with a
 // ProjectionExpression), as [Entity.Get] reads the whole item: 0.5 RCU per 4 KB
 // of the whole item, 1 with [Consistent]. key is not modified.
-func (p *Projection[T]) Get(ctx context.Context, key T, opts ...GetOption) (Partial[T], error) {
-	var v T
-	if err := p.x.get(ctx, reflect.ValueOf(&key).Elem(), reflect.ValueOf(&v).Elem(), opts); err != nil {
-		return Partial[T]{}, err
+func (p *Projection[T]) Get(ctx context.Context, key T, opts ...GetOption) (_ Partial[T], err error) {
+	var r Partial[T]
+	err = p.x.getPartial(ctx, elem(&key), elem(&r), opts)
+	return r, err
+}
+
+// getPartial is Get: r is the caller's Partial[T] (left zero on an error).
+func (p *projection) getPartial(ctx context.Context, sv, r reflect.Value, opts []GetOption) error {
+	if err := p.get(ctx, sv, r.Field(0), opts); err != nil { // Partial[T].Value
+		r.SetZero()
+		return err
 	}
-	return Partial[T]{Value: v, Attributes: p.x.attrs}, nil
+	r.Field(1).Set(reflect.ValueOf(p.attrs)) // Partial[T].Attributes
+	return nil
 }
 
 func (p *projection) get(ctx context.Context, sv, out reflect.Value, opts []GetOption) (err error) {
@@ -367,17 +360,24 @@ type PartialBatch[T any] struct {
 // [Entity.BatchGet] reads whole items (BatchGetItem with a ProjectionExpression,
 // 100 keys a request, unprocessed keys retried with backoff). keys is not
 // modified.
-func (p *Projection[T]) BatchGet(ctx context.Context, keys []T, opts ...GetOption) (PartialBatch[T], error) {
-	var res BatchGetResult[T]
-	read, err := p.x.batchGet(ctx, reflect.ValueOf(keys), opts, reflect.ValueOf(&res).Elem())
-	if !read {
-		return PartialBatch[T]{}, err
-	}
-	return PartialBatch[T]{Items: p.wrap(res.Items), Missing: res.Missing, Unprocessed: res.Unprocessed}, err
+func (p *Projection[T]) BatchGet(ctx context.Context, keys []T, opts ...GetOption) (_ PartialBatch[T], err error) {
+	var res PartialBatch[T]
+	err = p.x.batchGet(ctx, reflect.ValueOf(keys), opts, elem(&res))
+	return res, err
 }
 
-// batchGet is BatchGet; read is false when it was refused before reading.
-func (p *projection) batchGet(ctx context.Context, keys reflect.Value, opts []GetOption, res reflect.Value) (read bool, err error) {
+// batchGet is BatchGet: res is the caller's PartialBatch[T], left zero when the
+// call is refused before reading.
+func (p *projection) batchGet(ctx context.Context, keys reflect.Value, opts []GetOption, res reflect.Value) error {
+	read, err := p.batchGetRead(ctx, keys, opts, res)
+	if !read {
+		res.SetZero()
+	}
+	return err
+}
+
+// batchGetRead is batchGet; read is false when it was refused before reading.
+func (p *projection) batchGetRead(ctx context.Context, keys reflect.Value, opts []GetOption, res reflect.Value) (read bool, err error) {
 	e := p.e
 	if err := e.refused("BatchGet"); err != nil {
 		return false, err
@@ -397,32 +397,36 @@ func (p *projection) batchGet(ctx context.Context, keys reflect.Value, opts []Ge
 	}
 	list, _ := e.table.readList(e.info, Index{}, p.attrs)
 	list = plan.expiry.readsTTL(list) // ttl.go: SkipExpired reads the TTL too
-	return true, e.batchGet(ctx, keys, &plan, o.consistent, list, res)
+	items := reflect.New(reflect.SliceOf(e.info.goType)).Elem()
+	err = e.batchGet(ctx, keys, &plan, o.consistent, list, items, res.Field(1), res.Field(2))
+	partials(res.Field(0), items, p.attrs) // PartialBatch[T].Items
+	return true, err
 }
 
 // Query reads one page of the projected attributes of the entity's items in one
 // partition, as [Entity.Query] does (same options, same key rules, same cost:
 // DynamoDB charges for the items read whole). key is not modified.
-func (p *Projection[T]) Query(ctx context.Context, key T, opts ...QueryOption) (Page[Partial[T]], error) {
-	var items []T
-	r, err := p.x.query(ctx, reflect.ValueOf(&key).Elem(), opts, reflect.ValueOf(&items))
-	if err != nil {
-		return Page[Partial[T]]{}, err
-	}
-	return p.page(items, r), nil
+func (p *Projection[T]) Query(ctx context.Context, key T, opts ...QueryOption) (_ Page[Partial[T]], err error) {
+	var page Page[Partial[T]]
+	err = p.x.query(ctx, elem(&key), opts, elem(&page))
+	return page, err
 }
 
-func (p *projection) query(ctx context.Context, sv reflect.Value, opts []QueryOption, items reflect.Value) (_ pageInfo, err error) {
+// query is Query: the page is read into page, a Page[Partial[T]] (left zero on
+// an error).
+func (p *projection) query(ctx context.Context, sv reflect.Value, opts []QueryOption, page reflect.Value) (err error) {
 	if err := p.e.refused("Query"); err != nil {
-		return pageInfo{}, err
+		return err
 	}
 	ctx, done := p.e.begin(ctx, "Query")
 	defer done(&err)
 	pq, err := p.prepareQuery(sv, opts)
 	if err != nil {
-		return pageInfo{}, err
+		return err
 	}
-	return p.e.queryPage(ctx, pq, nil, items)
+	items := reflect.New(reflect.SliceOf(p.e.info.goType))
+	r, err := p.e.queryPage(ctx, pq, nil, items)
+	return p.projectedPage(page, items.Elem(), r, err)
 }
 
 // All iterates over every item of the projected query, page after page, as
@@ -432,7 +436,7 @@ func (p *Projection[T]) All(ctx context.Context, key T, opts ...QueryOption) ite
 	c := p.x
 	return func(yield func(Partial[T], error) bool) {
 		var items []T
-		if err := c.all(ctx, reflect.ValueOf(&key).Elem(), opts, reflect.ValueOf(&items), func(i int) bool { return yield(Partial[T]{Value: items[i], Attributes: c.attrs}, nil) }); err != nil {
+		if err := c.all(ctx, elem(&key), opts, reflect.ValueOf(&items), func(i int) bool { return yield(Partial[T]{Value: items[i], Attributes: c.attrs}, nil) }); err != nil {
 			yield(Partial[T]{}, err)
 		}
 	}

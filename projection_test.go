@@ -3,6 +3,7 @@ package singletable
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -154,4 +155,22 @@ func TestProjectedReadsNeverWrite(t *testing.T) {
 	_, err = issues.Get(ctx, issueKey(1))
 	require.NoError(t, err)
 	assert.Equal(t, before+1, writes(), "a whole read writes its migration back")
+}
+
+// TestPageFieldOrder holds the field order the engine fills a Page, a Partial and
+// a PartialBatch by (query.go: pageItems...; projection.go).
+func TestPageFieldOrder(t *testing.T) {
+	var names []string
+	for i := range reflect.TypeFor[Page[int]]().NumField() {
+		names = append(names, reflect.TypeFor[Page[int]]().Field(i).Name)
+	}
+	want := make([]string, 5)
+	want[pageItems], want[pageCursor], want[pageScanned], want[pageCapacity], want[pagePartial] = "Items", "Cursor", "Scanned", "Capacity", "Partial"
+	assert.Equal(t, want, names)
+	pt := reflect.TypeFor[Partial[int]]()
+	assert.Equal(t, []string{"Value", "Attributes"}, []string{pt.Field(0).Name, pt.Field(1).Name})
+	bt := reflect.TypeFor[PartialBatch[int]]()
+	assert.Equal(t, []string{"Items", "Missing", "Unprocessed"}, []string{bt.Field(0).Name, bt.Field(1).Name, bt.Field(2).Name})
+	rt := reflect.TypeFor[BatchGetResult[int]]()
+	assert.Equal(t, []string{"Items", "Missing", "Unprocessed"}, []string{rt.Field(0).Name, rt.Field(1).Name, rt.Field(2).Name})
 }

@@ -205,27 +205,26 @@ func (pq *preparedQuery) call() string {
 // used. When key narrows nothing, the query keeps to the template's literal prefix
 // ("ORDER#"). A sort key condition ([SKEqual], [SKBetween], [SK]...) replaces all
 // of this.
-func (e *Entity[T]) Query(ctx context.Context, key T, opts ...QueryOption) (Page[T], error) {
-	var items []T
-	r, err := e.core().query(ctx, reflect.ValueOf(&key).Elem(), opts, reflect.ValueOf(&items))
-	if err != nil {
-		return Page[T]{}, err
-	}
-	return pageOf(items, r), nil
+func (e *Entity[T]) Query(ctx context.Context, key T, opts ...QueryOption) (_ Page[T], err error) {
+	var page Page[T]
+	err = e.core().query(ctx, elem(&key), opts, elem(&page))
+	return page, err
 }
 
-// query is Query: the page's items are appended to the slice items points to.
-func (e *entity) query(ctx context.Context, sv reflect.Value, opts []QueryOption, items reflect.Value) (_ pageInfo, err error) {
+// query is Query: the page is read into page, a Page[T] (left zero on an
+// error).
+func (e *entity) query(ctx context.Context, sv reflect.Value, opts []QueryOption, page reflect.Value) (err error) {
 	if err := e.refused("Query"); err != nil {
-		return pageInfo{}, err
+		return err
 	}
 	ctx, done := e.begin(ctx, "Query")
 	defer done(&err)
 	pq, err := e.prepareQuery(sv, opts)
 	if err != nil {
-		return pageInfo{}, err
+		return err
 	}
-	return e.queryPage(ctx, pq, nil, items)
+	r, err := e.queryPage(ctx, pq, nil, page.Field(pageItems).Addr())
+	return fillPage(page, r, err)
 }
 
 // All iterates over every item of the query, page after page, as Query with the same
@@ -234,7 +233,7 @@ func (e *Entity[T]) All(ctx context.Context, key T, opts ...QueryOption) iter.Se
 	c := e.core()
 	return func(yield func(T, error) bool) {
 		var items []T
-		if err := c.all(ctx, reflect.ValueOf(&key).Elem(), opts, reflect.ValueOf(&items), func(i int) bool { return yield(items[i], nil) }); err != nil {
+		if err := c.all(ctx, elem(&key), opts, reflect.ValueOf(&items), func(i int) bool { return yield(items[i], nil) }); err != nil {
 			var zero T
 			yield(zero, err)
 		}
@@ -481,9 +480,55 @@ type pageInfo struct {
 	read bool
 }
 
-// pageOf is the Page of items that r describes.
-func pageOf[T any](items []T, r pageInfo) Page[T] {
-	return Page[T]{Items: items, Cursor: r.cursor, Scanned: r.scanned, Capacity: r.capacity, Partial: r.partial}
+// The fields of a Page[T], by index: the engine fills the caller's Page through
+// reflection, so that no code is compiled per T for it (TestPageFieldOrder).
+const (
+	pageItems = iota
+	pageCursor
+	pageScanned
+	pageCapacity
+	pagePartial
+)
+
+// fillPage sets the fields of page (an addressable Page[T]) other than Items
+// from r, and returns err; with an error the whole page is left zero, unless
+// r.read says the page was read all the same (a fan-out's AllowPartial).
+func fillPage(page reflect.Value, r pageInfo, err error) error {
+	if err != nil && !r.read {
+		page.SetZero()
+		return err
+	}
+	page.Field(pageCursor).SetString(r.cursor)
+	page.Field(pageScanned).SetInt(int64(r.scanned))
+	page.Field(pageCapacity).SetFloat(r.capacity)
+	page.Field(pagePartial).SetBool(r.partial)
+	return err
+}
+
+// partials sets dst (a []Partial[T]) to the values of items (a []T), each with
+// attrs: the items of a projected read.
+func partials(dst, items reflect.Value, attrs []string) {
+	n := items.Len()
+	out := reflect.MakeSlice(dst.Type(), n, n)
+	av := reflect.ValueOf(attrs)
+	for i := range n {
+		p := out.Index(i)
+		p.Field(0).Set(items.Index(i)) // Partial[T].Value
+		p.Field(1).Set(av)             // Partial[T].Attributes
+	}
+	dst.Set(out)
+}
+
+// projectedPage is fillPage for a projected read: items (a []T, as read) become
+// the page's Partial values.
+func (p *projection) projectedPage(page, items reflect.Value, r pageInfo, err error) error {
+	if err != nil && !r.read {
+		page.SetZero()
+		return err
+	}
+	partials(page.Field(pageItems), items, p.attrs)
+	r.partial = true
+	return fillPage(page, r, err)
 }
 
 // queryPage reads one page of an entity's query or scan, its items through the

@@ -45,7 +45,7 @@ type oldSink interface {
 
 func (o *Old[T]) oldType() reflect.Type { return reflect.TypeFor[T]() }
 
-func (o *Old[T]) oldParts() (reflect.Value, *bool) { return reflect.ValueOf(&o.Item).Elem(), &o.Found }
+func (o *Old[T]) oldParts() (reflect.Value, *bool) { return elem(&o.Item), &o.Found }
 
 type returnOldOption struct{ dst oldSink }
 

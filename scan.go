@@ -74,28 +74,32 @@ func (i segmentOption) applyTableScan(o *queryOptions) error { return i.applySca
 // per page, not those returned. Older items are migrated and written back as on
 // every read of whole items; items read through an index that does not hold every
 // field are partial (Page.Partial) and never written back.
-func (e *Entity[T]) Scan(ctx context.Context, opts ...ScanOption) (Page[T], error) {
-	var items []T
-	r, err := e.core().scan(ctx, opts, nil, reflect.ValueOf(&items))
-	if err != nil {
-		return Page[T]{}, err
-	}
-	return pageOf(items, r), nil
+func (e *Entity[T]) Scan(ctx context.Context, opts ...ScanOption) (_ Page[T], err error) {
+	var page Page[T]
+	err = e.core().scan(ctx, opts, nil, elem(&page))
+	return page, err
 }
 
-// scan is Scan, and with p a projected Scan: the page's items are appended to
-// the slice items points to.
-func (e *entity) scan(ctx context.Context, opts []ScanOption, p *projection, items reflect.Value) (_ pageInfo, err error) {
+// scan is Scan, and with p a projected Scan: the page is read into page, a
+// Page[T] (a Page[Partial[T]] with p), left zero on an error.
+func (e *entity) scan(ctx context.Context, opts []ScanOption, p *projection, page reflect.Value) (err error) {
 	if err := e.refused("Scan"); err != nil {
-		return pageInfo{}, err
+		return err
 	}
 	ctx, done := e.begin(ctx, "Scan")
 	defer done(&err)
 	pq, err := e.prepareScan(opts, p)
 	if err != nil {
-		return pageInfo{}, err
+		page.SetZero()
+		return err
 	}
-	return e.queryPage(ctx, pq, nil, items)
+	if p == nil {
+		r, err := e.queryPage(ctx, pq, nil, page.Field(pageItems).Addr())
+		return fillPage(page, r, err)
+	}
+	items := reflect.New(reflect.SliceOf(e.info.goType))
+	r, err := e.queryPage(ctx, pq, nil, items)
+	return p.projectedPage(page, items.Elem(), r, err)
 }
 
 // ScanAll iterates over every item [Entity.Scan] with the same options would
@@ -132,13 +136,10 @@ func (e *entity) scanAll(ctx context.Context, opts []ScanOption, p *projection, 
 
 // Scan reads one page of a projected scan: [Entity.Scan] reading only the
 // projection's attributes (at the same cost: the items are read whole).
-func (p *Projection[T]) Scan(ctx context.Context, opts ...ScanOption) (Page[Partial[T]], error) {
-	var items []T
-	r, err := p.x.e.scan(ctx, opts, &p.x, reflect.ValueOf(&items))
-	if err != nil {
-		return Page[Partial[T]]{}, err
-	}
-	return p.page(items, r), nil
+func (p *Projection[T]) Scan(ctx context.Context, opts ...ScanOption) (_ Page[Partial[T]], err error) {
+	var page Page[Partial[T]]
+	err = p.x.e.scan(ctx, opts, &p.x, elem(&page))
+	return page, err
 }
 
 // ScanAll iterates over every item of a projected scan, page after page.

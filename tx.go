@@ -33,13 +33,13 @@ type TxItem struct {
 
 // TxPut is [Entity.Put] as a transaction action.
 func (e *Entity[T]) TxPut(v T, opts ...WriteOption) TxItem {
-	return e.core().txPut(reflect.ValueOf(&v).Elem(), kindPut, opts)
+	return e.core().txPut(elem(&v), kindPut, opts)
 }
 
 // TxCreate is [Entity.Create] as a transaction action: the transaction fails if an
 // item exists at v's key.
 func (e *Entity[T]) TxCreate(v T, opts ...WriteOption) TxItem {
-	return e.core().txPut(reflect.ValueOf(&v).Elem(), kindCreate, opts)
+	return e.core().txPut(elem(&v), kindCreate, opts)
 }
 
 // txPut is TxPut and TxCreate of sv, the caller's copy of the value.
@@ -70,7 +70,7 @@ func (e *entity) txPut(sv reflect.Value, kind writeKind, opts []WriteOption) TxI
 
 // TxUpdate is [Entity.Update] as a transaction action.
 func (e *Entity[T]) TxUpdate(key T, opts ...UpdateOption) TxItem {
-	return e.core().txUpdate(reflect.ValueOf(&key).Elem(), opts)
+	return e.core().txUpdate(elem(&key), opts)
 }
 
 func (e *entity) txUpdate(sv reflect.Value, opts []UpdateOption) TxItem {
@@ -93,7 +93,7 @@ func (e *entity) txUpdate(sv reflect.Value, opts []UpdateOption) TxItem {
 
 // TxDelete is [Entity.Delete] as a transaction action.
 func (e *Entity[T]) TxDelete(key T, opts ...WriteOption) TxItem {
-	return e.core().txDelete(reflect.ValueOf(&key).Elem(), opts)
+	return e.core().txDelete(elem(&key), opts)
 }
 
 func (e *entity) txDelete(sv reflect.Value, opts []WriteOption) TxItem {
@@ -115,7 +115,7 @@ func (e *entity) txDelete(sv reflect.Value, opts []WriteOption) TxItem {
 // key, without writing it (ConditionCheck). A zero cond is refused
 // ([ErrInvalidInput]).
 func (e *Entity[T]) TxCheck(key T, cond expression.ConditionBuilder) TxItem {
-	return e.core().txCheck(reflect.ValueOf(&key).Elem(), cond)
+	return e.core().txCheck(elem(&key), cond)
 }
 
 func (e *entity) txCheck(sv reflect.Value, cond expression.ConditionBuilder) TxItem {

@@ -67,7 +67,7 @@ type Ref[T any] struct {
 // before anything is sent.
 func (e *Entity[T]) Ref(key T) *Ref[T] {
 	r := &Ref[T]{key: key}
-	e.core().initRef(&r.core, reflect.ValueOf(&r.key).Elem(), reflect.ValueOf(&r.v).Elem())
+	e.core().initRef(&r.core, elem(&r.key), elem(&r.v))
 	return r
 }
 

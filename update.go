@@ -109,9 +109,9 @@ func Upsert() UpdateOption {
 // The item must exist and be of this type, or the error matches [ErrNotFound] or
 // [ErrTypeMismatch] (see [Upsert]). A failed [If] condition matches [ErrCondition].
 // key is not modified.
-func (e *Entity[T]) Update(ctx context.Context, key T, opts ...UpdateOption) (T, error) {
+func (e *Entity[T]) Update(ctx context.Context, key T, opts ...UpdateOption) (_ T, err error) {
 	var v T
-	err := e.core().update(ctx, reflect.ValueOf(&key).Elem(), reflect.ValueOf(&v).Elem(), opts)
+	err = e.core().update(ctx, elem(&key), elem(&v), opts)
 	return v, err
 }
 

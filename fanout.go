@@ -97,6 +97,7 @@ func (e *ShardError) Unwrap() []error { return e.Errs }
 // in [Entity.Query]. Through an index ([On]) items are decoded as Query decodes
 // them: migrated in memory only, never written back, and partial (Page.Partial)
 // when the index does not hold every field.
+//go:noinline
 func (e *Entity[T]) QueryShards(ctx context.Context, key T, opts ...ShardQueryOption) (_ Page[T], err error) {
 	var page Page[T]
 	err = e.core().queryShards(ctx, elem(&key), opts, elem(&page))
@@ -126,11 +127,21 @@ func (e *entity) queryShards(ctx context.Context, sv reflect.Value, opts []Shard
 // share of one) and keeps what a partition returned from page to page: every item
 // is read once. Like [Entity.All], it refuses an index whose items would be
 // partial.
+//go:noinline
 func (e *Entity[T]) AllShards(ctx context.Context, key T, opts ...ShardQueryOption) iter.Seq2[T, error] {
 	c := e.core()
 	return func(yield func(T, error) bool) {
 		var items []T
-		if err := c.allShards(ctx, elem(&key), opts, reflect.ValueOf(&items), func(i int) bool { return yield(items[i], nil) }); err != nil {
+		p := c.allShards(ctx, elem(&key), opts, reflect.ValueOf(&items))
+		for p.next() {
+			for _, v := range items {
+				if !yield(v, nil) {
+					p.close()
+					return
+				}
+			}
+		}
+		if err := p.close(); err != nil {
 			var zero T
 			yield(zero, err)
 		}
@@ -139,35 +150,24 @@ func (e *Entity[T]) AllShards(ctx context.Context, key T, opts ...ShardQueryOpti
 
 // allShards is AllShards: each page is read into the slice items points to,
 // and each is called with the index of every item.
-func (e *entity) allShards(ctx context.Context, sv reflect.Value, opts []ShardQueryOption, items reflect.Value, each func(int) bool) (err error) {
+func (e *entity) allShards(ctx context.Context, sv reflect.Value, opts []ShardQueryOption, items reflect.Value) *pager {
 	if err := e.refused("AllShards"); err != nil {
-		return err
+		return newPager(items, nil, noDone, err)
 	}
 	ctx, done := e.begin(ctx, "AllShards")
-	defer done(&err)
 	fq, err := e.prepareFanout(sv, opts)
 	if err == nil && fq.pqs[0].plan.partial {
 		err = e.table.refuseIterPartial("AllShards", e.info.name, fq.index, "page through it with QueryShards (Page.Partial says so)")
 	}
 	if err != nil {
-		return err
+		return newPager(items, nil, done, err)
 	}
 	e.table.event(ctx, SpanEvent{Name: EventFanout, Items: len(fq.Streams)})
 	fq.Whole = true
-	for {
-		s := items.Elem() // the values yielded are copies: the slice is reused, cleared
-		s.Clear()
-		s.SetLen(0)
-		page, err := e.fanoutPage(ctx, fq, items)
-		for i, n := 0, items.Elem().Len(); i < n; i++ {
-			if !each(i) {
-				return nil
-			}
-		}
-		if err != nil || page.cursor == "" {
-			return err
-		}
-	}
+	return newPager(items, func(items reflect.Value) (bool, error) {
+		page, err := e.fanoutPage(ctx, fq, items) // with AllowPartial, the page read and the failures
+		return page.cursor != "", err
+	}, done, nil)
 }
 
 // fanoutQuery is a prepared fan-out query (internal/fanout's) with the

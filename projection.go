@@ -68,6 +68,7 @@ type projection struct {
 // Through an index ([On]), only attributes the index holds can be named (see
 // [ProjectKeysOnly], [ProjectInclude]); key inputs it does not hold are parsed
 // back from the keys.
+//go:noinline
 func (e *Entity[T]) Project(attrs ...string) *Projection[T] {
 	return &Projection[T]{e.core().project(attrs)}
 }
@@ -99,7 +100,10 @@ func (info *entityInfo) fieldNames() []string {
 }
 
 // Attributes returns the attributes the projection asks for, as given.
-func (p *Projection[T]) Attributes() []string { return slices.Clone(p.x.attrs) }
+//go:noinline
+func (p *Projection[T]) Attributes() []string { return p.x.attributes() }
+
+func (p *projection) attributes() []string { return slices.Clone(p.attrs) }
 
 // readList is what a projected read of info through ix asks for: the key
 // attributes, the type and schema attributes, the primary key's inputs that ix
@@ -291,6 +295,7 @@ func (p *projection) project(o *queryOptions, call string) error {
 // Get reads the projected attributes of one item (one GetItem with a
 // ProjectionExpression), as [Entity.Get] reads the whole item: 0.5 RCU per 4 KB
 // of the whole item, 1 with [Consistent]. key is not modified.
+//go:noinline
 func (p *Projection[T]) Get(ctx context.Context, key T, opts ...GetOption) (_ Partial[T], err error) {
 	var r Partial[T]
 	err = p.x.getPartial(ctx, elem(&key), elem(&r), opts)
@@ -360,6 +365,7 @@ type PartialBatch[T any] struct {
 // [Entity.BatchGet] reads whole items (BatchGetItem with a ProjectionExpression,
 // 100 keys a request, unprocessed keys retried with backoff). keys is not
 // modified.
+//go:noinline
 func (p *Projection[T]) BatchGet(ctx context.Context, keys []T, opts ...GetOption) (_ PartialBatch[T], err error) {
 	var res PartialBatch[T]
 	err = p.x.batchGet(ctx, reflect.ValueOf(keys), opts, elem(&res))
@@ -406,6 +412,7 @@ func (p *projection) batchGetRead(ctx context.Context, keys reflect.Value, opts 
 // Query reads one page of the projected attributes of the entity's items in one
 // partition, as [Entity.Query] does (same options, same key rules, same cost:
 // DynamoDB charges for the items read whole). key is not modified.
+//go:noinline
 func (p *Projection[T]) Query(ctx context.Context, key T, opts ...QueryOption) (_ Page[Partial[T]], err error) {
 	var page Page[Partial[T]]
 	err = p.x.query(ctx, elem(&key), opts, elem(&page))
@@ -432,27 +439,33 @@ func (p *projection) query(ctx context.Context, sv reflect.Value, opts []QueryOp
 // All iterates over every item of the projected query, page after page, as
 // [Projection.Query] reads them. It stops at the first error, which it yields
 // with a zero value.
+//go:noinline
 func (p *Projection[T]) All(ctx context.Context, key T, opts ...QueryOption) iter.Seq2[Partial[T], error] {
 	c := p.x
 	return func(yield func(Partial[T], error) bool) {
 		var items []T
-		if err := c.all(ctx, elem(&key), opts, reflect.ValueOf(&items), func(i int) bool { return yield(Partial[T]{Value: items[i], Attributes: c.attrs}, nil) }); err != nil {
+		pg := c.all(ctx, elem(&key), opts, reflect.ValueOf(&items))
+		for pg.next() {
+			for _, v := range items {
+				if !yield(Partial[T]{Value: v, Attributes: c.attrs}, nil) {
+					pg.close()
+					return
+				}
+			}
+		}
+		if err := pg.close(); err != nil {
 			yield(Partial[T]{}, err)
 		}
 	}
 }
 
-func (p *projection) all(ctx context.Context, sv reflect.Value, opts []QueryOption, items reflect.Value, each func(int) bool) (err error) {
+func (p *projection) all(ctx context.Context, sv reflect.Value, opts []QueryOption, items reflect.Value) *pager {
 	if err := p.e.refused("All"); err != nil {
-		return err
+		return newPager(items, nil, noDone, err)
 	}
 	ctx, done := p.e.begin(ctx, "All")
-	defer done(&err)
 	pq, err := p.prepareQuery(sv, opts)
-	if err != nil {
-		return err
-	}
-	return p.e.pages(ctx, pq, items, each)
+	return p.e.pager(ctx, pq, items, err, done)
 }
 
 // refuseIterPartial refuses an iterator over a read that would be partial: its

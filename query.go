@@ -205,6 +205,7 @@ func (pq *preparedQuery) call() string {
 // used. When key narrows nothing, the query keeps to the template's literal prefix
 // ("ORDER#"). A sort key condition ([SKEqual], [SKBetween], [SK]...) replaces all
 // of this.
+//go:noinline
 func (e *Entity[T]) Query(ctx context.Context, key T, opts ...QueryOption) (_ Page[T], err error) {
 	var page Page[T]
 	err = e.core().query(ctx, elem(&key), opts, elem(&page))
@@ -229,11 +230,21 @@ func (e *entity) query(ctx context.Context, sv reflect.Value, opts []QueryOption
 
 // All iterates over every item of the query, page after page, as Query with the same
 // options would return them. It stops at the first error, which it yields with a zero T.
+//go:noinline
 func (e *Entity[T]) All(ctx context.Context, key T, opts ...QueryOption) iter.Seq2[T, error] {
 	c := e.core()
 	return func(yield func(T, error) bool) {
 		var items []T
-		if err := c.all(ctx, elem(&key), opts, reflect.ValueOf(&items), func(i int) bool { return yield(items[i], nil) }); err != nil {
+		p := c.all(ctx, elem(&key), opts, reflect.ValueOf(&items))
+		for p.next() {
+			for _, v := range items {
+				if !yield(v, nil) {
+					p.close()
+					return
+				}
+			}
+		}
+		if err := p.close(); err != nil {
 			var zero T
 			yield(zero, err)
 		}
@@ -242,42 +253,78 @@ func (e *Entity[T]) All(ctx context.Context, key T, opts ...QueryOption) iter.Se
 
 // all is All: each page is read into the slice items points to, and each is
 // called with the index of every item kept.
-func (e *entity) all(ctx context.Context, sv reflect.Value, opts []QueryOption, items reflect.Value, each func(int) bool) (err error) {
+func (e *entity) all(ctx context.Context, sv reflect.Value, opts []QueryOption, items reflect.Value) *pager {
 	if err := e.refused("All"); err != nil {
-		return err
+		return newPager(items, nil, noDone, err)
 	}
 	ctx, done := e.begin(ctx, "All")
-	defer done(&err)
 	pq, err := e.prepareQuery(sv, opts)
 	if err == nil && pq.plan.partial {
 		err = e.table.refuseIterPartial("All", e.info.name, pq.index, "page through it with Query (Page.Partial says so), or iterate with Project(...).All (values of type Partial)")
 	}
-	if err != nil {
-		return err
-	}
-	return e.pages(ctx, pq, items, each)
+	return e.pager(ctx, pq, items, err, done)
 }
 
-// pages reads every page of pq into the slice items points to (emptied before
-// each page), calling each with the index of every item until it returns false.
-func (e *entity) pages(ctx context.Context, pq *preparedQuery, items reflect.Value, each func(int) bool) error {
+// pager is the engine of an iterator (All, ScanAll, AllShards and their
+// projected forms): each next reads one page into the []T items points to,
+// emptied first (the values the iterator yields are copies, so the slice is
+// reused), until there is no more or an error, which err then holds. close ends
+// the operation's span, with that error.
+type pager struct {
+	items reflect.Value // the *[]T the pages are read into
+	read  func(items reflect.Value) (more bool, err error)
+	end   func(*error) // nil once called
+	err   error
+	over  bool
+}
+
+// newPager returns a pager reading into items (a *[]T) with read; done ends the
+// operation's span. With err set, it reads nothing and its close returns err.
+func newPager(items reflect.Value, read func(items reflect.Value) (bool, error), done func(*error), err error) *pager {
+	return &pager{items: items, read: read, end: done, err: err, over: err != nil}
+}
+
+// next reads the next page into items; false when there is none (then see
+// close's error).
+func (p *pager) next() bool {
+	s := p.items.Elem()
+	s.Clear()
+	s.SetLen(0)
+	if p.over {
+		return false
+	}
+	more, err := p.read(p.items)
+	p.err, p.over = err, err != nil || !more
+	return true // the page, and with an error what was read before it (AllowPartial)
+}
+
+// close ends the iterator's span, once, and returns the error that ended it.
+func (p *pager) close() error {
+	if p.end != nil {
+		p.end(&p.err)
+		p.end = nil
+	}
+	return p.err
+}
+
+// pager returns the pager of the pages of pq into items (a *[]T); done ends the
+// operation's span. With err set, it reads nothing and its close returns err.
+func (e *entity) pager(ctx context.Context, pq *preparedQuery, items reflect.Value, err error, done func(*error)) *pager {
+	if err != nil {
+		return newPager(items, nil, done, err)
+	}
 	var start map[string]types.AttributeValue
-	for first := true; first || start != nil; first = false {
-		s := items.Elem() // the values yielded are copies: the slice is reused, cleared
-		s.Clear()
-		s.SetLen(0)
+	return newPager(items, func(items reflect.Value) (bool, error) {
 		page, err := e.queryPage(ctx, pq, start, items)
 		if err != nil {
-			return err
-		}
-		for i, n := 0, items.Elem().Len(); i < n; i++ {
-			if !each(i) {
-				return nil
-			}
+			s := items.Elem() // nothing of a failed page is yielded
+			s.Clear()
+			s.SetLen(0)
+			return false, err
 		}
 		start = page.last
-	}
-	return nil
+		return start != nil, nil
+	}, done, nil)
 }
 
 func (e *entity) prepareQuery(sv reflect.Value, opts []QueryOption) (*preparedQuery, error) {

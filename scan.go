@@ -74,6 +74,7 @@ func (i segmentOption) applyTableScan(o *queryOptions) error { return i.applySca
 // per page, not those returned. Older items are migrated and written back as on
 // every read of whole items; items read through an index that does not hold every
 // field are partial (Page.Partial) and never written back.
+//go:noinline
 func (e *Entity[T]) Scan(ctx context.Context, opts ...ScanOption) (_ Page[T], err error) {
 	var page Page[T]
 	err = e.core().scan(ctx, opts, nil, elem(&page))
@@ -106,11 +107,21 @@ func (e *entity) scan(ctx context.Context, opts []ScanOption, p *projection, pag
 // return, page after page (one Scan call a page; the cost of Scan). With
 // [Segments] and [Segment] it reads one segment. It stops at the first error,
 // which it yields with a zero T.
+//go:noinline
 func (e *Entity[T]) ScanAll(ctx context.Context, opts ...ScanOption) iter.Seq2[T, error] {
 	c := e.core()
 	return func(yield func(T, error) bool) {
 		var items []T
-		if err := c.scanAll(ctx, opts, nil, reflect.ValueOf(&items), func(i int) bool { return yield(items[i], nil) }); err != nil {
+		p := c.scanAll(ctx, opts, nil, reflect.ValueOf(&items))
+		for p.next() {
+			for _, v := range items {
+				if !yield(v, nil) {
+					p.close()
+					return
+				}
+			}
+		}
+		if err := p.close(); err != nil {
 			var zero T
 			yield(zero, err)
 		}
@@ -118,24 +129,21 @@ func (e *Entity[T]) ScanAll(ctx context.Context, opts ...ScanOption) iter.Seq2[T
 }
 
 // scanAll is ScanAll, and with p a projected ScanAll.
-func (e *entity) scanAll(ctx context.Context, opts []ScanOption, p *projection, items reflect.Value, each func(int) bool) (err error) {
+func (e *entity) scanAll(ctx context.Context, opts []ScanOption, p *projection, items reflect.Value) *pager {
 	if err := e.refused("ScanAll"); err != nil {
-		return err
+		return newPager(items, nil, noDone, err)
 	}
 	ctx, done := e.begin(ctx, "ScanAll")
-	defer done(&err)
 	pq, err := e.prepareScan(opts, p)
 	if err == nil && p == nil && pq.plan.partial {
 		err = e.table.refuseIterPartial("ScanAll", e.info.name, pq.index, "page through it with Scan (Page.Partial says so), or iterate with Project(...).ScanAll (values of type Partial)")
 	}
-	if err != nil {
-		return err
-	}
-	return e.pages(ctx, pq, items, each)
+	return e.pager(ctx, pq, items, err, done)
 }
 
 // Scan reads one page of a projected scan: [Entity.Scan] reading only the
 // projection's attributes (at the same cost: the items are read whole).
+//go:noinline
 func (p *Projection[T]) Scan(ctx context.Context, opts ...ScanOption) (_ Page[Partial[T]], err error) {
 	var page Page[Partial[T]]
 	err = p.x.e.scan(ctx, opts, &p.x, elem(&page))
@@ -143,11 +151,21 @@ func (p *Projection[T]) Scan(ctx context.Context, opts ...ScanOption) (_ Page[Pa
 }
 
 // ScanAll iterates over every item of a projected scan, page after page.
+//go:noinline
 func (p *Projection[T]) ScanAll(ctx context.Context, opts ...ScanOption) iter.Seq2[Partial[T], error] {
 	c := p.x
 	return func(yield func(Partial[T], error) bool) {
 		var items []T
-		if err := c.e.scanAll(ctx, opts, &c, reflect.ValueOf(&items), func(i int) bool { return yield(Partial[T]{Value: items[i], Attributes: c.attrs}, nil) }); err != nil {
+		pg := c.e.scanAll(ctx, opts, &c, reflect.ValueOf(&items))
+		for pg.next() {
+			for _, v := range items {
+				if !yield(Partial[T]{Value: v, Attributes: c.attrs}, nil) {
+					pg.close()
+					return
+				}
+			}
+		}
+		if err := pg.close(); err != nil {
 			yield(Partial[T]{}, err)
 		}
 	}

@@ -64,6 +64,7 @@ func (t *Table) keyID(key map[string]types.AttributeValue) itemKey {
 // rendered key), while Items and Missing hold what the other keys found. With
 // [SkipExpired], an expired item counts as missing. Cost: as many GetItems, in
 // fewer round trips. keys is not modified.
+//
 //go:noinline
 func (e *Entity[T]) BatchGet(ctx context.Context, keys []T, opts ...GetOption) (_ BatchGetResult[T], err error) {
 	var res BatchGetResult[T]
@@ -196,6 +197,7 @@ func (e *entity) batchGet(ctx context.Context, keys reflect.Value, p *readPlan, 
 // validation error, a missing table) returns the items not written with that
 // error, which does not match ErrUnprocessed. Two items with the same key are refused before
 // anything is sent. items is not modified.
+//
 //go:noinline
 func (e *Entity[T]) BatchPut(ctx context.Context, items []T) (_ []T, err error) {
 	var left []T
@@ -231,6 +233,7 @@ func (e *entity) batchPut(ctx context.Context, items, left reflect.Value) (err e
 // BatchDelete deletes the items at many keys (BatchWriteItem, 25 a request), with
 // the same retries and result as [Entity.BatchPut]. Deleting a missing item is not
 // an error. keys is not modified.
+//
 //go:noinline
 func (e *Entity[T]) BatchDelete(ctx context.Context, keys []T) (_ []T, err error) {
 	var left []T

@@ -236,6 +236,7 @@ func (b BatchItem) Key() map[string]string { return b.keyStr }
 // Defaults, timestamps (the table's clock, read when the item is made) and
 // validation apply, as in BatchPut; a value they refuse is reported by
 // BatchWrite before anything is sent. v is copied.
+//
 //go:noinline
 func (e *Entity[T]) BatchPutItem(v T) BatchItem {
 	return e.core().batchPutItem(v, elem(&v))
@@ -262,6 +263,7 @@ func (e *entity) batchPutItem(value any, sv reflect.Value) BatchItem {
 // BatchDeleteItem is [Entity.BatchDelete] of one key, for [Table.BatchWrite]:
 // the item at key's primary key is deleted, whatever its type (a batch has no
 // conditions). key is copied.
+//
 //go:noinline
 func (e *Entity[T]) BatchDeleteItem(key T) BatchItem {
 	return e.core().batchDeleteItem(key, elem(&key))

@@ -315,6 +315,7 @@ type CollectionPage[C any] struct {
 // Query reads one page of the collection at key (one Query call) into a C; key and
 // options are as for [Table.Query]. A one-item field (T or *T) that meets a second
 // item of its type is an error.
+//
 //go:noinline
 func (c *Collection[C]) Query(ctx context.Context, key any, opts ...CollectionOption) (CollectionPage[C], error) {
 	var res CollectionPage[C]
@@ -328,6 +329,7 @@ func (c *Collection[C]) Query(ctx context.Context, key any, opts ...CollectionOp
 
 // Load reads every page of the collection at key into one C: a whole aggregate in
 // as few requests as its size allows. Options are as for [Collection.Query].
+//
 //go:noinline
 func (c *Collection[C]) Load(ctx context.Context, key any, opts ...CollectionOption) (C, error) {
 	var v C

@@ -210,6 +210,7 @@ func (e *entity) indexLookup(index string, sv reflect.Value) (func(context.Conte
 // Use it right after a write to read your own write
 // through an eventually consistent index. Each attempt is one Query (0.5 RCU per
 // 4 KB read). It returns the item as the index shows it.
+//
 //go:noinline
 func (e *Entity[T]) WaitIndexed(ctx context.Context, index string, v T, opts ...RetryOption) (_ T, _ WaitStats, err error) {
 	var got T
@@ -262,6 +263,7 @@ func (e *entity) waitIndexed(ctx context.Context, index string, sv, out reflect.
 // under the index keys old renders: after a delete, or after an update moved the
 // item elsewhere in the index or out of it. old must hold the index key inputs the
 // item had. Each attempt is one Query.
+//
 //go:noinline
 func (e *Entity[T]) WaitUnindexed(ctx context.Context, index string, old T, opts ...RetryOption) (_ WaitStats, err error) {
 	return e.core().waitUnindexed(ctx, index, elem(&old), opts)
@@ -288,6 +290,7 @@ func (e *entity) waitUnindexed(ctx context.Context, index string, sv reflect.Val
 // with updated, and no longer at its old ones, as [Entity.WaitUnindexed] with old.
 // Use it after an update that changed index key inputs. When the item leaves the
 // index (a sparse index), use WaitUnindexed alone.
+//
 //go:noinline
 func (e *Entity[T]) WaitMoved(ctx context.Context, index string, old, updated T, opts ...RetryOption) (_ WaitStats, err error) {
 	return e.core().waitMoved(ctx, index, elem(&old), elem(&updated), opts)

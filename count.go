@@ -40,6 +40,7 @@ type Count struct {
 // never cut short) and is refused, as is a count through an index that does not
 // hold the type attribute (only reading the items could tell their types). key
 // is not modified.
+//
 //go:noinline
 func (e *Entity[T]) Count(ctx context.Context, key T, opts ...QueryOption) (_ Count, err error) {
 	return e.core().count(ctx, elem(&key), opts)
@@ -65,6 +66,7 @@ func (e *entity) count(ctx context.Context, sv reflect.Value, opts []QueryOption
 // would return: Scan with Select COUNT, page after page until done. Cost: every
 // item of the table (or index, or segment) is read, as by a Scan; see
 // [Entity.Scan].
+//
 //go:noinline
 func (e *Entity[T]) ScanCount(ctx context.Context, opts ...ScanOption) (_ Count, err error) {
 	return e.core().scanCount(ctx, opts)

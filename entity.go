@@ -150,6 +150,7 @@ func MustRegister[T any](t *Table, opts ...RegisterOption) *Entity[T] {
 }
 
 // Table returns the table the entity is registered on (nil for a nil Entity).
+//
 //go:noinline
 func (e *Entity[T]) Table() *Table {
 	if e == nil {
@@ -160,6 +161,7 @@ func (e *Entity[T]) Table() *Table {
 
 // Type returns the entity's discriminator, the value of its type attribute (""
 // for a nil Entity).
+//
 //go:noinline
 func (e *Entity[T]) Type() string {
 	if e == nil || e.x.info == nil {
@@ -200,6 +202,7 @@ func (e *entity) decodeMigrated(item map[string]types.AttributeValue, rv reflect
 // [Consistent]. A missing item is an error matching [ErrNotFound]; an item at the
 // key that is not provably of this entity type (its type attribute names another,
 // or is missing or not a string) matches [ErrTypeMismatch], as a write there would.
+//
 //go:noinline
 func (e *Entity[T]) Get(ctx context.Context, key T, opts ...GetOption) (_ T, err error) {
 	var v T
@@ -289,6 +292,7 @@ func (e *entity) itemErr(op string, key map[string]string, err error) error {
 // random, a Put at version 0 whose shard is not set is refused
 // ([ErrInvalidInput]): it promises to fail if the item exists, and a shard drawn
 // at random can check only itself.
+//
 //go:noinline
 func (e *Entity[T]) Put(ctx context.Context, v T, opts ...WriteOption) (_ T, err error) {
 	err = e.core().put(ctx, elem(&v), kindPut, opts)
@@ -301,6 +305,7 @@ func (e *Entity[T]) Put(ctx context.Context, v T, opts ...WriteOption) (_ T, err
 // lost response. A versioned entity's Create stores version 1 whatever v holds.
 // Entities sharded at random cannot be created this way (a retried Create would
 // land in another shard): shard them by a hash of their id (shardBy).
+//
 //go:noinline
 func (e *Entity[T]) Create(ctx context.Context, v T, opts ...WriteOption) (_ T, err error) {
 	err = e.core().put(ctx, elem(&v), kindCreate, opts)
@@ -338,6 +343,7 @@ func (e *entity) put(ctx context.Context, sv reflect.Value, kind writeKind, opts
 // type; an item of another type is left alone ([ErrTypeMismatch]). Deleting a
 // missing item succeeds, unless an [If] condition or a version (n > 0) says
 // otherwise. Cost: 1 WCU per 1 KB of the deleted item.
+//
 //go:noinline
 func (e *Entity[T]) Delete(ctx context.Context, key T, opts ...WriteOption) (err error) {
 	return e.core().delete(ctx, elem(&key), opts)
@@ -382,6 +388,7 @@ func (e *entity) delete(ctx context.Context, sv reflect.Value, opts []WriteOptio
 // Key renders every key attribute of v: the primary key and the keys of each index
 // whose inputs v holds (the attributes a Put of v would write). It sends nothing; a
 // random shard of a sharded entity must be set in v.
+//
 //go:noinline
 func (e *Entity[T]) Key(v T) (map[string]string, error) {
 	return e.core().key(elem(&v))
@@ -426,6 +433,7 @@ func (e *entity) key(sv reflect.Value) (map[string]string, error) {
 // ParseKey rebuilds the key fields of a T from a rendered primary key, given as
 // attribute name to value (for example a stream record's keys). Fields that do not
 // feed the key are left zero.
+//
 //go:noinline
 func (e *Entity[T]) ParseKey(key map[string]string) (T, error) {
 	var v T

@@ -97,6 +97,7 @@ func (e *ShardError) Unwrap() []error { return e.Errs }
 // in [Entity.Query]. Through an index ([On]) items are decoded as Query decodes
 // them: migrated in memory only, never written back, and partial (Page.Partial)
 // when the index does not hold every field.
+//
 //go:noinline
 func (e *Entity[T]) QueryShards(ctx context.Context, key T, opts ...ShardQueryOption) (_ Page[T], err error) {
 	var page Page[T]
@@ -127,6 +128,7 @@ func (e *entity) queryShards(ctx context.Context, sv reflect.Value, opts []Shard
 // share of one) and keeps what a partition returned from page to page: every item
 // is read once. Like [Entity.All], it refuses an index whose items would be
 // partial.
+//
 //go:noinline
 func (e *Entity[T]) AllShards(ctx context.Context, key T, opts ...ShardQueryOption) iter.Seq2[T, error] {
 	c := e.core()

@@ -176,6 +176,7 @@ func (clobberOption) applyUpdate(u *updateOptions) error {
 // option says otherwise (MaxElapsed and MaxAttempts bound them): enough to carry
 // one hot item under dozens of concurrent writers. Giving up returns the last
 // [*ConflictError], wrapped in a message that says how long it tried.
+//
 //go:noinline
 func (e *Entity[T]) Mutate(ctx context.Context, key T, fn func(*T) error, opts ...RetryOption) (_ T, err error) {
 	var v T

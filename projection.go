@@ -68,6 +68,7 @@ type projection struct {
 // Through an index ([On]), only attributes the index holds can be named (see
 // [ProjectKeysOnly], [ProjectInclude]); key inputs it does not hold are parsed
 // back from the keys.
+//
 //go:noinline
 func (e *Entity[T]) Project(attrs ...string) *Projection[T] {
 	return &Projection[T]{e.core().project(attrs)}
@@ -100,6 +101,7 @@ func (info *entityInfo) fieldNames() []string {
 }
 
 // Attributes returns the attributes the projection asks for, as given.
+//
 //go:noinline
 func (p *Projection[T]) Attributes() []string { return p.x.attributes() }
 
@@ -295,6 +297,7 @@ func (p *projection) project(o *queryOptions, call string) error {
 // Get reads the projected attributes of one item (one GetItem with a
 // ProjectionExpression), as [Entity.Get] reads the whole item: 0.5 RCU per 4 KB
 // of the whole item, 1 with [Consistent]. key is not modified.
+//
 //go:noinline
 func (p *Projection[T]) Get(ctx context.Context, key T, opts ...GetOption) (_ Partial[T], err error) {
 	var r Partial[T]
@@ -365,6 +368,7 @@ type PartialBatch[T any] struct {
 // [Entity.BatchGet] reads whole items (BatchGetItem with a ProjectionExpression,
 // 100 keys a request, unprocessed keys retried with backoff). keys is not
 // modified.
+//
 //go:noinline
 func (p *Projection[T]) BatchGet(ctx context.Context, keys []T, opts ...GetOption) (_ PartialBatch[T], err error) {
 	var res PartialBatch[T]
@@ -412,6 +416,7 @@ func (p *projection) batchGetRead(ctx context.Context, keys reflect.Value, opts 
 // Query reads one page of the projected attributes of the entity's items in one
 // partition, as [Entity.Query] does (same options, same key rules, same cost:
 // DynamoDB charges for the items read whole). key is not modified.
+//
 //go:noinline
 func (p *Projection[T]) Query(ctx context.Context, key T, opts ...QueryOption) (_ Page[Partial[T]], err error) {
 	var page Page[Partial[T]]
@@ -439,6 +444,7 @@ func (p *projection) query(ctx context.Context, sv reflect.Value, opts []QueryOp
 // All iterates over every item of the projected query, page after page, as
 // [Projection.Query] reads them. It stops at the first error, which it yields
 // with a zero value.
+//
 //go:noinline
 func (p *Projection[T]) All(ctx context.Context, key T, opts ...QueryOption) iter.Seq2[Partial[T], error] {
 	c := p.x

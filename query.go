@@ -205,6 +205,7 @@ func (pq *preparedQuery) call() string {
 // used. When key narrows nothing, the query keeps to the template's literal prefix
 // ("ORDER#"). A sort key condition ([SKEqual], [SKBetween], [SK]...) replaces all
 // of this.
+//
 //go:noinline
 func (e *Entity[T]) Query(ctx context.Context, key T, opts ...QueryOption) (_ Page[T], err error) {
 	var page Page[T]
@@ -230,6 +231,7 @@ func (e *entity) query(ctx context.Context, sv reflect.Value, opts []QueryOption
 
 // All iterates over every item of the query, page after page, as Query with the same
 // options would return them. It stops at the first error, which it yields with a zero T.
+//
 //go:noinline
 func (e *Entity[T]) All(ctx context.Context, key T, opts ...QueryOption) iter.Seq2[T, error] {
 	c := e.core()

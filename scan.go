@@ -74,6 +74,7 @@ func (i segmentOption) applyTableScan(o *queryOptions) error { return i.applySca
 // per page, not those returned. Older items are migrated and written back as on
 // every read of whole items; items read through an index that does not hold every
 // field are partial (Page.Partial) and never written back.
+//
 //go:noinline
 func (e *Entity[T]) Scan(ctx context.Context, opts ...ScanOption) (_ Page[T], err error) {
 	var page Page[T]
@@ -107,6 +108,7 @@ func (e *entity) scan(ctx context.Context, opts []ScanOption, p *projection, pag
 // return, page after page (one Scan call a page; the cost of Scan). With
 // [Segments] and [Segment] it reads one segment. It stops at the first error,
 // which it yields with a zero T.
+//
 //go:noinline
 func (e *Entity[T]) ScanAll(ctx context.Context, opts ...ScanOption) iter.Seq2[T, error] {
 	c := e.core()
@@ -143,6 +145,7 @@ func (e *entity) scanAll(ctx context.Context, opts []ScanOption, p *projection, 
 
 // Scan reads one page of a projected scan: [Entity.Scan] reading only the
 // projection's attributes (at the same cost: the items are read whole).
+//
 //go:noinline
 func (p *Projection[T]) Scan(ctx context.Context, opts ...ScanOption) (_ Page[Partial[T]], err error) {
 	var page Page[Partial[T]]
@@ -151,6 +154,7 @@ func (p *Projection[T]) Scan(ctx context.Context, opts ...ScanOption) (_ Page[Pa
 }
 
 // ScanAll iterates over every item of a projected scan, page after page.
+//
 //go:noinline
 func (p *Projection[T]) ScanAll(ctx context.Context, opts ...ScanOption) iter.Seq2[Partial[T], error] {
 	c := p.x

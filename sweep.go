@@ -151,6 +151,7 @@ func (s SweepStats) PerSecond() float64 {
 // Sweep returns the totals of this call, with one [SegmentStats] per segment it
 // swept; on an error, the counts so far and the errors of the segments that
 // failed, joined.
+//
 //go:noinline
 func (e *Entity[T]) Sweep(ctx context.Context, opts ...SweepOption) (_ SweepStats, err error) {
 	return e.core().sweep(ctx, opts)

@@ -32,6 +32,7 @@ type TxItem struct {
 }
 
 // TxPut is [Entity.Put] as a transaction action.
+//
 //go:noinline
 func (e *Entity[T]) TxPut(v T, opts ...WriteOption) TxItem {
 	return e.core().txPut(elem(&v), kindPut, opts)
@@ -39,6 +40,7 @@ func (e *Entity[T]) TxPut(v T, opts ...WriteOption) TxItem {
 
 // TxCreate is [Entity.Create] as a transaction action: the transaction fails if an
 // item exists at v's key.
+//
 //go:noinline
 func (e *Entity[T]) TxCreate(v T, opts ...WriteOption) TxItem {
 	return e.core().txPut(elem(&v), kindCreate, opts)
@@ -71,6 +73,7 @@ func (e *entity) txPut(sv reflect.Value, kind writeKind, opts []WriteOption) TxI
 }
 
 // TxUpdate is [Entity.Update] as a transaction action.
+//
 //go:noinline
 func (e *Entity[T]) TxUpdate(key T, opts ...UpdateOption) TxItem {
 	return e.core().txUpdate(elem(&key), opts)
@@ -95,6 +98,7 @@ func (e *entity) txUpdate(sv reflect.Value, opts []UpdateOption) TxItem {
 }
 
 // TxDelete is [Entity.Delete] as a transaction action.
+//
 //go:noinline
 func (e *Entity[T]) TxDelete(key T, opts ...WriteOption) TxItem {
 	return e.core().txDelete(elem(&key), opts)
@@ -118,6 +122,7 @@ func (e *entity) txDelete(sv reflect.Value, opts []WriteOption) TxItem {
 // TxCheck makes the transaction depend on a condition on the item at key's primary
 // key, without writing it (ConditionCheck). A zero cond is refused
 // ([ErrInvalidInput]).
+//
 //go:noinline
 func (e *Entity[T]) TxCheck(key T, cond expression.ConditionBuilder) TxItem {
 	return e.core().txCheck(elem(&key), cond)

@@ -65,6 +65,7 @@ type Ref[T any] struct {
 // inputs need be set; a random shard must be set), for a read of several entity
 // types. key is copied. A key that cannot be rendered is reported by the call,
 // before anything is sent.
+//
 //go:noinline
 func (e *Entity[T]) Ref(key T) *Ref[T] {
 	r := &Ref[T]{key: key}
@@ -88,10 +89,12 @@ func (e *entity) initRef(c *refCore, sv, v reflect.Value) {
 }
 
 // Key returns the key the Ref was made with.
+//
 //go:noinline
 func (r *Ref[T]) Key() T { return r.key }
 
 // Found reports whether the last call found the item.
+//
 //go:noinline
 func (r *Ref[T]) Found() bool { return r.core.state == refFound }
 
@@ -100,6 +103,7 @@ func (r *Ref[T]) Found() bool { return r.core.state == refFound }
 // [ErrTypeMismatch] when the item there is of another entity type,
 // [ErrUnprocessed] when a [Table.BatchGet] gave up before reading it, and
 // [ErrInvalidInput] when no call has read the Ref.
+//
 //go:noinline
 func (r *Ref[T]) Value() (T, error) {
 	if err := r.core.valueErr(); err != nil {

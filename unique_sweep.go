@@ -60,6 +60,7 @@ type UniqueSweepReport struct {
 // one consistent GetItem per guard and per value held, and a transaction (2
 // WCU per action) per repair. It is meant to be run now and then, or after a
 // bulk change made outside the library.
+//
 //go:noinline
 func (e *Entity[T]) SweepUnique(ctx context.Context, opts ...UniqueSweepOption) (UniqueSweepReport, error) {
 	return e.core().sweepUnique(ctx, opts)

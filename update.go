@@ -109,6 +109,7 @@ func Upsert() UpdateOption {
 // The item must exist and be of this type, or the error matches [ErrNotFound] or
 // [ErrTypeMismatch] (see [Upsert]). A failed [If] condition matches [ErrCondition].
 // key is not modified.
+//
 //go:noinline
 func (e *Entity[T]) Update(ctx context.Context, key T, opts ...UpdateOption) (_ T, err error) {
 	var v T

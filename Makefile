@@ -96,10 +96,13 @@ examples: dynamodb-local-bin
 # bench/bench.out. BENCHFLAGS adds flags, e.g. -skip-local, -count 3, -check (exit 1
 # when a target is missed). Then the pattern benchmarks the README quotes: the sharded
 # fan-out against the same queries one after another (ratios logged), the merge's cost
-# per item, and decoding a mixed item collection.
+# per item, and decoding a mixed item collection. Last, what each entity type adds to a
+# user's build (bench/cmd/compilecost: programs of 1 and 41 entity types through the
+# library and through the raw SDK, dependencies cached; about 2 minutes).
 bench: dynamodb-local-bin
 	cd bench && $(GO) run ./cmd/benchtable -go $(GO) -label 'make bench' $(BENCHFLAGS)
 	set -o pipefail; $(DYNAMODB_LOCAL) run -- $(GO) test -run '^$$' -bench '^(BenchmarkFanout|BenchmarkMerge|BenchmarkCollectionDecode)$$' -benchtime 20x -v . | grep -E '^(Benchmark[^ ]+[[:space:]]+[0-9]|    .*(ratio|concurrent|DynamoDB Local))'
+	cd bench && $(GO) run ./cmd/compilecost -go $(GO)
 
 # Each fuzz target runs FUZZTIME (default 60s); seed corpora live in testdata/fuzz.
 fuzz:

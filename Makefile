@@ -35,9 +35,9 @@ test: lint test-only
 # DynamoDB Local; the benchmarks' tests (unit tests:
 # the benchmarks themselves run under `make bench`).
 test-only: dynamodb-local-bin
-	$(DYNAMODB_LOCAL) run -- sh -c '$(GO) test -race -count=1 -timeout 30m ./... && \
+	$(DYNAMODB_LOCAL) run -- sh -c '$(GO) test -race -count=1 -parallel 4 -timeout 30m ./... && \
 		echo "== the root package again, reads decoded the SDK way (-tags singletable_sdkdecoding)" && \
-		$(GO) test -race -count=1 -timeout 30m -tags singletable_sdkdecoding . && \
+		$(GO) test -race -count=1 -parallel 4 -timeout 30m -tags singletable_sdkdecoding . && \
 		echo "== the otel module" && \
 		cd otel && $(GO) test -race -count=1 -timeout 15m ./...'
 	cd dynamolocal && $(GO) test -race -count=1 -timeout 15m ./...

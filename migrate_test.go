@@ -230,6 +230,7 @@ func TestMigratingReaderNeverLosesAWrite(t *testing.T) {
 }
 
 func TestSweepMigratesOnceAndResumes(t *testing.T) {
+	t.Parallel() // owns its table, and is slow by its volume of writes: runs beside the other such tests
 	tbl, _ := newTestTable(t)
 	issues := MustRegister[mIssue](tbl, Migrations(Migration[mIssue]{Steps: issueSteps(nil), WriteBack: WriteBackOff}))
 	ctx := context.Background()
@@ -298,6 +299,7 @@ func TestSweepRateLimit(t *testing.T) {
 // cancelled midway and started again: it resumes its segments from their last
 // page. Every item is migrated exactly once, and the counts come per segment.
 func TestSweepSplitFourWorkers(t *testing.T) {
+	t.Parallel() // owns its table, and is slow by its volume of writes: runs beside the other such tests
 	tbl, _ := newTestTable(t)
 	issues := MustRegister[mIssue](tbl, Migrations(Migration[mIssue]{Steps: issueSteps(nil), WriteBack: WriteBackOff}))
 	store, err := NewTableStore(tbl)

@@ -230,6 +230,7 @@ func TestVersionFieldRegistration(t *testing.T) {
 }
 
 func TestMutateConcurrentIncrements(t *testing.T) {
+	t.Parallel() // owns its table, and is slow by its volume of writes: runs beside the other such tests
 	tbl, _ := newTestTable(t)
 	counters := MustRegister[vCounter](tbl)
 	ctx := context.Background()
@@ -306,6 +307,7 @@ func TestTransactionsApplyVersionRules(t *testing.T) {
 // TestTransactionalIncrements runs 16 writers that each read a counter and write it
 // back in a transaction with a version condition, retrying on conflict.
 func TestTransactionalIncrements(t *testing.T) {
+	t.Parallel() // owns its table, and is slow by its volume of writes: runs beside the other such tests
 	tbl, _ := newTestTable(t)
 	counters := MustRegister[vCounter](tbl)
 	ctx := context.Background()

@@ -328,6 +328,7 @@ func (a *batchAudit) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWrite
 // BatchGet under the same fault on BatchGetItem, and with queries: each arrives
 // exactly once.
 func TestBatchUnprocessed10k(t *testing.T) {
+	t.Parallel() // owns its table, and is slow by its volume of writes: runs beside the other such tests
 	const n, partitions = 10_000, 10
 	// A last round of one or two items is all withheld 30% of the time, which
 	// DynamoDB answers with a throttle: give the SDK room to retry those.

@@ -68,7 +68,7 @@ func (t *Table) keyID(key map[string]types.AttributeValue) itemKey {
 //go:noinline
 func (e *Entity[T]) BatchGet(ctx context.Context, keys []T, opts ...GetOption) (_ BatchGetResult[T], err error) {
 	var res BatchGetResult[T]
-	err = e.core().batchGetCall(ctx, reflect.ValueOf(keys), opts, elem(&res))
+	err = e.core().batchGetCall(ctx, elem(&keys), opts, elem(&res))
 	return res, err
 }
 
@@ -201,7 +201,7 @@ func (e *entity) batchGet(ctx context.Context, keys reflect.Value, p *readPlan, 
 //go:noinline
 func (e *Entity[T]) BatchPut(ctx context.Context, items []T) (_ []T, err error) {
 	var left []T
-	err = e.core().batchPut(ctx, reflect.ValueOf(items), elem(&left))
+	err = e.core().batchPut(ctx, elem(&items), elem(&left))
 	return left, err
 }
 
@@ -237,7 +237,7 @@ func (e *entity) batchPut(ctx context.Context, items, left reflect.Value) (err e
 //go:noinline
 func (e *Entity[T]) BatchDelete(ctx context.Context, keys []T) (_ []T, err error) {
 	var left []T
-	err = e.core().batchDelete(ctx, reflect.ValueOf(keys), elem(&left))
+	err = e.core().batchDelete(ctx, elem(&keys), elem(&left))
 	return left, err
 }
 

@@ -65,6 +65,12 @@ func (e *Entity[T]) core() *entity {
 //go:noinline
 func elem(p any) reflect.Value { return reflect.ValueOf(p).Elem() }
 
+// ptrTo returns the reflect.Value of the pointer p (a *[]T a shell reads pages
+// into), not inlined either.
+//
+//go:noinline
+func ptrTo(p any) reflect.Value { return reflect.ValueOf(p) }
+
 // unsetCore is the engine of a nil (isNil) or zero Entity of type typ.
 func unsetCore(typ reflect.Type, isNil bool) *entity {
 	return &entity{unset: &unsetEntity{goType: typ, isNil: isNil}}

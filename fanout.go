@@ -134,7 +134,7 @@ func (e *Entity[T]) AllShards(ctx context.Context, key T, opts ...ShardQueryOpti
 	c := e.core()
 	return func(yield func(T, error) bool) {
 		var items []T
-		p := c.allShards(ctx, elem(&key), opts, reflect.ValueOf(&items))
+		p := c.allShards(ctx, elem(&key), opts, ptrTo(&items))
 		for p.next() {
 			for _, v := range items {
 				if !yield(v, nil) {

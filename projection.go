@@ -372,7 +372,7 @@ type PartialBatch[T any] struct {
 //go:noinline
 func (p *Projection[T]) BatchGet(ctx context.Context, keys []T, opts ...GetOption) (_ PartialBatch[T], err error) {
 	var res PartialBatch[T]
-	err = p.x.batchGet(ctx, reflect.ValueOf(keys), opts, elem(&res))
+	err = p.x.batchGet(ctx, elem(&keys), opts, elem(&res))
 	return res, err
 }
 
@@ -450,7 +450,7 @@ func (p *Projection[T]) All(ctx context.Context, key T, opts ...QueryOption) ite
 	c := p.x
 	return func(yield func(Partial[T], error) bool) {
 		var items []T
-		pg := c.all(ctx, elem(&key), opts, reflect.ValueOf(&items))
+		pg := c.all(ctx, elem(&key), opts, ptrTo(&items))
 		for pg.next() {
 			for _, v := range items {
 				if !yield(Partial[T]{Value: v, Attributes: c.attrs}, nil) {

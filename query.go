@@ -237,7 +237,7 @@ func (e *Entity[T]) All(ctx context.Context, key T, opts ...QueryOption) iter.Se
 	c := e.core()
 	return func(yield func(T, error) bool) {
 		var items []T
-		p := c.all(ctx, elem(&key), opts, reflect.ValueOf(&items))
+		p := c.all(ctx, elem(&key), opts, ptrTo(&items))
 		for p.next() {
 			for _, v := range items {
 				if !yield(v, nil) {

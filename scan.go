@@ -114,7 +114,7 @@ func (e *Entity[T]) ScanAll(ctx context.Context, opts ...ScanOption) iter.Seq2[T
 	c := e.core()
 	return func(yield func(T, error) bool) {
 		var items []T
-		p := c.scanAll(ctx, opts, nil, reflect.ValueOf(&items))
+		p := c.scanAll(ctx, opts, nil, ptrTo(&items))
 		for p.next() {
 			for _, v := range items {
 				if !yield(v, nil) {
@@ -160,7 +160,7 @@ func (p *Projection[T]) ScanAll(ctx context.Context, opts ...ScanOption) iter.Se
 	c := p.x
 	return func(yield func(Partial[T], error) bool) {
 		var items []T
-		pg := c.e.scanAll(ctx, opts, &c, reflect.ValueOf(&items))
+		pg := c.e.scanAll(ctx, opts, &c, ptrTo(&items))
 		for pg.next() {
 			for _, v := range items {
 				if !yield(Partial[T]{Value: v, Attributes: c.attrs}, nil) {

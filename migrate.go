@@ -94,12 +94,26 @@ type migrationOption[T any] struct{ m Migration[T] }
 func Migrations[T any](m Migration[T]) RegisterOption { return migrationOption[T]{m} }
 
 func (o migrationOption[T]) apply(t *Table, info *entityInfo) error {
-	if reflect.TypeFor[T]() != info.goType {
-		return &EntityError{Entity: info.name, Reason: "Migrations[" + reflect.TypeFor[T]().String() + "] given to Register[" + info.goType.String() + "]"}
-	}
 	m := o.m
-	if m.WriteBack > WriteBackOff {
-		return &EntityError{Entity: info.name, Reason: "unknown WriteBack " + strconv.Itoa(int(m.WriteBack))}
+	raw := make([]func(RawItem) error, len(m.Steps))
+	typed := make([]func(reflect.Value) error, len(m.Steps))
+	for i, s := range m.Steps {
+		raw[i] = s.Raw
+		if f := s.Typed; f != nil {
+			typed[i] = func(v reflect.Value) error { return f((*T)(v.Addr().UnsafePointer())) }
+		}
+	}
+	return applyMigrations(t, info, reflect.TypeFor[T](), raw, typed, m.WriteBack, m.OnError, m.QueueSize)
+}
+
+// applyMigrations is Migrations' option for the Go type typ: raw and typed are
+// its steps' (typed taking the addressable value).
+func applyMigrations(t *Table, info *entityInfo, typ reflect.Type, raw []func(RawItem) error, typed []func(reflect.Value) error, mode WriteBack, onError func(error), queueSize int) error {
+	if typ != info.goType {
+		return &EntityError{Entity: info.name, Reason: "Migrations[" + typ.String() + "] given to Register[" + info.goType.String() + "]"}
+	}
+	if mode > WriteBackOff {
+		return &EntityError{Entity: info.name, Reason: "unknown WriteBack " + strconv.Itoa(int(mode))}
 	}
 	if t.isReceiptAttr(t.opts.SchemaAttribute) {
 		return &EntityError{Entity: info.name, Reason: "the schema attribute is a receipt attribute"}
@@ -107,21 +121,12 @@ func (o migrationOption[T]) apply(t *Table, info *entityInfo) error {
 	if _, clash := info.plan.Field(t.opts.SchemaAttribute); clash {
 		return &EntityError{Entity: info.name, Field: t.opts.SchemaAttribute, Reason: "a field is stored under the schema attribute's name"}
 	}
-	mp := &migrationPlan{current: len(m.Steps) + 1, mode: m.WriteBack, onError: m.OnError, reserved: t.fixedAttributes()}
+	mp := &migrationPlan{current: len(raw) + 1, mode: mode, onError: onError, reserved: t.fixedAttributes(), raw: raw, typed: typed}
 	if info.version != nil {
 		mp.reserved = append(mp.reserved, info.version.Name)
 	}
-	for _, s := range m.Steps {
-		mp.raw = append(mp.raw, s.Raw)
-		if s.Typed == nil {
-			mp.typed = append(mp.typed, nil)
-			continue
-		}
-		typed := s.Typed
-		mp.typed = append(mp.typed, func(v reflect.Value) error { return typed(v.Addr().Interface().(*T)) })
-	}
-	if m.WriteBack == WriteBackAsync {
-		size := m.QueueSize
+	if mode == WriteBackAsync {
+		size := queueSize
 		if size <= 0 {
 			size = 1024
 		}

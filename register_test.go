@@ -260,3 +260,97 @@ func TestRegisterNilTable(t *testing.T) {
 	assert.Nil(t, e.Table())
 	assert.Equal(t, "", e.Type())
 }
+
+// TestNilAndZeroEntityEveryCall: every call of a nil *Entity (Register failed and
+// its error was ignored) and of a zero Entity (not made by Register) returns an
+// error matching ErrInvalidInput that names the type and the mistake, reads and
+// iterators included, and never panics; so do a nil *Collection's.
+func TestNilAndZeroEntityEveryCall(t *testing.T) {
+	ctx := context.Background()
+	k := vTask{ID: "a"}
+	for _, c := range []struct {
+		name string
+		e    *Entity[vTask]
+		says string
+	}{
+		{"nil", nil, "the *Entity is nil (was the error of Register ignored?)"},
+		{"zero", &Entity[vTask]{}, "the Entity is a zero value; make it with Register"},
+	} {
+		e := c.e
+		iterErr := func(seq func(yield func(vTask, error) bool)) error {
+			var last error
+			for _, err := range seq {
+				last = err
+			}
+			return last
+		}
+		partialErr := func(seq func(yield func(Partial[vTask], error) bool)) error {
+			var last error
+			for _, err := range seq {
+				last = err
+			}
+			return last
+		}
+		calls := map[string]func() error{
+			"Get":         func() error { _, err := e.Get(ctx, k); return err },
+			"Put":         func() error { _, err := e.Put(ctx, k); return err },
+			"Create":      func() error { _, err := e.Create(ctx, k); return err },
+			"Update":      func() error { _, err := e.Update(ctx, k, Set("id", "b")); return err },
+			"Delete":      func() error { return e.Delete(ctx, k) },
+			"Mutate":      func() error { _, err := e.Mutate(ctx, k, func(*vTask) error { return nil }); return err },
+			"Query":       func() error { _, err := e.Query(ctx, k); return err },
+			"All":         func() error { return iterErr(e.All(ctx, k)) },
+			"Scan":        func() error { _, err := e.Scan(ctx); return err },
+			"ScanAll":     func() error { return iterErr(e.ScanAll(ctx)) },
+			"Count":       func() error { _, err := e.Count(ctx, k); return err },
+			"ScanCount":   func() error { _, err := e.ScanCount(ctx); return err },
+			"QueryShards": func() error { _, err := e.QueryShards(ctx, k); return err },
+			"AllShards":   func() error { return iterErr(e.AllShards(ctx, k)) },
+			"BatchGet":    func() error { _, err := e.BatchGet(ctx, []vTask{k}); return err },
+			"BatchPut":    func() error { _, err := e.BatchPut(ctx, []vTask{k}); return err },
+			"BatchDelete": func() error { _, err := e.BatchDelete(ctx, []vTask{k}); return err },
+			"WaitIndexed": func() error { _, _, err := e.WaitIndexed(ctx, "GSI1", k); return err },
+			"WaitUnindexed": func() error {
+				_, err := e.WaitUnindexed(ctx, "GSI1", k)
+				return err
+			},
+			"WaitMoved":         func() error { _, err := e.WaitMoved(ctx, "GSI1", k, k); return err },
+			"Sweep":             func() error { _, err := e.Sweep(ctx); return err },
+			"SweepUnique":       func() error { _, err := e.SweepUnique(ctx); return err },
+			"Key":               func() error { _, err := e.Key(k); return err },
+			"ParseKey":          func() error { _, err := e.ParseKey(map[string]string{"PK": "x", "SK": "y"}); return err },
+			"Project.Get":       func() error { _, err := e.Project("id").Get(ctx, k); return err },
+			"Project.Query":     func() error { _, err := e.Project("id").Query(ctx, k); return err },
+			"Project.All":       func() error { return partialErr(e.Project("id").All(ctx, k)) },
+			"Project.Scan":      func() error { _, err := e.Project("id").Scan(ctx); return err },
+			"Project.ScanAll":   func() error { return partialErr(e.Project("id").ScanAll(ctx)) },
+			"Project.BatchGet":  func() error { _, err := e.Project("id").BatchGet(ctx, []vTask{k}); return err },
+			"Ref.Value":         func() error { _, err := e.Ref(k).Value(); return err },
+			"Table.TransactGet": func() error { return offlineTable(t).TransactGet(ctx, e.Ref(k)) },
+			"TxPut":             func() error { return offlineTable(t).Transact(ctx, e.TxPut(k)) },
+			"BatchPutItem": func() error {
+				_, err := offlineTable(t).BatchWrite(ctx, e.BatchPutItem(k))
+				return err
+			},
+		}
+		for name, call := range calls {
+			var err error
+			assert.NotPanics(t, func() { err = call() }, "%s %s", c.name, name)
+			if assert.ErrorIs(t, err, ErrInvalidInput, "%s %s", c.name, name) {
+				assert.Contains(t, err.Error(), c.says, "%s %s", c.name, name)
+				assert.Contains(t, err.Error(), "vTask", "%s %s", c.name, name)
+			}
+		}
+		assert.Equal(t, "", e.Type())
+		assert.Nil(t, e.Table())
+	}
+	var coll *Collection[struct {
+		Tasks []vTask `singletable:"VTask"`
+	}]
+	assert.NotPanics(t, func() {
+		_, err := coll.Query(ctx, "x")
+		assert.ErrorIs(t, err, ErrInvalidInput)
+		_, err = coll.Load(ctx, "x")
+		assert.ErrorIs(t, err, ErrInvalidInput)
+	})
+}

@@ -138,7 +138,7 @@ func (t *Table) batchGetMixed(ctx context.Context, in *dynamodb.BatchGetItemInpu
 		if !ok {
 			return fmt.Errorf("DynamoDB returned an item that was not asked for")
 		}
-		refs[j].refCore().setItem(ctx, item)
+		refs[j].refCore().setItem(ctx, item, refs[j].refValue())
 		return nil
 	}
 	if !t.wireOn() {
@@ -183,7 +183,7 @@ func (t *Table) batchGetMixed(ctx context.Context, in *dynamodb.BatchGetItemInpu
 			return nil, fmt.Errorf("DynamoDB returned an item that was not asked for")
 		}
 		if ref := refs[j]; ref.refCore().judgeWire(s, i, en.Target.Type) {
-			ref.refCore().setValue(v)
+			ref.refCore().setValue(v, ref.refValue())
 		}
 	}
 	return out, nil

@@ -135,15 +135,15 @@ func (e *Entity[T]) AllShards(ctx context.Context, key T, opts ...ShardQueryOpti
 	return func(yield func(T, error) bool) {
 		var items []T
 		p := c.allShards(ctx, elem(&key), opts, ptrTo(&items))
+		defer p.close() // the span ends however the loop ends, a panic in it too
 		for p.next() {
 			for _, v := range items {
 				if !yield(v, nil) {
-					p.close()
 					return
 				}
 			}
 		}
-		if err := p.close(); err != nil {
+		if err := p.failed(); err != nil {
 			var zero T
 			yield(zero, err)
 		}
@@ -324,6 +324,9 @@ func (e *entity) fanoutPage(ctx context.Context, fq *fanoutQuery, items reflect.
 	if err != nil {
 		sl.Reset()
 		return pageInfo{}, err
+	}
+	if sl.Len() == 0 {
+		items.Elem().SetZero() // no item kept: Items is nil, as the merge has always left it
 	}
 	page := pageInfo{pageMeta: pageMeta{scanned: res.Scanned, capacity: res.Capacity}, partial: fq.pqs[0].plan.partial, read: true}
 	if res.More {

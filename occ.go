@@ -270,8 +270,9 @@ func (e *entity) mutateOnce(ctx context.Context, key reflect.Value, k map[string
 		}
 	}
 	p := t.pinOf(e.info, res.Item)
-	out.Set(cur)
-	if err := fn(out.Addr().UnsafePointer()); err != nil {
+	next := reflect.New(e.info.goType).Elem() // fn's own value each attempt, as before; Mutate returns a copy of it
+	next.Set(cur)
+	if err := fn(next.Addr().UnsafePointer()); err != nil {
 		return err
 	}
 	var o writeOptions
@@ -285,19 +286,20 @@ func (e *entity) mutateOnce(ctx context.Context, key reflect.Value, k map[string
 		}
 		o.base = &mutateBase{read: read, before: before}
 	}
-	_, gotKey, err := e.info.primaryKey(out)
+	_, gotKey, err := e.info.primaryKey(next)
 	if err != nil || !maps.Equal(gotKey, wantKey) {
 		return e.itemErr("Mutate", wantKey, fmt.Errorf("the function changed the key: %w", ErrInvalidInput))
 	}
 	// Planned as a Put pinned to what was read: the version plan refuses a
 	// function that changed the version.
-	w, err := e.info.planPut(out, kindPut, o, p) // planner.go
+	w, err := e.info.planPut(next, kindPut, o, p) // planner.go
 	if err != nil {
 		return e.itemErr("Mutate", wantKey, err)
 	}
-	if _, err := t.execute(ctx, w); err != nil { // pipeline.go; the version, createdAt and count settled in out
+	if _, err := t.execute(ctx, w); err != nil { // pipeline.go; the version, createdAt and count settled in next
 		return asMutate(err)
 	}
+	out.Set(next)
 	return nil
 }
 

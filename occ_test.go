@@ -380,3 +380,32 @@ func hotMutate(writers, each int, firstOnly bool, inc func() error) []error {
 	}
 	return all
 }
+
+// TestMutateFunctionKeepsItsValue: the value Mutate hands its function is the
+// function's own: what it keeps is not cleared when Mutate fails, and the value
+// Mutate returns is a copy of it.
+func TestMutateFunctionKeepsItsValue(t *testing.T) {
+	tbl, _ := newTestTable(t)
+	counters := MustRegister[vCounter](tbl)
+	ctx := context.Background()
+	_, err := counters.Put(ctx, vCounter{ID: "keep"})
+	require.NoError(t, err)
+	boom := errors.New("boom")
+	var kept *vCounter
+	_, err = counters.Mutate(ctx, vCounter{ID: "keep"}, func(c *vCounter) error {
+		c.N = 99
+		kept = c
+		return boom
+	})
+	require.ErrorIs(t, err, boom)
+	assert.Equal(t, 99, kept.N, "what the function kept after its error")
+	got, err := counters.Mutate(ctx, vCounter{ID: "keep"}, func(c *vCounter) error {
+		c.N = 7
+		kept = c
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, 7, got.N)
+	kept.N = 8
+	assert.Equal(t, 7, got.N, "the value returned is a copy")
+}

@@ -451,15 +451,15 @@ func (p *Projection[T]) All(ctx context.Context, key T, opts ...QueryOption) ite
 	return func(yield func(Partial[T], error) bool) {
 		var items []T
 		pg := c.all(ctx, elem(&key), opts, ptrTo(&items))
+		defer pg.close() // the span ends however the loop ends, a panic in it too
 		for pg.next() {
 			for _, v := range items {
 				if !yield(Partial[T]{Value: v, Attributes: c.attrs}, nil) {
-					pg.close()
 					return
 				}
 			}
 		}
-		if err := pg.close(); err != nil {
+		if err := pg.failed(); err != nil {
 			yield(Partial[T]{}, err)
 		}
 	}

@@ -238,15 +238,15 @@ func (e *Entity[T]) All(ctx context.Context, key T, opts ...QueryOption) iter.Se
 	return func(yield func(T, error) bool) {
 		var items []T
 		p := c.all(ctx, elem(&key), opts, ptrTo(&items))
+		defer p.close() // the span ends however the loop ends, a panic in it too
 		for p.next() {
 			for _, v := range items {
 				if !yield(v, nil) {
-					p.close()
 					return
 				}
 			}
 		}
-		if err := p.close(); err != nil {
+		if err := p.failed(); err != nil {
 			var zero T
 			yield(zero, err)
 		}
@@ -300,13 +300,15 @@ func (p *pager) next() bool {
 	return true // the page, and with an error what was read before it (AllowPartial)
 }
 
-// close ends the iterator's span, once, and returns the error that ended it.
-func (p *pager) close() error {
+// failed returns the error that ended the pages, nil when none did.
+func (p *pager) failed() error { return p.err }
+
+// close ends the iterator's span, once, with that error.
+func (p *pager) close() {
 	if p.end != nil {
 		p.end(&p.err)
 		p.end = nil
 	}
-	return p.err
 }
 
 // pager returns the pager of the pages of pq into items (a *[]T); done ends the
@@ -571,8 +573,10 @@ func partials(dst, items reflect.Value, attrs []string) {
 // projectedPage is fillPage for a projected read: items (a []T, as read) become
 // the page's Partial values.
 func (p *projection) projectedPage(page, items reflect.Value, r pageInfo, err error) error {
-	if err != nil && !r.read {
+	if err != nil && !r.read { // as before the engine: an empty, partial page
 		page.SetZero()
+		page.Field(pageItems).Set(reflect.MakeSlice(page.Field(pageItems).Type(), 0, 0))
+		page.Field(pagePartial).SetBool(true)
 		return err
 	}
 	partials(page.Field(pageItems), items, p.attrs)

@@ -115,15 +115,15 @@ func (e *Entity[T]) ScanAll(ctx context.Context, opts ...ScanOption) iter.Seq2[T
 	return func(yield func(T, error) bool) {
 		var items []T
 		p := c.scanAll(ctx, opts, nil, ptrTo(&items))
+		defer p.close() // the span ends however the loop ends, a panic in it too
 		for p.next() {
 			for _, v := range items {
 				if !yield(v, nil) {
-					p.close()
 					return
 				}
 			}
 		}
-		if err := p.close(); err != nil {
+		if err := p.failed(); err != nil {
 			var zero T
 			yield(zero, err)
 		}
@@ -161,15 +161,15 @@ func (p *Projection[T]) ScanAll(ctx context.Context, opts ...ScanOption) iter.Se
 	return func(yield func(Partial[T], error) bool) {
 		var items []T
 		pg := c.e.scanAll(ctx, opts, &c, ptrTo(&items))
+		defer pg.close() // the span ends however the loop ends, a panic in it too
 		for pg.next() {
 			for _, v := range items {
 				if !yield(Partial[T]{Value: v, Attributes: c.attrs}, nil) {
-					pg.close()
 					return
 				}
 			}
 		}
-		if err := pg.close(); err != nil {
+		if err := pg.failed(); err != nil {
 			yield(Partial[T]{}, err)
 		}
 	}

@@ -25,6 +25,9 @@ const maxTransactGet = 100
 // [Table.BatchGet] take them. Only Ref implements it.
 type ItemRef interface {
 	refCore() *refCore
+	// refValue is the Ref's value (addressable), taken from the Ref itself at
+	// each call, so that a copy of a Ref is filled in its own place.
+	refValue() reflect.Value
 }
 
 // refState is what a call found for a Ref.
@@ -48,7 +51,6 @@ type refCore struct {
 	rerr   error     // why a read item could not be decoded, or was left out
 	plan   *readPlan // what the call reading it does with its item (refPlans)
 	e      *entity
-	v      reflect.Value // the Ref's value (addressable): what was read
 }
 
 // Ref is one item of entity type T to read by key in [Table.TransactGet] or
@@ -69,13 +71,13 @@ type Ref[T any] struct {
 //go:noinline
 func (e *Entity[T]) Ref(key T) *Ref[T] {
 	r := &Ref[T]{key: key}
-	e.core().initRef(&r.core, elem(&r.key), elem(&r.v))
+	e.core().initRef(&r.core, elem(&r.key))
 	return r
 }
 
-// initRef readies c, the core of a Ref of key sv whose value is v.
-func (e *entity) initRef(c *refCore, sv, v reflect.Value) {
-	c.e, c.v = e, v
+// initRef readies c, the core of a Ref of key sv.
+func (e *entity) initRef(c *refCore, sv reflect.Value) {
+	c.e = e
 	if c.err = e.refused("Ref"); c.err != nil {
 		return
 	}
@@ -142,12 +144,14 @@ func (c *refCore) valueErr() error {
 
 func (r *Ref[T]) refCore() *refCore { return &r.core }
 
+func (r *Ref[T]) refValue() reflect.Value { return elem(&r.v) }
+
 // setItem reads an item read for the Ref through the phases of its plan
 // (readpath.go): whole, so an older one is migrated and written back as its
 // entity says; one not provably of the entity fails the Ref with
 // ErrTypeMismatch, one SkipExpired leaves out is missing.
-func (c *refCore) setItem(ctx context.Context, item map[string]types.AttributeValue) {
-	c.v.SetZero()
+func (c *refCore) setItem(ctx context.Context, item map[string]types.AttributeValue, dst reflect.Value) {
+	dst.SetZero()
 	if item == nil {
 		c.state = refMissing
 		return
@@ -160,14 +164,15 @@ func (c *refCore) setItem(ctx context.Context, item map[string]types.AttributeVa
 	case verdict == itemExpired:
 		c.state, c.rerr = refMissing, errExpired
 	default:
-		c.v.Set(v)
+		dst.Set(v)
 		c.state = refFound
 	}
 }
 
-// setValue sets the value the wire path decoded (a *T), judged (judgeWire).
-func (c *refCore) setValue(v reflect.Value) {
-	c.v.Set(v.Elem())
+// setValue sets in dst (the Ref's value) the value the wire path decoded (a
+// *T), judged (judgeWire).
+func (c *refCore) setValue(v, dst reflect.Value) {
+	dst.Set(v.Elem())
 	c.state = refFound
 }
 
@@ -342,17 +347,17 @@ func (t *Table) fillTx(ctx context.Context, refs []ItemRef, resp []types.ItemRes
 			v := vals[k]
 			k++
 			if ref.refCore().judgeWire(s, i, ents[i].Target.Type) {
-				ref.refCore().setValue(v)
+				ref.refCore().setValue(v, ref.refValue())
 			}
 			continue
 		}
 		switch {
 		case ents == nil:
-			ref.refCore().setItem(ctx, resp[i].Item)
+			ref.refCore().setItem(ctx, resp[i].Item, ref.refValue())
 		case ents[i].Raw < 0: // no item at the key
-			ref.refCore().setItem(ctx, nil)
+			ref.refCore().setItem(ctx, nil, ref.refValue())
 		case ents[i].Raw < len(resp):
-			ref.refCore().setItem(ctx, resp[ents[i].Raw].Item)
+			ref.refCore().setItem(ctx, resp[ents[i].Raw].Item, ref.refValue())
 		default:
 			return fmt.Errorf("singletable: TransactGet: response %d is missing", i)
 		}

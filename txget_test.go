@@ -121,3 +121,38 @@ func TestTransactGetRefusedBeforeSending(t *testing.T) {
 	assert.Equal(t, "Get", txe.Reasons[0].Op)
 	assert.Equal(t, "TransactionConflict", txe.Reasons[0].Code)
 }
+
+// TestRefCopyFilledInItsOwnPlace: a Ref copied by value (a []Ref[T] filled from
+// Entity.Ref, to allocate once) is filled in its own place by TransactGet and
+// BatchGet, on both decoding paths; the Ref it was copied from is left alone.
+func TestRefCopyFilledInItsOwnPlace(t *testing.T) {
+	for _, wire := range []bool{true, false} {
+		tbl, _ := newTestTable(t, WithWireDecoding(wire))
+		tasks := MustRegister[vTask](tbl)
+		ctx := context.Background()
+		for _, id := range []string{"a", "b"} {
+			_, err := tasks.Put(ctx, vTask{ID: id})
+			require.NoError(t, err)
+		}
+		orig := tasks.Ref(vTask{ID: "a"})
+		refs := []Ref[vTask]{*orig, *tasks.Ref(vTask{ID: "b"})}
+		require.NoError(t, tbl.TransactGet(ctx, &refs[0], &refs[1]), "wire=%v", wire)
+		for i, id := range []string{"a", "b"} {
+			v, err := refs[i].Value()
+			require.NoError(t, err, "wire=%v", wire)
+			assert.Equal(t, id, v.ID, "TransactGet, wire=%v", wire)
+		}
+		_, err := orig.Value()
+		assert.ErrorIs(t, err, ErrInvalidInput, "the original was not read")
+
+		refs = []Ref[vTask]{*tasks.Ref(vTask{ID: "a"}), *tasks.Ref(vTask{ID: "b"})}
+		left, err := tbl.BatchGet(ctx, []ItemRef{&refs[0], &refs[1]})
+		require.NoError(t, err, "wire=%v", wire)
+		require.Empty(t, left)
+		for i, id := range []string{"a", "b"} {
+			v, err := refs[i].Value()
+			require.NoError(t, err, "wire=%v", wire)
+			assert.Equal(t, id, v.ID, "BatchGet, wire=%v", wire)
+		}
+	}
+}

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unsafe"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -180,21 +179,19 @@ func (clobberOption) applyUpdate(u *updateOptions) error {
 //go:noinline
 func (e *Entity[T]) Mutate(ctx context.Context, key T, fn func(*T) error, opts ...RetryOption) (_ T, err error) {
 	var v T
-	var mutate func(unsafe.Pointer) error
-	if fn != nil {
-		mutate = func(p unsafe.Pointer) error { return fn((*T)(p)) }
-	}
-	err = e.core().mutate(ctx, elem(&key), elem(&v), mutate, opts)
+	err = e.core().mutate(ctx, elem(&key), elem(&v), fn, opts)
 	return v, err
 }
 
-// mutate is Mutate: fn is the caller's function on the address of a value of
-// the entity's type, and the value stored is set in out (left zero on an error).
-func (e *entity) mutate(ctx context.Context, ksv, out reflect.Value, fn func(unsafe.Pointer) error, opts []RetryOption) (err error) {
+// mutate is Mutate: fn is the caller's func(*T) error, called through
+// reflection (no closure compiled per T; a Mutate attempt is two round trips),
+// and the value stored is set in out (left zero on an error).
+func (e *entity) mutate(ctx context.Context, ksv, out reflect.Value, fnv any, opts []RetryOption) (err error) {
 	if err := e.refused("Mutate"); err != nil {
 		return err
 	}
-	if fn == nil {
+	fn := reflect.ValueOf(fnv)
+	if fn.IsNil() {
 		return fmt.Errorf("singletable: Mutate %s: a nil function: %w", e.info.name, ErrInvalidInput)
 	}
 	ctx, done := e.begin(ctx, "Mutate")
@@ -246,7 +243,7 @@ func (e *entity) mutate(ctx context.Context, ksv, out reflect.Value, fn func(uns
 
 // mutateOnce is one attempt of Mutate: read, apply fn, write pinned to what was
 // read. The value written is left in out.
-func (e *entity) mutateOnce(ctx context.Context, key reflect.Value, k map[string]types.AttributeValue, wantKey map[string]string, fn func(unsafe.Pointer) error, out reflect.Value) error {
+func (e *entity) mutateOnce(ctx context.Context, key reflect.Value, k map[string]types.AttributeValue, wantKey map[string]string, fn, out reflect.Value) error {
 	t := e.table
 	res, err := t.client.GetItem(ctx, &dynamodb.GetItemInput{TableName: t.namePtr(), Key: k, ConsistentRead: boolPtr(true)})
 	if err != nil {
@@ -272,8 +269,8 @@ func (e *entity) mutateOnce(ctx context.Context, key reflect.Value, k map[string
 	p := t.pinOf(e.info, res.Item)
 	next := reflect.New(e.info.goType).Elem() // fn's own value each attempt, as before; Mutate returns a copy of it
 	next.Set(cur)
-	if err := fn(next.Addr().UnsafePointer()); err != nil {
-		return err
+	if ret := fn.Call([]reflect.Value{next.Addr()}); !ret[0].IsNil() {
+		return ret[0].Interface().(error)
 	}
 	var o writeOptions
 	if read != nil {

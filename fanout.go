@@ -150,8 +150,8 @@ func (e *Entity[T]) AllShards(ctx context.Context, key T, opts ...ShardQueryOpti
 	}
 }
 
-// allShards is AllShards: each page is read into the slice items points to,
-// and each is called with the index of every item.
+// allShards is AllShards' pager, reading each page into the slice items
+// points to.
 func (e *entity) allShards(ctx context.Context, sv reflect.Value, opts []ShardQueryOption, items reflect.Value) *pager {
 	if err := e.refused("AllShards"); err != nil {
 		return newPager(items, nil, noDone, err)
@@ -311,15 +311,11 @@ func (e *entity) fanoutPage(ctx context.Context, fq *fanoutQuery, items reflect.
 	fq.Serial = explaining(ctx) != nil // explain.go: one at a time, in shard order
 	sl := wire.NewSlice(items)
 	res, err := fq.Next(ctx, func(ctx context.Context, i int, item fanout.Item) (bool, error) {
-		sl.Next(nil)
-		verdict, err := fq.pqs[i].plan.readItem(ctx, item, sl.Value(sl.Len()-1)) // readpath.go
-		if err != nil || verdict != itemRead {
-			sl.Drop(nil)
-		}
+		kept, err := fq.pqs[i].plan.readInto(ctx, item, &sl) // readpath.go
 		if err != nil {
 			return false, fmt.Errorf("singletable: QueryShards %s: %w", e.info.name, err)
 		}
-		return verdict == itemRead, nil
+		return kept, nil
 	})
 	if err != nil {
 		sl.Reset()

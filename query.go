@@ -253,8 +253,7 @@ func (e *Entity[T]) All(ctx context.Context, key T, opts ...QueryOption) iter.Se
 	}
 }
 
-// all is All: each page is read into the slice items points to, and each is
-// called with the index of every item kept.
+// all is All's pager, reading each page into the slice items points to.
 func (e *entity) all(ctx context.Context, sv reflect.Value, opts []QueryOption, items reflect.Value) *pager {
 	if err := e.refused("All"); err != nil {
 		return newPager(items, nil, noDone, err)
@@ -281,17 +280,16 @@ type pager struct {
 }
 
 // newPager returns a pager reading into items (a *[]T) with read; done ends the
-// operation's span. With err set, it reads nothing and its close returns err.
+// operation's span. With err set, it reads nothing and failed returns err.
 func newPager(items reflect.Value, read func(items reflect.Value) (bool, error), done func(*error), err error) *pager {
 	return &pager{items: items, read: read, end: done, err: err, over: err != nil}
 }
 
 // next reads the next page into items; false when there is none (then see
-// close's error).
+// failed).
 func (p *pager) next() bool {
-	s := p.items.Elem()
-	s.Clear()
-	s.SetLen(0)
+	sl := wire.NewSlice(p.items)
+	sl.Reset()
 	if p.over {
 		return false
 	}
@@ -312,7 +310,7 @@ func (p *pager) close() {
 }
 
 // pager returns the pager of the pages of pq into items (a *[]T); done ends the
-// operation's span. With err set, it reads nothing and its close returns err.
+// operation's span. With err set, it reads nothing and failed returns err.
 func (e *entity) pager(ctx context.Context, pq *preparedQuery, items reflect.Value, err error, done func(*error)) *pager {
 	if err != nil {
 		return newPager(items, nil, done, err)
@@ -321,9 +319,8 @@ func (e *entity) pager(ctx context.Context, pq *preparedQuery, items reflect.Val
 	return newPager(items, func(items reflect.Value) (bool, error) {
 		page, err := e.queryPage(ctx, pq, start, items)
 		if err != nil {
-			s := items.Elem() // nothing of a failed page is yielded
-			s.Clear()
-			s.SetLen(0)
+			sl := wire.NewSlice(items) // nothing of a failed page is yielded
+			sl.Reset()
 			return false, err
 		}
 		start = page.last
@@ -617,12 +614,7 @@ func nonNil(items reflect.Value) {
 // addItem reads one stored item of a page through the read path's phases and
 // appends it to sl when the read keeps it.
 func (e *entity) addItem(ctx context.Context, pq *preparedQuery, sl *wire.Slice, item map[string]types.AttributeValue) error {
-	sl.Next(nil)
-	verdict, err := pq.plan.readItem(ctx, item, sl.Value(sl.Len()-1))
-	if err != nil || verdict != itemRead {
-		sl.Drop(nil)
-	}
-	if err != nil {
+	if _, err := pq.plan.readInto(ctx, item, sl); err != nil {
 		return fmt.Errorf("singletable: %s %s: %w", pq.call(), e.info.name, err)
 	}
 	return nil

@@ -305,6 +305,19 @@ func (p *readPlan) readItem(ctx context.Context, item map[string]types.Attribute
 	return itemRead, p.decode(ctx, info, item, rv)
 }
 
+// readInto runs every phase on a stored item, decoding it straight into a new
+// last element of sl (the caller's []T), which stays only when the read keeps
+// the item.
+func (p *readPlan) readInto(ctx context.Context, item map[string]types.AttributeValue, sl *wire.Slice) (kept bool, err error) {
+	sl.Next(nil)
+	verdict, err := p.readItem(ctx, item, sl.Value(sl.Len()-1))
+	if err != nil || verdict != itemRead {
+		sl.Drop(nil)
+		return false, err
+	}
+	return true, nil
+}
+
 // readAny runs every phase on a stored item of any entity: a value of its type
 // (such as an Order), or a RawItem (UnknownCollect).
 func (p *readPlan) readAny(ctx context.Context, item map[string]types.AttributeValue) (any, itemVerdict, error) {

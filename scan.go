@@ -92,7 +92,6 @@ func (e *entity) scan(ctx context.Context, opts []ScanOption, p *projection, pag
 	defer done(&err)
 	pq, err := e.prepareScan(opts, p)
 	if err != nil {
-		page.SetZero()
 		return err
 	}
 	if p == nil {
@@ -130,7 +129,8 @@ func (e *Entity[T]) ScanAll(ctx context.Context, opts ...ScanOption) iter.Seq2[T
 	}
 }
 
-// scanAll is ScanAll, and with p a projected ScanAll.
+// scanAll is ScanAll's pager (a projected ScanAll's with p), reading each page
+// into the slice items points to.
 func (e *entity) scanAll(ctx context.Context, opts []ScanOption, p *projection, items reflect.Value) *pager {
 	if err := e.refused("ScanAll"); err != nil {
 		return newPager(items, nil, noDone, err)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/singletable/singletable/internal/wrap"
 )
 
 // ItemClient is the part of the DynamoDB API that every item operation of the
@@ -125,7 +127,7 @@ func (t *Table) tableCalls(op string, need ...string) (TableClient, error) {
 			return nil, fmt.Errorf("singletable: %s %s: %w", op, t.name, m.missing(name))
 		}
 	}
-	return t.observeTable(m), nil
+	return t.observeTable(wrap.Tables{C: m, Around: t.sendTable}), nil
 }
 
 // tableCallsOf returns the table management methods c has.

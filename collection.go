@@ -89,7 +89,9 @@ type RawItem map[string]types.AttributeValue
 // does (an order and its line items, not order o10); a value that sets only the
 // partition's inputs, or a string, reads the whole partition. [Limit] counts items
 // of every type. Cost: 0.5 RCU per 4 KB read. key is not modified.
-func (t *Table) Query(ctx context.Context, key any, opts ...CollectionOption) (Page[any], error) {
+func (t *Table) Query(ctx context.Context, key any, opts ...CollectionOption) (_ Page[any], err error) {
+	ctx, done := t.begin(ctx, "Query")
+	defer done(&err)
 	pq, _, err := t.prepareCollection(key, opts)
 	if err != nil {
 		return Page[any]{}, err
@@ -358,7 +360,9 @@ func (c *Collection[C]) decoder(ctx context.Context, dst *C, p *readPlan) *collD
 // query reads one page of the collection at key (one Query call) into dst, the
 // addressable C of Collection.Query, and returns the page's cursor, items scanned
 // and capacity.
-func (c *collection) query(ctx context.Context, dst reflect.Value, key any, opts []CollectionOption) (pageMeta, error) {
+func (c *collection) query(ctx context.Context, dst reflect.Value, key any, opts []CollectionOption) (_ pageMeta, err error) {
+	ctx, done := c.begin(ctx, "Query")
+	defer done(&err)
 	pq, err := c.prepare("Query", dst, key, opts)
 	if err != nil {
 		return pageMeta{}, err
@@ -367,10 +371,21 @@ func (c *collection) query(ctx context.Context, dst reflect.Value, key any, opts
 	return meta, err
 }
 
+// begin starts the span of one of the collection's operations (Table.begin); a
+// nil collection (refused by prepare) has none.
+func (c *collection) begin(ctx context.Context, op string) (context.Context, func(*error)) {
+	if c == nil {
+		return usable(ctx, op), noDone
+	}
+	return c.table.begin(ctx, op)
+}
+
 // load reads every page of the collection at key into dst, the addressable C of
 // Collection.Load. On an error dst holds what the pages before it added: the caller
 // returns a zero C.
-func (c *collection) load(ctx context.Context, dst reflect.Value, key any, opts []CollectionOption) error {
+func (c *collection) load(ctx context.Context, dst reflect.Value, key any, opts []CollectionOption) (err error) {
+	ctx, done := c.begin(ctx, "Load")
+	defer done(&err)
 	pq, err := c.prepare("Load", dst, key, opts)
 	if err != nil {
 		return err

@@ -82,6 +82,9 @@ func WaitFor[R any](ctx context.Context, read func(context.Context) (R, error), 
 // over; keep is called after an attempt that read a value that did not end it.
 // done reports whether an attempt ended it.
 func waitLoop(ctx context.Context, attempt func(context.Context) (bool, error), keep func(), opts []RetryOption) (done bool, _ WaitStats, _ error) {
+	if ctx == nil {
+		return false, WaitStats{}, fmt.Errorf("singletable: WaitFor: the context is nil; pass context.Background(), context.TODO() or the request's context: %w", ErrInvalidInput)
+	}
 	var b Backoff
 	for i, o := range opts {
 		if o == nil {

@@ -91,7 +91,9 @@ func (e *entity) scanCount(ctx context.Context, opts []ScanOption) (_ Count, err
 // Count counts the items of every type that [Table.Query] with the same key and
 // options would return (Query with Select COUNT, until done), at the cost of
 // reading them. [Limit] and [OnUnknown] do not apply to a count and are refused.
-func (t *Table) Count(ctx context.Context, key any, opts ...CollectionOption) (Count, error) {
+func (t *Table) Count(ctx context.Context, key any, opts ...CollectionOption) (_ Count, err error) {
+	ctx, done := t.begin(ctx, "Count")
+	defer done(&err)
 	pq, o, err := t.prepareCollection(key, opts)
 	if err != nil {
 		return Count{}, err
@@ -108,7 +110,9 @@ func (t *Table) Count(ctx context.Context, key any, opts ...CollectionOption) (C
 // ScanCount counts every item [Table.Scan] with the same options would return
 // (Scan with Select COUNT, until done), at the cost of a Scan. [Limit] and
 // [OnUnknown] do not apply to a count and are refused.
-func (t *Table) ScanCount(ctx context.Context, opts ...TableScanOption) (Count, error) {
+func (t *Table) ScanCount(ctx context.Context, opts ...TableScanOption) (_ Count, err error) {
+	ctx, done := t.begin(ctx, "ScanCount")
+	defer done(&err)
 	pq, o, err := t.prepareTableScan(opts)
 	if err != nil {
 		return Count{}, err

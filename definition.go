@@ -151,7 +151,9 @@ func Tags(tags map[string]string) func(*dynamodb.CreateTableInput) {
 // (DescribeTable) until the table is ACTIVE or ctx ends, and turns TTL on when
 // the table has a TTL attribute ([Table.EnableTTL]). Each edit may adjust the
 // input before it is sent, for example to enable a stream ([EnableStream]).
-func (t *Table) CreateTable(ctx context.Context, edits ...func(*dynamodb.CreateTableInput)) error {
+func (t *Table) CreateTable(ctx context.Context, edits ...func(*dynamodb.CreateTableInput)) (err error) {
+	ctx, done := t.begin(ctx, "CreateTable")
+	defer done(&err)
 	if err := t.refuseExplain(ctx, "CreateTable"); err != nil { // explain.go
 		return err
 	}
@@ -174,7 +176,9 @@ func (t *Table) CreateTable(ctx context.Context, edits ...func(*dynamodb.CreateT
 
 // DeleteTable calls DeleteTable and waits until the table is gone. A table that does
 // not exist is not an error. Meant for tests.
-func (t *Table) DeleteTable(ctx context.Context) error {
+func (t *Table) DeleteTable(ctx context.Context) (err error) {
+	ctx, done := t.begin(ctx, "DeleteTable")
+	defer done(&err)
 	if err := t.refuseExplain(ctx, "DeleteTable"); err != nil { // explain.go
 		return err
 	}

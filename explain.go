@@ -176,6 +176,9 @@ type explainKey struct{}
 
 // explaining returns the recorder of an Explain that ctx runs under, or nil.
 func explaining(ctx context.Context) *explain.Recorder {
+	if ctx == nil { // a caller's mistake, refused by the call (usable, trace.go)
+		return nil
+	}
 	r, _ := ctx.Value(explainKey{}).(*explain.Recorder)
 	return r
 }

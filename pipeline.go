@@ -67,10 +67,16 @@ func (t *Table) execute(ctx context.Context, w *writeRequest) (map[string]types.
 	}
 	b := t.opts.Backoff.withDefaults()
 	maybeSent := false // an earlier attempt may have been applied
+	blind := false     // and it was sent again without reading the item (resendable)
 	for attempt := 1; ; attempt++ {
 		attrs, err := w.call(ctx, t, condwrite.DefiniteRetries)
 		if err == nil {
 			return t.settled(w, attrs, false)
+		}
+		if blind && !isConditionFailed(err) && !ambiguous(err) {
+			// Sent again after a lost answer without judging it: this failure
+			// says nothing of the earlier attempt, which may have landed.
+			return nil, t.unproven(w, err, fmt.Sprintf("the answer to attempt %d was lost and the write was sent again, which failed", attempt-1))
 		}
 		if replicatedConflict(err) && attempt < b.MaxAttempts {
 			// Refused, applied nothing: sent again after the backoff, its
@@ -100,7 +106,8 @@ func (t *Table) execute(ctx context.Context, w *writeRequest) (map[string]types.
 		var v verdict
 		var why string
 		var cur map[string]types.AttributeValue
-		if w.resendable && !ccf {
+		blind = w.resendable && !ccf
+		if blind {
 			v = notLanded // idempotent: the SDK would have sent it again too
 			t.event(ctx, SpanEvent{Name: EventAmbiguous, How: "resend", Err: err})
 		} else {
@@ -127,10 +134,16 @@ func (t *Table) execute(ctx context.Context, w *writeRequest) (map[string]types.
 		default:
 			return nil, t.unproven(w, err, why)
 		}
+		if blind && attempt >= b.MaxAttempts {
+			return nil, t.unproven(w, err, fmt.Sprintf("sent %d times (it is idempotent), and every answer was lost", attempt))
+		}
 		if attempt >= b.MaxAttempts {
 			return nil, t.itemErr(w, fmt.Errorf("not applied after %d attempts: %w", attempt, err))
 		}
 		if werr := b.Wait(ctx, attempt); werr != nil {
+			if blind {
+				return nil, t.unproven(w, err, "its answer was lost, and the wait to send it again ended: "+werr.Error())
+			}
 			return nil, t.itemErr(w, fmt.Errorf("not applied: %w: %w", err, werr))
 		}
 	}
@@ -301,15 +314,22 @@ func (t *Table) itemErr(w *writeRequest, err error) error {
 }
 
 // ambiguous reports whether a failed call may have been applied: the request may
-// have reached DynamoDB but no answer came back, or the answer was a 5xx. A
-// connection that could not be opened sent nothing.
+// have reached DynamoDB but no answer came back, or the answer was a 5xx, or the
+// client answered nothing at all. A connection that could not be opened sent
+// nothing, nor did a call refused before sending (its context had ended).
 func ambiguous(err error) bool {
 	var send *smithyhttp.RequestSendError
 	var de *smithy.DeserializationError
 	var ce *smithy.CanceledError
 	var re *smithyhttp.ResponseError
 	var op *net.OpError
+	var ns *condwrite.NotSentError
+	var no *condwrite.NoOutputError
 	switch {
+	case errors.As(err, &ns):
+		return false
+	case errors.As(err, &no):
+		return true
 	case errors.As(err, &send) && errors.As(err, &op) && op.Op == "dial":
 		return false
 	case errors.As(err, &send), errors.As(err, &de), errors.As(err, &ce):

@@ -199,7 +199,9 @@ func (e *entity) prepareScan(opts []ScanOption, p *projection) (*preparedQuery, 
 // default they fail the page). [Segments] and [Segment] make it one segment of a
 // parallel scan, as for [Entity.Scan]. Cost: every item read, 0.5 RCU per 4 KB
 // (1 with [Consistent]).
-func (t *Table) Scan(ctx context.Context, opts ...TableScanOption) (Page[any], error) {
+func (t *Table) Scan(ctx context.Context, opts ...TableScanOption) (_ Page[any], err error) {
+	ctx, done := t.begin(ctx, "Scan")
+	defer done(&err)
 	pq, _, err := t.prepareTableScan(opts)
 	if err != nil {
 		return Page[any]{}, err

@@ -88,7 +88,9 @@ func (t *Table) TTLAttribute() string { return t.ttlAttribute() }
 // idempotent; TTL on for another attribute is an error, as DynamoDB allows one.
 // DynamoDB may take up to an hour to apply the change. The table's client must be
 // a [TTLClient].
-func (t *Table) EnableTTL(ctx context.Context) error {
+func (t *Table) EnableTTL(ctx context.Context) (err error) {
+	ctx, done := t.begin(ctx, "EnableTTL")
+	defer done(&err)
 	if err := t.refuseExplain(ctx, "EnableTTL"); err != nil { // explain.go
 		return err
 	}
@@ -100,6 +102,7 @@ func (t *Table) EnableTTL(ctx context.Context) error {
 	if !ok {
 		return fmt.Errorf("singletable: EnableTTL %s: the table's client (%T) has no UpdateTimeToLive and DescribeTimeToLive (TTLClient): %w", t.name, t.user, ErrInvalidInput)
 	}
+	c = wrap.TTL{C: c, Around: t.sendTable}
 	if t.observing() {
 		c = wrap.TTL{C: c, Around: t.observed}
 	}

@@ -299,6 +299,7 @@ func (t *Table) TransactWith(ctx context.Context, o TxOptions, items ...TxItem) 
 	}
 	actions = append(actions, guards...)
 	b := t.opts.Backoff.withDefaults()
+	lost := false // an attempt's answer was lost: it may have been applied
 	for attempt := 1; ; attempt++ {
 		token := o.Token
 		if token == "" {
@@ -325,6 +326,7 @@ func (t *Table) TransactWith(ctx context.Context, o TxOptions, items ...TxItem) 
 			}
 			return err
 		case ambiguous(err):
+			lost = true
 			if o.Token != "" && ctx.Err() == nil && attempt < b.MaxAttempts {
 				// The same token: DynamoDB applies the transaction at most once.
 				t.event(ctx, SpanEvent{Name: EventAmbiguous, How: "resend", Err: err}) // trace.go
@@ -340,6 +342,17 @@ func (t *Table) TransactWith(ctx context.Context, o TxOptions, items ...TxItem) 
 			}
 			t.event(ctx, SpanEvent{Name: EventResolved, Outcome: "unproven"})
 			return fmt.Errorf("singletable: Transact: %w: %w", ErrAmbiguous, err)
+		case lost:
+			// Resent under the same token after a lost answer, and refused this
+			// time (throttled past the SDK's retries, say): the refusal says
+			// nothing of the lost attempt. Landed, or unknown.
+			t.event(ctx, SpanEvent{Name: EventAmbiguous, How: "read back", Err: err})
+			if ctx.Err() == nil && t.txLanded(ctx, ws, nil, nil) {
+				t.event(ctx, SpanEvent{Name: EventResolved, Outcome: "landed"})
+				return nil
+			}
+			t.event(ctx, SpanEvent{Name: EventResolved, Outcome: "unproven"})
+			return fmt.Errorf("singletable: Transact: %w: the answer to an earlier attempt was lost, and its resend under the same token (%q) failed; send it again with that token within ten minutes to apply it at most once: %w", ErrAmbiguous, o.Token, txHint(ws, err))
 		}
 		return fmt.Errorf("singletable: Transact: %w", txHint(ws, err))
 	}

@@ -66,12 +66,13 @@ func (e *Entity[T]) SweepUnique(ctx context.Context, opts ...UniqueSweepOption) 
 	return e.core().sweepUnique(ctx, opts)
 }
 
-func (e *entity) sweepUnique(ctx context.Context, opts []UniqueSweepOption) (UniqueSweepReport, error) {
+func (e *entity) sweepUnique(ctx context.Context, opts []UniqueSweepOption) (_ UniqueSweepReport, err error) {
 	var rep UniqueSweepReport
 	if err := e.refused("SweepUnique"); err != nil {
 		return rep, err
 	}
-	ctx = e.observe(ctx)
+	ctx, done := e.begin(ctx, "SweepUnique")
+	defer done(&err)
 	info, t := e.info, e.table
 	u := info.unique
 	if u == nil {

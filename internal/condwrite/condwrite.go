@@ -152,17 +152,48 @@ func ReadBack(ctx context.Context, get func(context.Context, *dynamodb.GetItemIn
 	}
 }
 
+// NotSentError is a call that was not sent because its context had ended
+// before it (the table's client boundary refuses such calls): it applied
+// nothing. Err is the context's cause.
+type NotSentError struct {
+	API string
+	Err error
+}
+
+func (e *NotSentError) Error() string { return e.API + " not sent: " + e.Err.Error() }
+func (e *NotSentError) Unwrap() error { return e.Err }
+
+// NoOutputError is a call whose client returned neither an output nor an error
+// (a stub or wrapper that returns nil, nil): nothing says whether a write was
+// applied, so it is judged like a lost answer.
+type NoOutputError struct {
+	API    string
+	Client string // the client's Go type
+}
+
+func (e *NoOutputError) Error() string {
+	return "the client (" + e.Client + ") returned neither an output nor an error from " + e.API +
+		" (a wrapper or stub must return the call's output, or an error)"
+}
+
 // Ambiguous reports whether a failed call may have been applied: the request may
 // have reached DynamoDB but no answer came back (or the context ended while it
-// was out), or the answer was a 5xx. A connection that could not be opened sent
-// nothing.
+// was out), or the answer was a 5xx, or the client answered nothing at all
+// ([NoOutputError]). A connection that could not be opened sent nothing, nor did
+// a call refused before sending ([NotSentError]).
 func Ambiguous(err error) bool {
 	var send *smithyhttp.RequestSendError
 	var de *smithy.DeserializationError
 	var ce *smithy.CanceledError
 	var re *smithyhttp.ResponseError
 	var op *net.OpError
+	var ns *NotSentError
+	var no *NoOutputError
 	switch {
+	case errors.As(err, &ns):
+		return false
+	case errors.As(err, &no):
+		return true
 	case errors.As(err, &send) && errors.As(err, &op) && op.Op == "dial":
 		return false
 	case errors.As(err, &send), errors.As(err, &de), errors.As(err, &ce):

@@ -270,17 +270,16 @@ func TestNilContextEveryCall(t *testing.T) {
 	m := newEveryModel(t, offlineTable(t, everyOpts...))
 	for _, c := range everyCall(m) {
 		var err error
-		//lint:ignore SA1012 the nil context is the point
-		assert.NotPanics(t, func() { err = c.call(nil) }, c.name) //nolint:staticcheck
+		assert.NotPanics(t, func() { err = c.call(nil) }, c.name)
 		if assert.ErrorIs(t, err, ErrInvalidInput, c.name) {
 			assert.Contains(t, err.Error(), "the context is nil", c.name)
 		}
 	}
 	//lint:ignore SA1012 the nil context is the point
-	_, err := Explain(nil, func(context.Context) error { return nil }) //nolint:staticcheck
+	_, err := Explain(nil, func(context.Context) error { return nil })
 	assert.ErrorIs(t, err, ErrInvalidInput)
 	//lint:ignore SA1012 the nil context is the point
-	_, _, err = WaitFor(nil, func(context.Context) (int, error) { return 0, nil }, func(int) bool { return true }) //nolint:staticcheck
+	_, _, err = WaitFor(nil, func(context.Context) (int, error) { return 0, nil }, func(int) bool { return true })
 	assert.ErrorIs(t, err, ErrInvalidInput)
 }
 

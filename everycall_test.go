@@ -454,4 +454,3 @@ func TestPagingEndsWithContext(t *testing.T) {
 		})
 	}
 }
-

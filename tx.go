@@ -16,6 +16,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
+
+	"github.com/singletable/singletable/internal/condwrite"
 )
 
 // TxItem is one action of a write transaction, made by an entity's TxPut, TxCreate,
@@ -307,10 +309,13 @@ func (t *Table) TransactWith(ctx context.Context, o TxOptions, items ...TxItem) 
 				return err
 			}
 		}
+		// DefiniteRetries: the SDK's retryer resends only failures that applied
+		// nothing, so that a lost answer reaches the judging below rather than
+		// hide behind a later throttle.
 		_, err = t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
 			TransactItems:      actions,
 			ClientRequestToken: aws.String(token),
-		})
+		}, condwrite.DefiniteRetries)
 		if err == nil {
 			return nil
 		}

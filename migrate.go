@@ -300,9 +300,22 @@ func (mp *migrationPlan) report(err error) {
 }
 
 // send writes a migrated item back; losing the race to a newer write is not an
-// error (written=false, err=nil). Other failures are reported and returned.
+// error (written=false, err=nil). A write refused by a global table's
+// ReplicatedWriteConflictException applied nothing, and is sent again after the
+// table's Backoff, its condition judged afresh, like every write. Other failures
+// are reported and returned.
 func (mp *migrationPlan) send(ctx context.Context, t *Table, w *writeRequest) (written bool, err error) {
-	_, err = w.call(ctx, t)
+	b := t.opts.Backoff.withDefaults()
+	for attempt := 1; ; attempt++ {
+		_, err = w.call(ctx, t)
+		if !replicatedConflict(err) || attempt >= b.MaxAttempts {
+			break
+		}
+		if werr := b.Wait(ctx, attempt); werr != nil {
+			err = fmt.Errorf("%w (waiting to send it again: %w)", err, werr)
+			break
+		}
+	}
 	switch {
 	case err == nil:
 		mp.written.Add(1)

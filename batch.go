@@ -215,6 +215,9 @@ func (e *entity) batchPut(ctx context.Context, items, left reflect.Value) (err e
 	defer done(&err)
 	reqs := make([]types.WriteRequest, items.Len())
 	env := &planEnv{} // one clock reading for the batch
+	if xe := explainEnv(ctx); xe != nil {
+		env = xe
+	}
 	for i := range reqs {
 		// A copy: a drawn shard is not written back into the caller's slice.
 		v := reflect.New(e.info.goType).Elem()

@@ -329,6 +329,7 @@ func (e *entity) put(ctx context.Context, sv reflect.Value, kind writeKind, opts
 	if len(opts) > 0 {
 		o = collectWriteOptions(opts)
 	}
+	o.env = explainEnv(ctx) // explain.go: nil but under Explain
 	w, err := e.info.planPut(sv, kind, o, nil) // planner.go
 	if err != nil {
 		return e.itemErr(kind.String(), nil, err)
@@ -378,6 +379,7 @@ func (e *entity) delete(ctx context.Context, sv reflect.Value, opts []WriteOptio
 	} else if err != nil {
 		return e.itemErr("Delete", nil, err)
 	}
+	o.env = explainEnv(ctx) // explain.go: nil but under Explain
 	w, err := e.info.planDelete(sv, o, nil)
 	if err != nil {
 		return e.itemErr("Delete", nil, err)

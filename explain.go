@@ -1,6 +1,8 @@
 package singletable
 
 import (
+	"sync"
+	"io"
 	"context"
 	"encoding/json"
 	"errors"
@@ -72,7 +74,7 @@ func Explain(ctx context.Context, fn func(context.Context) error) (*Explanation,
 	case explaining(ctx) != nil:
 		return nil, fmt.Errorf("singletable: Explain inside an Explain: the context already records its calls; call Explain once, around them all: %w", ErrInvalidInput)
 	}
-	rec := &explain.Recorder{}
+	rec := &explain.Recorder{Rand: &syncReader{r: newDerivedStream("singletable/explain", "plans")}}
 	err := fn(context.WithValue(ctx, explainKey{}, rec))
 	reqs, notes := rec.Finish()
 	x := &Explanation{Notes: notes}
@@ -122,6 +124,9 @@ type Request struct {
 
 	size   []int     // item sizes of the Puts, by action (the cost model's)
 	ixCost []float64 // the index write units of the Puts, by action
+	// ixWhole and ixPart are the index writes of the Updates and Deletes, by
+	// action (internal/explain).
+	ixWhole, ixPart []int
 }
 
 // Action is one item operation of a [Request], with its key and expressions
@@ -183,13 +188,65 @@ func explaining(ctx context.Context) *explain.Recorder {
 	return r
 }
 
+// explainEnv is the plan environment of a write under Explain: its receipts,
+// incarnation ids and tokens drawn from the Explain's fixed stream, so that the
+// same calls explain the same; nil (the table's clock and crypto/rand) when ctx
+// is not explaining.
+func explainEnv(ctx context.Context) *planEnv {
+	if r := explaining(ctx); r != nil {
+		return &planEnv{rand: r.Rand}
+	}
+	return nil
+}
+
+// txToken draws a transaction's token: from the Explain's stream under Explain,
+// else newToken.
+func txToken(ctx context.Context) (string, error) {
+	if env := explainEnv(ctx); env != nil {
+		return env.token()
+	}
+	return newToken()
+}
+
+// syncReader is r for concurrent readers.
+type syncReader struct {
+	mu sync.Mutex
+	r  io.Reader
+}
+
+func (l *syncReader) Read(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.r.Read(p)
+}
+
 // explainSchema is what describing t's requests reads of t.
 func (t *Table) explainSchema() *explain.Schema {
 	s := &explain.Schema{Table: t.name, Keys: t.baseKeyAttrs(), TypeAttr: t.opts.TypeAttribute, SchemaAttr: t.opts.SchemaAttribute}
 	for _, ix := range t.opts.Indexes {
 		s.Indexes = append(s.Indexes, explain.Index{Keys: ix.keyAttrNames(), Projection: ix.Projection, NonKey: ix.NonKeyAttributes})
 	}
+	s.InIndex = t.entityInIndex
 	return s
+}
+
+// entityInIndex reports whether items of the entity named entity (its Go name)
+// can be in the table's index i: it renders the index's keys, or stores every
+// attribute of a native index's key; an unknown name can be in any.
+func (t *Table) entityInIndex(entity string, i int) bool {
+	ix := t.opts.Indexes[i]
+	for _, info := range t.entities {
+		if info.name != entity {
+			continue
+		}
+		if ix.Native() {
+			v := info.native[ix.Name]
+			return v != nil && v.Member()
+		}
+		_, ok := info.indexes[ix.Name]
+		return ok
+	}
+	return true
 }
 
 // explainWait is what a wait does under Explain: nothing, but a note and
@@ -272,7 +329,7 @@ func (x *Explanation) internal() []explain.Request {
 // internal copies r for internal/explain.
 func (r Request) internal() explain.Request {
 	x := explain.Request{API: r.API, Table: r.Table, Entity: r.Entity, Token: r.Token, Input: r.Input, InputErr: r.InputErr,
-		Size: r.size, IxCost: r.ixCost, Actions: make([]explain.Action, len(r.Actions))}
+		Size: r.size, IxCost: r.ixCost, IxWhole: r.ixWhole, IxPart: r.ixPart, Actions: make([]explain.Action, len(r.Actions))}
 	for i, a := range r.Actions {
 		x.Actions[i] = explain.Action{Op: a.Op, Key: a.Key, Index: a.Index,
 			KeyCondition: explain.Expression(a.KeyCondition), Filter: explain.Expression(a.Filter), Condition: explain.Expression(a.Condition),
@@ -286,7 +343,7 @@ func (r Request) internal() explain.Request {
 // requestOf copies a request that internal/explain described into a Request.
 func requestOf(x *explain.Request) Request {
 	r := Request{API: x.API, Table: x.Table, Entity: x.Entity, Token: x.Token, Input: x.Input, InputErr: x.InputErr,
-		size: x.Size, ixCost: x.IxCost, Actions: make([]Action, len(x.Actions))}
+		size: x.Size, ixCost: x.IxCost, ixWhole: x.IxWhole, ixPart: x.IxPart, Actions: make([]Action, len(x.Actions))}
 	for i, a := range x.Actions {
 		r.Actions[i] = Action{Op: a.Op, Key: a.Key, Index: a.Index,
 			KeyCondition: Expression(a.KeyCondition), Filter: Expression(a.Filter), Condition: Expression(a.Condition),

@@ -287,7 +287,7 @@ func (t *Table) TransactWith(ctx context.Context, o TxOptions, items ...TxItem) 
 	}
 	ctx, done := t.begin(ctx, "Transact")
 	defer done(&err)
-	ws, err := t.planTx(o, items)
+	ws, err := t.planTx(o, items, explainEnv(ctx))
 	if err != nil {
 		return err
 	}
@@ -305,7 +305,7 @@ func (t *Table) TransactWith(ctx context.Context, o TxOptions, items ...TxItem) 
 	for attempt := 1; ; attempt++ {
 		token := o.Token
 		if token == "" {
-			if token, err = newToken(); err != nil {
+			if token, err = txToken(ctx); err != nil { // explain.go
 				return err
 			}
 		}
@@ -392,7 +392,7 @@ func (t *Table) cancelled(ctx context.Context, o TxOptions, items []TxItem, ws [
 
 // planTx checks a transaction's actions and options and plans every action,
 // before anything is sent.
-func (t *Table) planTx(o TxOptions, items []TxItem) ([]*writeRequest, error) {
+func (t *Table) planTx(o TxOptions, items []TxItem, explained *planEnv) ([]*writeRequest, error) {
 	if len(items) == 0 {
 		return nil, fmt.Errorf("singletable: Transact: no actions: %w", ErrInvalidInput)
 	}
@@ -418,6 +418,9 @@ func (t *Table) planTx(o TxOptions, items []TxItem) ([]*writeRequest, error) {
 			return nil, fail(it.err)
 		}
 		env := &planEnv{at: at, atGiven: !o.At.IsZero(), tx: true}
+		if explained != nil {
+			env.rand = explained.rand // Explain's stream; a token's derived one below
+		}
 		if o.Token != "" {
 			// Planned again after a restart, the action must be the same: the
 			// plans refuse what they cannot plan the same way twice.

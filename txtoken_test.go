@@ -168,7 +168,7 @@ func TestTransactTokenRefusals(t *testing.T) {
 func TestTransactTokenPlansDeterministically(t *testing.T) {
 	plan := func(tbl *Table, o TxOptions) []types.TransactWriteItem {
 		e := registerTok(t, tbl)
-		ws, err := tbl.planTx(o, e.checkout(10))
+		ws, err := tbl.planTx(o, e.checkout(10), nil)
 		require.NoError(t, err)
 		out := make([]types.TransactWriteItem, len(ws))
 		for i, w := range ws {

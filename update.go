@@ -131,7 +131,7 @@ func (e *entity) update(ctx context.Context, sv, out reflect.Value, opts []Updat
 	} else if err != nil {
 		return e.itemErr("Update", nil, err)
 	}
-	w, err := e.info.planUpdate(sv, opts, nil)
+	w, err := e.info.planUpdate(sv, opts, explainEnv(ctx)) // explain.go: nil but under Explain
 	if err != nil {
 		return e.itemErr("Update", nil, err)
 	}

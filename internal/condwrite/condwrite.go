@@ -160,7 +160,10 @@ type NotSentError struct {
 	Err error
 }
 
+// Error says which call was not sent, and why.
 func (e *NotSentError) Error() string { return e.API + " not sent: " + e.Err.Error() }
+
+// Unwrap returns the context's cause.
 func (e *NotSentError) Unwrap() error { return e.Err }
 
 // NoOutputError is a call whose client returned neither an output nor an error
@@ -171,6 +174,7 @@ type NoOutputError struct {
 	Client string // the client's Go type
 }
 
+// Error names the client and the call, and what the client must do.
 func (e *NoOutputError) Error() string {
 	return "the client (" + e.Client + ") returned neither an output nor an error from " + e.API +
 		" (a wrapper or stub must return the call's output, or an error)"

@@ -608,11 +608,11 @@ func (t *Table) addKey(attr string, role keyRole) error {
 	if attr == t.opts.TypeAttribute {
 		return fmt.Errorf("key attribute %q is also the type attribute: %w", attr, ErrInvalidInput)
 	}
-	prev, dup := t.keys[attr]
-	if dup && prev.partition != role.partition {
-		return fmt.Errorf("attribute %q is a partition key in one index and a sort key in another: %w", attr, ErrInvalidInput)
-	}
-	if !dup {
+	// One attribute may be a partition key in one index and a sort key in
+	// another: the inverted index of an adjacency list (partition key SK, sort
+	// key PK) is the best-known case. Each index reads the attribute in its own
+	// role; the collision proof (disjoint.go) is the base table's alone.
+	if _, dup := t.keys[attr]; !dup {
 		t.keys[attr] = role
 	}
 	return nil

@@ -62,6 +62,12 @@ func sortKey(op skOp, values ...any) QueryOption {
 // SKLessThan and SKGreaterThanEqual bound below the group, SKLessThanEqual and
 // SKGreaterThan bound above it.
 //
+// A value of the entity type that sets fields its rendering would ignore is
+// refused before anything is sent, naming the field and the sort key's inputs:
+// one that sets none of the sort key's inputs but other fields
+// (SK[Task]().Between(Task{Title: "a"}, ...) on SK "TASK#{taskId}"), or an input
+// after an unset one. A whole value (its inputs set, other fields too) is taken.
+//
 // A value of any other type is refused before anything is sent, naming the sort
 // key's placeholders and their fields; so is, in an entity query, a string that the
 // entity's template could not have rendered (SKEqual, SKTree) or begin

@@ -137,6 +137,11 @@ func register(t *Table, typ reflect.Type, opts []RegisterOption) (*entityInfo, e
 			return nil, err
 		}
 	}
+	if info.adopt && info.migration == nil { // adopt.go: an empty schema history, to stamp adopted items
+		if err := applyMigrations(t, info, info.goType, nil, nil, WriteBackSync, nil, 0); err != nil {
+			return nil, err
+		}
+	}
 	compileFeatures(info) // register.go
 	if err := t.register(info); err != nil {
 		return nil, err

@@ -202,6 +202,13 @@ func (info *entityInfo) decodeInto(item map[string]types.AttributeValue, rv refl
 	}
 	t := info.table
 	from, ok := t.schemaOf(item)
+	if ok && from == mp.current && info.unstamped(item) { // adopt.go: to be stamped
+		work := maps.Clone(item)
+		if err := info.plan.DecodeIgnoring(work, rv, info.ignored); err != nil {
+			return nil, err
+		}
+		return work, nil
+	}
 	keyErr := func(f, to int, err error) error {
 		return &MigrationError{Entity: info.name, Key: t.keyStrings(item), From: f, To: to, Err: err}
 	}
@@ -435,7 +442,7 @@ func (info *entityInfo) planWriteBack(stored, work map[string]types.AttributeVal
 // unchangedVersion: the item still has the schema and version it was read with.
 func (info *entityInfo) unchangedVersion(b *expr.Builder, stored map[string]types.AttributeValue) string {
 	t := info.table
-	conds := []string{expr.Same(b, t.opts.SchemaAttribute, stored), expr.Same(b, info.version.Name, stored), b.Name(t.opts.TypeAttribute) + " = " + b.S(info.discriminator)}
+	conds := []string{expr.Same(b, t.opts.SchemaAttribute, stored), expr.Same(b, info.version.Name, stored), expr.Same(b, t.opts.TypeAttribute, stored)}
 	return expr.And(conds...)
 }
 
@@ -443,7 +450,7 @@ func (info *entityInfo) unchangedVersion(b *expr.Builder, stored map[string]type
 // attribute the entity knows has appeared.
 func (info *entityInfo) unchangedImage(b *expr.Builder, stored map[string]types.AttributeValue) string {
 	t := info.table
-	known := []string{t.opts.SchemaAttribute}
+	known := []string{t.opts.SchemaAttribute, t.opts.TypeAttribute}
 	for _, f := range info.plan.Fields() {
 		known = append(known, f.Name)
 	}

@@ -172,7 +172,7 @@ func (p *readPlan) checkType(item map[string]types.AttributeValue) (*entityInfo,
 // same (internal/wire: it decodes only an item whose type is {"S": the type}).
 func (info *entityInfo) isType(item map[string]types.AttributeValue) bool {
 	got, ok := item[info.table.opts.TypeAttribute].(*types.AttributeValueMemberS)
-	return ok && got != nil && got.Value == info.discriminator
+	return ok && got != nil && got.Value == info.discriminator || info.adoptable(item) // adopt.go
 }
 
 // checkWireType is phase a for an item the wire path decoded as entity typ.

@@ -285,7 +285,7 @@ func (t *Table) prepareScan(info *entityInfo, o *queryOptions) (*preparedQuery, 
 	if info != nil {
 		kind = info.discriminator
 		if !pq.plan.parseKeys { // items that hold their type are filtered on it by DynamoDB
-			filter = expr.And(filter, b.Name(t.opts.TypeAttribute)+" = "+b.S(info.discriminator))
+			filter = expr.And(filter, info.typeIs(&b)) // adopt.go: untyped items too, for an entity that adopts them
 		}
 	}
 	if x := pq.plan.expiry; x != nil { // SkipExpired (ttl.go)

@@ -198,6 +198,12 @@ func (e *entity) sweep(ctx context.Context, opts []SweepOption) (_ SweepStats, e
 	}
 	c.Scan.Client, c.Scan.Table, c.Scan.TypeAttribute, c.Scan.Type = t.client, t.name, t.opts.TypeAttribute, info.discriminator
 	c.Scan.SchemaAttribute, c.Scan.Current = t.opts.SchemaAttribute, info.migration.current
+	if info.adopt { // adopt.go: untyped items at the entity's keys are stamped too
+		c.Scan.Untyped, c.Scan.PartitionKey = true, t.opts.PartitionKey
+		if info.pk != nil && info.pk.typ == "" {
+			c.Scan.UntypedPrefix = info.pk.tmpl.StaticPrefix()
+		}
+	}
 	c.Item = func(ctx context.Context, item sweep.Item) sweep.Result { return e.migrateItem(ctx, &plan, item) }
 	c.Encode, c.Decode, c.KeyOf, c.Sleep = t.encodeScanCursor, t.decodeScanCursor, t.keyOf, sleepContext
 	if o.progress != nil {

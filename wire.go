@@ -57,7 +57,7 @@ type wireTarget struct {
 // take the wire path.
 func (info *entityInfo) wireTarget() *wire.Target {
 	t := info.table
-	if !t.wireOn() {
+	if !t.wireOn() || info.adopt { // adopt.go: untyped items decode the SDK's way
 		return nil
 	}
 	info.wire.once.Do(func() {

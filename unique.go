@@ -40,8 +40,13 @@ import (
 //     also restores a guard a writer outside the library removed.
 //   - Update: one that Sets or Removes a unique attribute reads the item, then is
 //     a transaction as Put; it returns the item read (consistently) after the
-//     transaction. Add, SetIfNotExists and list operations on a unique attribute
-//     are refused. One that does not touch a unique attribute is a single
+//     transaction: the write was acknowledged, so it succeeds even when another
+//     write changed the item before that read (the item returned holds that
+//     write too) or deleted it (the zero value is returned). With [Upsert] it
+//     also claims the constraints that include an input of the primary key (the
+//     item it may create holds them; a constraint of key inputs alone is claimed
+//     by every upsert). Add, SetIfNotExists and list operations on a unique
+//     attribute are refused. One that touches no unique attribute is a single
 //     UpdateItem, as for any entity.
 //   - Delete: a consistent read, then item + frees.
 //   - TxCreate, TxPut, TxUpdate, TxDelete: the guards join the caller's
@@ -53,6 +58,13 @@ import (
 //     no transaction: refused for such entities, before anything is sent.
 //   - A migration written back (on read, or by Sweep) that changes a unique value
 //     is not written back: OnError gets an error matching [ErrInvalidInput].
+//
+// A write whose transaction is cancelled because the item's unique values
+// changed since it read them reads them again and is planned again; when every
+// attempt (Backoff.MaxAttempts) loses that race, or is cancelled by other
+// writers' transactions alone, it gives up with nothing written: its error
+// says so, names the value that moved, and matches [ErrConflict] and
+// [ErrCondition].
 //
 // Every unique transaction carries a ClientRequestToken made once per call: a
 // lost answer is sent again under the same token, which DynamoDB applies at most
@@ -220,6 +232,13 @@ func (u *uniqueFeature) plan(p *writePlan) error {
 			return err
 		}
 		w.Op, w.Next, w.Touched = uniqueguard.Update, next, uniqueguard.Touched(u.cons, next)
+		if p.upsert { // a created item holds the key's inputs, and claims their constraints
+			keys, err := u.keyValues(p.sv)
+			if err != nil {
+				return err
+			}
+			w.Upsert(u.cons, func(a string) bool { return u.info.baseInputs[a] }, keys)
+		}
 		if len(w.Touched) == 0 {
 			return nil // a plain UpdateItem
 		}

@@ -86,10 +86,13 @@ func (e *entity) sweepUnique(ctx context.Context, opts []UniqueSweepOption) (Uni
 	}
 	var b expr.Builder
 	filter := uniqueguard.ScanFilter(&b, t.opts.TypeAttribute, info.discriminator)
-	p := dynamodb.NewScanPaginator(t.client, &dynamodb.ScanInput{TableName: t.namePtr(), ConsistentRead: aws.Bool(true),
-		FilterExpression: &filter, ExpressionAttributeNames: b.Names(), ExpressionAttributeValues: b.Values()})
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
+	// Paged here, not by the SDK's paginator, which adds middleware of its own
+	// (APIOptions) that a client not known to take it may refuse: the scan goes
+	// through the table's client as every other call does.
+	in := dynamodb.ScanInput{TableName: t.namePtr(), ConsistentRead: aws.Bool(true),
+		FilterExpression: &filter, ExpressionAttributeNames: b.Names(), ExpressionAttributeValues: b.Values()}
+	for first := true; first || len(in.ExclusiveStartKey) > 0; first = false {
+		page, err := t.client.Scan(ctx, &in)
 		if err != nil {
 			return rep, fmt.Errorf("singletable: SweepUnique %s: Scan: %w", info.name, err)
 		}
@@ -106,6 +109,7 @@ func (e *entity) sweepUnique(ctx context.Context, opts []UniqueSweepOption) (Uni
 				return rep, fmt.Errorf("singletable: SweepUnique %s: %w", info.name, err)
 			}
 		}
+		in.ExclusiveStartKey = page.LastEvaluatedKey
 	}
 	return rep, nil
 }

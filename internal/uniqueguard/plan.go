@@ -72,6 +72,37 @@ func Touched(cons []*Set, next map[string]types.AttributeValue) []*Set {
 	return touched
 }
 
+// Upsert adds to an Update with Upsert (Touched and Next planned from its
+// changes) what the item it may create holds besides: the inputs of the
+// primary key (base reports one; keys holds their values, as the key value
+// gives them). Every constraint made of key inputs alone is touched (a created
+// item holds its value whatever the changes), and the key inputs of every
+// touched constraint join Next, so that a created item claims its values as
+// Create does; an existing item holds the same ones.
+func (w *Write) Upsert(cons []*Set, base func(string) bool, keys map[string]types.AttributeValue) {
+	for _, c := range cons {
+		if slices.Contains(w.Touched, c) {
+			continue
+		}
+		all := true
+		for _, f := range c.Fields {
+			all = all && base(f.Name)
+		}
+		if all {
+			w.Touched = append(w.Touched, c)
+		}
+	}
+	for _, c := range w.Touched {
+		for _, f := range c.Fields {
+			if av := keys[f.Name]; base(f.Name) && av != nil {
+				if _, ok := w.Next[f.Name]; !ok {
+					w.Next[f.Name] = av
+				}
+			}
+		}
+	}
+}
+
 // Differs returns the first field of the constraints cons whose value differs
 // between the items a and b (nil: none does), with both values.
 func Differs(cons []*Set, a, b map[string]types.AttributeValue) (*codec.Field, types.AttributeValue, types.AttributeValue) {

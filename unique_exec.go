@@ -112,7 +112,10 @@ func (r *uniqueRun) Done(ctx context.Context) (map[string]types.AttributeValue, 
 }
 
 func (r *uniqueRun) Failed(ctx context.Context, tce *types.TransactionCanceledException, err error) (bool, error) {
-	again, why, ferr := r.t.uniqueFailed(ctx, r.w, r.stored, tce, err, r.notMine)
+	adapt := func(cur map[string]types.AttributeValue) bool { // planned again on the adapted base
+		return cur != nil && r.w.info.isType(cur) && r.w.legacy.Adapt(&r.base, r.w.update, &r.baseCond, cur)
+	}
+	again, why, ferr := r.t.uniqueFailed(ctx, r.w, r.stored, tce, err, r.notMine, adapt)
 	r.why = why
 	return again, ferr
 }
@@ -172,12 +175,15 @@ func (t *Table) uniqueLanded(ctx context.Context, w *writeRequest) bool {
 // cancelled for other reasons than conflicts: planned again (again: the item's
 // unique values moved since they were read, or a guard it frees is another's),
 // or the error that says why nothing was written.
-func (t *Table) uniqueFailed(ctx context.Context, w *writeRequest, stored map[string]types.AttributeValue, tce *types.TransactionCanceledException, err error, notMine map[string]bool) (again bool, why string, _ error) {
+func (t *Table) uniqueFailed(ctx context.Context, w *writeRequest, stored map[string]types.AttributeValue, tce *types.TransactionCanceledException, err error, notMine map[string]bool, adapt func(map[string]types.AttributeValue) bool) (again bool, why string, _ error) {
 	uw := w.uniq
 	reasons := tce.CancellationReasons
 	failed := func(i int) bool { return i < len(reasons) && aws.ToString(reasons[i].Code) == "ConditionalCheckFailed" }
 	if failed(0) {
 		cur, known := t.failedTxItem(ctx, w, reasons[0].Item, nil)
+		if known && adapt(cur) {
+			return true, "the item was written before its derived ttl was declared", nil
+		}
 		if known && uw.kind != kindCreate {
 			if why := uw.moved(stored, cur); why != "" {
 				return true, why, nil

@@ -217,6 +217,11 @@ func (uw *uniqueWrite) moved(stored, cur map[string]types.AttributeValue) string
 		cur = nil
 	}
 	f, a, b := uniqueguard.Differs(uw.Touched, stored, cur)
+	if f == nil && uw.TTLAttr != "" && !uw.ttl.set && !uw.ttl.unknown { // the ttl the claims carry
+		if x, y := stored[uw.TTLAttr], cur[uw.TTLAttr]; (x == nil) != (y == nil) || x != nil && !attrvalue.Equal(x, y) {
+			return uw.TTLAttr + " (the ttl its guards carry) read as " + valueText(x) + ", found " + valueText(y)
+		}
+	}
 	if f == nil {
 		return ""
 	}

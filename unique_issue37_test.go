@@ -13,6 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/singletable/singletable/internal/uniqueguard"
 )
 
 // uMember's email is unique within its organisation, whose id is an input of
@@ -254,4 +256,139 @@ func TestUniqueGivesUpNamesWhy(t *testing.T) {
 	assert.Contains(t, err.Error(), "email")
 	assert.Contains(t, err.Error(), "nothing was written")
 	assert.EqualValues(t, 3, c.n.Load())
+}
+
+// uExp is a unique entity with a ttl field.
+type uExp struct {
+	_       struct{} `Type:"ExpUser" PK:"XUSER#{id}" SK:"PROFILE"`
+	ID      string   `dynamodbav:"id"`
+	Email   string   `dynamodbav:"email,omitempty" singletable:"unique"`
+	Name    string   `dynamodbav:"name,omitempty"`
+	Expires int64    `dynamodbav:"ttl,omitempty" singletable:"ttl"`
+}
+
+// uSession's ttl slides with every write (derived from updatedAt).
+type uSession struct {
+	_       struct{}  `Type:"Session" PK:"SESS#{id}" SK:"SESS"`
+	ID      string    `dynamodbav:"id"`
+	Token   string    `dynamodbav:"token,omitempty" singletable:"unique"`
+	Note    string    `dynamodbav:"note,omitempty"`
+	Updated time.Time `dynamodbav:"updatedAt" singletable:"updatedAt"`
+	TTL     int64     `dynamodbav:"ttl,omitempty" singletable:"ttl,from=updatedAt,after=1h"`
+}
+
+// uInvite's ttl is derived from createdAt.
+type uInvite struct {
+	_       struct{}  `Type:"Invite" PK:"INV#{id}" SK:"INV"`
+	ID      string    `dynamodbav:"id"`
+	Code    string    `dynamodbav:"code,omitempty" singletable:"unique"`
+	Note    string    `dynamodbav:"note,omitempty"`
+	Created time.Time `dynamodbav:"createdAt" singletable:"createdAt"`
+	TTL     int64     `dynamodbav:"ttl,omitempty" singletable:"ttl,from=createdAt,after=30d"`
+}
+
+// guardTTLs checks every guard of the table against its owner, read raw: the
+// guard carries the owner's ttl (or, where the write could not know it, none:
+// it never expires before its owner). It returns the guards' ttls by value.
+func guardTTLs(t *testing.T, tbl *Table) map[string]types.AttributeValue {
+	t.Helper()
+	ctx := context.Background()
+	out := map[string]types.AttributeValue{}
+	for v, g := range guardsOf(t, tbl) {
+		key, ok := uniqueguardOwner(tbl, g)
+		require.True(t, ok)
+		o, err := tbl.client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(tbl.name), Key: key, ConsistentRead: aws.Bool(true)})
+		require.NoError(t, err)
+		require.NotNil(t, o.Item, "the owner of %s", v)
+		gt, ot := g["ttl"], o.Item["ttl"]
+		if gt != nil {
+			assert.Equal(t, ot, gt, "the guard of %s carries its owner's ttl", v)
+		}
+		out[v] = gt
+	}
+	return out
+}
+
+func uniqueguardOwner(tbl *Table, g map[string]types.AttributeValue) (map[string]types.AttributeValue, bool) {
+	return uniqueguardHolder(tbl.baseKeyAttrs(), g)
+}
+
+// TestUniqueGuardsCarryOwnerTTL (issue 37, scenario 18): a guard carries its
+// owner's ttl, so that DynamoDB deletes it with its owner, and every write that
+// changes the owner's ttl keeps its guards in step.
+func TestUniqueGuardsCarryOwnerTTL(t *testing.T) {
+	clock := &dtClock{t: dtStart}
+	tbl, _ := newTestTable(t, WithClock(clock.now))
+	users := MustRegister[uExp](tbl)
+	ctx := context.Background()
+	n := func(v int64) types.AttributeValue {
+		return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
+	}
+
+	_, err := users.Create(ctx, uExp{ID: "1", Email: "a@x.io", Expires: 2_000_000_000})
+	require.NoError(t, err)
+	assert.Equal(t, n(2_000_000_000), guardTTLs(t, tbl)["a@x.io"], "Create")
+	_, err = users.Update(ctx, uExp{ID: "1"}, Set("ttl", 2_000_000_500))
+	require.NoError(t, err)
+	assert.Equal(t, n(2_000_000_500), guardTTLs(t, tbl)["a@x.io"], "an Update of the ttl moves the guards' too")
+	_, err = users.Update(ctx, uExp{ID: "1"}, Set("email", "b@x.io"))
+	require.NoError(t, err)
+	g := guardTTLs(t, tbl)
+	assert.Equal(t, n(2_000_000_500), g["b@x.io"], "a value moved carries the stored ttl")
+	assert.NotContains(t, g, "a@x.io")
+	_, err = users.Update(ctx, uExp{ID: "1"}, Remove("ttl"))
+	require.NoError(t, err)
+	assert.Nil(t, guardTTLs(t, tbl)["b@x.io"], "no ttl: the guard never expires")
+	_, err = users.Put(ctx, uExp{ID: "1", Email: "c@x.io", Expires: 2_100_000_000})
+	require.NoError(t, err)
+	assert.Equal(t, n(2_100_000_000), guardTTLs(t, tbl)["c@x.io"], "Put")
+	_, err = users.Update(ctx, uExp{ID: "1"}, Add("ttl", 100))
+	require.NoError(t, err)
+	assert.Nil(t, guardTTLs(t, tbl)["c@x.io"], "an Add the write cannot know the result of: the guard never expires before its owner")
+	require.NoError(t, tbl.Transact(ctx, users.TxUpdate(uExp{ID: "1", Email: "c@x.io"}, Set("ttl", 2_200_000_000))))
+	assert.Equal(t, n(2_200_000_000), guardTTLs(t, tbl)["c@x.io"], "TxUpdate of the ttl")
+	_, err = users.Update(ctx, uExp{ID: "1"}, Set("name", "Ann"))
+	require.NoError(t, err)
+	assert.Equal(t, n(2_200_000_000), guardTTLs(t, tbl)["c@x.io"], "an Update leaving the ttl leaves the guards")
+
+	// A ttl derived from updatedAt slides with every write, and the guards with it.
+	sessions := MustRegister[uSession](tbl)
+	_, err = sessions.Create(ctx, uSession{ID: "s", Token: "t1"})
+	require.NoError(t, err)
+	assert.Equal(t, n(dtStart.Add(time.Hour).Unix()), guardTTLs(t, tbl)["t1"])
+	clock.set(dtStart.Add(10 * time.Minute))
+	got, err := sessions.Update(ctx, uSession{ID: "s"}, Set("note", "x"))
+	require.NoError(t, err)
+	assert.Equal(t, dtStart.Add(70*time.Minute).Unix(), got.TTL)
+	assert.Equal(t, n(got.TTL), guardTTLs(t, tbl)["t1"], "slid with its owner")
+
+	// A ttl derived from createdAt, on an item written before it was declared.
+	invites := MustRegister[uInvite](tbl)
+	created := dtStart.Add(-100 * 24 * time.Hour)
+	_, err = tbl.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(tbl.name), Item: map[string]types.AttributeValue{
+		"PK": sAV("INV#1"), "SK": sAV("INV"), tbl.opts.TypeAttribute: sAV("Invite"), "id": sAV("1"), "code": sAV("k1"),
+		"createdAt": sAV(created.Format(time.RFC3339Nano))}})
+	require.NoError(t, err)
+	inv, err := invites.Put(ctx, uInvite{ID: "1", Code: "k2"})
+	require.NoError(t, err)
+	assert.Equal(t, created.Add(30*24*time.Hour).Unix(), inv.TTL, "the stored createdAt + 30 days")
+	assert.Equal(t, n(inv.TTL), guardTTLs(t, tbl)["k2"])
+	inv, err = invites.Create(ctx, uInvite{ID: "2", Code: "k3"})
+	require.NoError(t, err)
+	assert.Equal(t, n(inv.TTL), guardTTLs(t, tbl)["k3"])
+
+	for _, rep := range []func() (UniqueSweepReport, error){
+		func() (UniqueSweepReport, error) { return users.SweepUnique(ctx) },
+		func() (UniqueSweepReport, error) { return sessions.SweepUnique(ctx) },
+		func() (UniqueSweepReport, error) { return invites.SweepUnique(ctx) },
+	} {
+		r, err := rep()
+		require.NoError(t, err)
+		assert.Empty(t, r.Orphans)
+		assert.Empty(t, r.Missing)
+	}
+}
+
+func uniqueguardHolder(attrs []string, g map[string]types.AttributeValue) (map[string]types.AttributeValue, bool) {
+	return uniqueguard.Holder(attrs, g)
 }

@@ -179,6 +179,9 @@ func (u *uniqueFeature) sweepItem(ctx context.Context, item map[string]types.Att
 			// Claim the value for the item if no guard appeared and the item still
 			// holds it.
 			claim := uniqueguard.Guard{Key: gkey, Claim: true, OwnerType: info.discriminator, Constraint: c.Name, Values: vs, Of: c}
+			if f := u.ttlField(); f != nil { // the owner's expiry, as every claim carries it
+				claim.TTLAttr, claim.TTL = f.Name, item[f.Name]
+			}
 			landed, err := u.repairTx(ctx, u.repairTable().Restore(claim, key, me))
 			if err != nil {
 				return err

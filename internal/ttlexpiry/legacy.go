@@ -65,3 +65,20 @@ func (l *Legacy) Adapt(b *expr.Builder, update string, cond *string, cur map[str
 	l.done = true
 	return true
 }
+
+// Stored is the ttl that item, written before the ttl was declared (its base
+// stored, no ttl), gets from the write; nil when it holds none to derive from.
+func (l *Legacy) Stored(item map[string]types.AttributeValue) types.AttributeValue {
+	if l == nil {
+		return nil
+	}
+	base, ok := item[l.baseAttr]
+	if !ok {
+		return nil
+	}
+	ttl, ok := l.Derive(base)
+	if !ok {
+		return nil
+	}
+	return ttl
+}

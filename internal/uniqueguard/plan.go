@@ -103,6 +103,40 @@ func (w *Write) Upsert(cons []*Set, base func(string) bool, keys map[string]type
 	}
 }
 
+// Expiry is the owner's expiry after a write, as its guards carry it: a
+// number of Unix seconds, or nil (none, or not known: the guards never expire,
+// which is safe; one that expired before its owner would free a value held).
+//
+//   - set: the write stores the expiry av (nil: removes it).
+//   - unknown: the write moves it in a way not known before it lands (Add).
+//   - ifAbsent: the write stores av only where the item holds none.
+//   - otherwise the write leaves it as stored.
+//
+// stored is the item as read (nil: none, or a transaction's action, which
+// reads nothing: known false); derived gives the expiry an item written
+// before it was derived gets (ifAbsent; nil: none).
+func Expiry(attr string, set, unknown, ifAbsent bool, av types.AttributeValue, stored map[string]types.AttributeValue, known bool, derived func(map[string]types.AttributeValue) types.AttributeValue) types.AttributeValue {
+	switch {
+	case set:
+		return av
+	case unknown:
+		return nil
+	case !known: // the stored one, kept, is not known
+		return nil
+	case ifAbsent:
+		if old, ok := stored[attr]; ok {
+			return old
+		}
+		if stored != nil && derived != nil {
+			if d := derived(stored); d != nil {
+				return d
+			}
+		}
+		return av
+	}
+	return stored[attr]
+}
+
 // Differs returns the first field of the constraints cons whose value differs
 // between the items a and b (nil: none does), with both values.
 func Differs(cons []*Set, a, b map[string]types.AttributeValue) (*codec.Field, types.AttributeValue, types.AttributeValue) {
@@ -239,6 +273,10 @@ type Write struct {
 	// Next holds the unique attributes the write stores (nil entries: none):
 	// a whole item's (Put, Create), an Update's Sets and Removes.
 	Next map[string]types.AttributeValue
+	// TTLAttr and TTL are the owner's expiry after the write, which each claim
+	// carries (nil TTL: none, or not known, and the guard never expires).
+	TTLAttr string
+	TTL     types.AttributeValue
 	// Guards are the guard actions of the last Build, in order.
 	Guards []Guard
 }
@@ -295,7 +333,7 @@ func (w *Write) Build(b *expr.Builder, partitionKey, ownerType string, stored ma
 			}
 		}
 		if hasNext {
-			w.Guards = append(w.Guards, Guard{Key: key(c, next), Claim: true, OwnerType: ownerType, Constraint: c.Name, Values: next, Of: c})
+			w.Guards = append(w.Guards, Guard{Key: key(c, next), Claim: true, OwnerType: ownerType, Constraint: c.Name, Values: next, Of: c, TTLAttr: w.TTLAttr, TTL: w.TTL})
 		}
 	}
 	return conds

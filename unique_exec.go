@@ -149,7 +149,7 @@ func (t *Table) uniqueDone(ctx context.Context, w *writeRequest) (map[string]typ
 		}
 		return t.settled(w, nil, false)
 	}
-	return t.settled(w, cur, !w.receipted || w.holdsReceipt(cur))
+	return t.settled(w, cur, true)
 }
 
 // uniqueLanded judges, from the item read back, whether a unique write whose

@@ -47,7 +47,7 @@ func (t *Table) executeUnique(ctx context.Context, w *writeRequest) (map[string]
 func (r *uniqueRun) gaveUp(n int, conflicts bool, err error) error {
 	why := "other writers' transactions on the item or its guards conflicted with each (TransactionConflict)"
 	if !conflicts {
-		why = "each read the item's unique values, and another write had changed them when its transaction ran"
+		why = "each read the item, and another write had changed its unique values (or what the write depends on) when its transaction ran"
 		if r.why != "" {
 			why += " (the last: " + r.why + ")"
 		}

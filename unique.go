@@ -81,7 +81,9 @@ import (
 // action that leaves a stored ttl as it is), the guard carries none and never
 // expires before its owner; SweepUnique frees it once the owner is gone. A
 // migration written back that changes the ttl is not written back (OnError
-// gets ErrInvalidInput).
+// gets ErrInvalidInput). DynamoDB deletes expired items each at its own
+// moment: between a guard's deletion and its owner's, another item can claim
+// the value while the expired owner is still stored.
 //
 // Writers outside the library (the SDK, DynamoDB's TTL deleting an owner whose
 // guard carries no expiry) can leave a guard without its owner, or an owner

@@ -134,8 +134,9 @@ func TestUniqueAcknowledgedNeverAmbiguous(t *testing.T) {
 	// Deleted before the read-back: still a success.
 	hc.done.Store(false)
 	hc.after = func() { require.NoError(t, plain.Delete(ctx, uUser{ID: "1"})) }
-	_, err = users.Update(ctx, uUser{ID: "1"}, Set("email", "c@x.io"))
+	got, err = users.Update(ctx, uUser{ID: "1"}, Set("email", "c@x.io"))
 	require.NoError(t, err, "an acknowledged write is never ambiguous")
+	assert.Equal(t, uUser{}, got, "the item is gone: the zero value")
 
 	// A Put that learns what was stored, replaced before its read-back.
 	type stamped struct {

@@ -30,8 +30,12 @@ var (
 	// ErrTypeMismatch means an item was found at the key but its Type attribute names
 	// another entity.
 	ErrTypeMismatch = errors.New("singletable: item has another type")
-	// ErrConflict means a versioned write lost a race: the item's version is not the
-	// one the caller held, or the item is gone. The error is a [*ConflictError].
+	// ErrConflict means a write lost a race: a versioned write's version is not
+	// the one the caller held, or the item is gone (the error is then a
+	// [*ConflictError]); or a write of unique values gave up after
+	// Backoff.MaxAttempts attempts, each lost to another write that changed the
+	// item's unique values (or to conflicting transactions), with nothing
+	// written (see the notes on unique values).
 	ErrConflict = errors.New("singletable: version conflict")
 	// ErrAmbiguous means a write's response was lost and reading the item back could
 	// not prove whether the write was applied: it may have landed on an item that was

@@ -87,10 +87,13 @@ func (e *entity) sweepUnique(ctx context.Context, opts []UniqueSweepOption) (_ U
 	}
 	var b expr.Builder
 	filter := uniqueguard.ScanFilter(&b, t.opts.TypeAttribute, info.discriminator)
-	p := dynamodb.NewScanPaginator(t.client, &dynamodb.ScanInput{TableName: t.namePtr(), ConsistentRead: aws.Bool(true),
-		FilterExpression: &filter, ExpressionAttributeNames: b.Names(), ExpressionAttributeValues: b.Values()})
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
+	// Paged here, not by the SDK's paginator, which adds middleware of its own
+	// (APIOptions) that a client not known to take it may refuse: the scan goes
+	// through the table's client as every other call does.
+	in := dynamodb.ScanInput{TableName: t.namePtr(), ConsistentRead: aws.Bool(true),
+		FilterExpression: &filter, ExpressionAttributeNames: b.Names(), ExpressionAttributeValues: b.Values()}
+	for first := true; first || len(in.ExclusiveStartKey) > 0; first = false {
+		page, err := t.client.Scan(ctx, &in)
 		if err != nil {
 			return rep, fmt.Errorf("singletable: SweepUnique %s: Scan: %w", info.name, err)
 		}
@@ -107,6 +110,7 @@ func (e *entity) sweepUnique(ctx context.Context, opts []UniqueSweepOption) (_ U
 				return rep, fmt.Errorf("singletable: SweepUnique %s: %w", info.name, err)
 			}
 		}
+		in.ExclusiveStartKey = page.LastEvaluatedKey
 	}
 	return rep, nil
 }
@@ -176,6 +180,9 @@ func (u *uniqueFeature) sweepItem(ctx context.Context, item map[string]types.Att
 			// Claim the value for the item if no guard appeared and the item still
 			// holds it.
 			claim := uniqueguard.Guard{Key: gkey, Claim: true, OwnerType: info.discriminator, Constraint: c.Name, Values: vs, Of: c}
+			if f := u.ttlField(); f != nil { // the owner's expiry, as every claim carries it
+				claim.TTLAttr, claim.TTL = f.Name, item[f.Name]
+			}
 			landed, err := u.repairTx(ctx, u.repairTable().Restore(claim, key, me))
 			if err != nil {
 				return err

@@ -334,7 +334,7 @@ func (e *entity) put(ctx context.Context, sv reflect.Value, kind writeKind, opts
 	if len(opts) > 0 {
 		o = collectWriteOptions(opts)
 	}
-	o.env = explainEnv(ctx) // explain.go: nil but under Explain
+	o.env = explainEnv(ctx)                    // explain.go: nil but under Explain
 	w, err := e.info.planPut(sv, kind, o, nil) // planner.go
 	if err != nil {
 		return e.itemErr(kind.String(), nil, err)

@@ -1,12 +1,12 @@
 package singletable
 
 import (
-	"sync"
-	"io"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"sync"
 
 	"github.com/singletable/singletable/internal/explain"
 	"github.com/singletable/singletable/internal/wrap"

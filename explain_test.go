@@ -635,9 +635,15 @@ func TestExplainIndexWritesAndDeterminism(t *testing.T) {
 		return x.String()
 	}
 	for name, fn := range map[string]func(ctx context.Context) error{
-		"versioned Put":    func(ctx context.Context) error { _, err := counters.Put(ctx, vCounter{ID: "a", Version: 3}); return err },
-		"versioned Update": func(ctx context.Context) error { _, err := counters.Update(ctx, vCounter{ID: "a", Version: 3}, Set("n", 1)); return err },
-		"Create":           func(ctx context.Context) error { _, err := counters.Create(ctx, vCounter{ID: "b"}); return err },
+		"versioned Put": func(ctx context.Context) error {
+			_, err := counters.Put(ctx, vCounter{ID: "a", Version: 3})
+			return err
+		},
+		"versioned Update": func(ctx context.Context) error {
+			_, err := counters.Update(ctx, vCounter{ID: "a", Version: 3}, Set("n", 1))
+			return err
+		},
+		"Create": func(ctx context.Context) error { _, err := counters.Create(ctx, vCounter{ID: "b"}); return err },
 		"Transact": func(ctx context.Context) error {
 			return tbl.Transact(ctx, counters.TxPut(vCounter{ID: "a", Version: 3}), orders.TxDelete(o))
 		},

@@ -111,8 +111,8 @@ func TestInvertedIndexCollisionStillProven(t *testing.T) {
 	MustRegister[invMembership](tbl)
 	type clash struct {
 		_ struct{} `Type:"Clash" PK:"USER#{a}" SK:"GROUP#{b}"`
-		A string `dynamodbav:"a"`
-		B string `dynamodbav:"b"`
+		A string   `dynamodbav:"a"`
+		B string   `dynamodbav:"b"`
 	}
 	_, err := Register[clash](tbl)
 	require.ErrorIs(t, err, ErrInvalidEntity)

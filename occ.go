@@ -289,7 +289,7 @@ func (e *entity) mutateOnce(ctx context.Context, key reflect.Value, k map[string
 	}
 	// Planned as a Put pinned to what was read: the version plan refuses a
 	// function that changed the version.
-	o.env = explainEnv(ctx) // explain.go: nil but under Explain
+	o.env = explainEnv(ctx)                       // explain.go: nil but under Explain
 	w, err := e.info.planPut(next, kindPut, o, p) // planner.go
 	if err != nil {
 		return e.itemErr("Mutate", wantKey, err)

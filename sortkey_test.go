@@ -203,9 +203,9 @@ func TestTypedSortKeyConditionIgnoredFields(t *testing.T) {
 	ctx := context.Background()
 	var sent []string
 	for name, opt := range map[string]QueryOption{
-		"SK[T].Between of fields that are not inputs": SK[tOrder]().Between(tOrder{Note: "a"}, tOrder{Note: "z"}),
+		"SK[T].Between of fields that are not inputs":   SK[tOrder]().Between(tOrder{Note: "a"}, tOrder{Note: "z"}),
 		"SKGreaterThan of a field that is not an input": SKGreaterThan(tOrder{Total: 5}),
-		"SK[T].BeginsWith":                              SK[tOrder]().BeginsWith(tOrder{Status: "open"}),
+		"SK[T].BeginsWith": SK[tOrder]().BeginsWith(tOrder{Status: "open"}),
 	} {
 		_, err := orders.core().prepareQuery(reflectValue(&key), []QueryOption{opt})
 		require.ErrorIs(t, err, ErrInvalidInput, name)

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/singletable/singletable/internal/attrvalue"
+	"github.com/singletable/singletable/internal/condwrite"
 	"github.com/singletable/singletable/internal/expr"
 	"github.com/singletable/singletable/internal/uniqueguard"
 )
@@ -93,7 +94,9 @@ func (r *uniqueRun) Prepare(ctx context.Context) error {
 
 // Send sends the actions under the token.
 func (r *uniqueRun) Send(ctx context.Context) error {
-	_, err := r.t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: r.actions, ClientRequestToken: aws.String(r.token)})
+	// DefiniteRetries: a lost answer reaches uniqueguard.Send's judging rather
+	// than hide behind a later throttle of the SDK's retries.
+	_, err := r.t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: r.actions, ClientRequestToken: aws.String(r.token)}, condwrite.DefiniteRetries)
 	return err
 }
 

@@ -1,10 +1,10 @@
 package explain
 
 import (
-	"io"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 )
 

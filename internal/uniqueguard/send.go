@@ -122,6 +122,14 @@ func Send(ctx context.Context, a Attempts, p Policy) (map[string]types.Attribute
 				return a.Done(ctx)
 			}
 			return nil, a.Unproven(err, "the transaction's answer was lost, and the item read back does not prove it landed")
+		case maybeSent:
+			// Resent under the same token after a lost answer, and refused this
+			// time (throttled past the SDK's retries, say): the refusal says
+			// nothing of the earlier attempt. Landed, or unknown.
+			if ctx.Err() == nil && a.Landed(ctx) {
+				return a.Done(ctx)
+			}
+			return nil, a.Unproven(err, "an earlier attempt's answer was lost, and its resend under the same token failed")
 		default:
 			return nil, a.Refused(err)
 		}

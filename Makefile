@@ -18,9 +18,9 @@ GO          ?= go
 BIN         := $(CURDIR)/.bin
 STATICCHECK_VERSION ?= v0.8.2
 # staticcheck reads the standard library of the Go that built it, so each Go release gets
-# its own binary (GOTOOLCHAIN=go1.27.3 make test builds and uses staticcheck-go1.27.3).
+# its own binary (GOTOOLCHAIN=go1.27.3 make test builds and uses .bin/staticcheck-v0.8.2-go1.27.3/staticcheck).
 GOVERSION   := $(shell $(GO) env GOVERSION)
-STATICCHECK := $(BIN)/staticcheck-$(STATICCHECK_VERSION)-$(GOVERSION)
+STATICCHECK := $(BIN)/staticcheck-$(STATICCHECK_VERSION)-$(GOVERSION)/staticcheck
 # The newest Go release the tests run on besides the go directive's (make test-newest-go;
 # the go command fetches it through the module proxy like any module). README "Install"
 # and the CHANGELOG say when it changes.
@@ -97,7 +97,7 @@ vet:
 	done
 
 $(STATICCHECK):
-	GOBIN=$(BIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	GOBIN=$(dir $(STATICCHECK)) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
 staticcheck: $(STATICCHECK)
 	@for m in $(MODULES); do \

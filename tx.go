@@ -235,11 +235,12 @@ func (e *TxError) Is(target error) bool {
 }
 
 // Transact runs write actions atomically (TransactWriteItems): all happen or none.
-// It sets a ClientRequestToken so that the SDK's own retries of the same call are
-// idempotent on DynamoDB for ten minutes; where that does not hold (older DynamoDB
-// Local), the receipts of versioned actions tell a transaction that landed from one
-// that did not. A cancellation caused only by TransactionConflict (another
-// transaction on the same items) is retried with a new token, by the table's
+// It sets a ClientRequestToken of its own: a lost answer is resent under it, by the
+// table's Backoff, which DynamoDB applies at most once in ten minutes; after the
+// last attempt, or a resend refused for good, the items read back (the receipts of
+// versioned actions) tell a transaction that landed, else [ErrAmbiguous]. A
+// cancellation caused only by TransactionConflict (another transaction on the
+// same items) applied nothing, and is retried with a new token, by the table's
 // Backoff. Cost: 2 WCU per 1 KB per action. DynamoDB allows 100 actions (25 on
 // DynamoDB Local 1.x) on distinct items. A cancelled transaction returns a
 // [*TxError] naming each failed action; failed conditions are explained from the
@@ -302,8 +303,10 @@ func (t *Table) TransactWith(ctx context.Context, o TxOptions, items ...TxItem) 
 	actions = append(actions, guards...)
 	b := t.opts.Backoff.withDefaults()
 	lost := false // an attempt's answer was lost: it may have been applied
+	// The token: the caller's, else one of the call's own, kept while an attempt
+	// may have landed, so that a resend is applied at most once.
+	token := o.Token
 	for attempt := 1; ; attempt++ {
-		token := o.Token
 		if token == "" {
 			if token, err = txToken(ctx); err != nil { // explain.go
 				return err
@@ -327,13 +330,17 @@ func (t *Table) TransactWith(ctx context.Context, o TxOptions, items ...TxItem) 
 		case errors.As(err, &tce):
 			again, err := t.cancelled(ctx, o, items, ws, actions, tce, err, attempt)
 			if again {
+				if o.Token == "" && !lost { // nothing applied: the next attempt is a transaction of its own
+					token = ""
+				}
 				continue
 			}
 			return err
 		case ambiguous(err):
 			lost = true
-			if o.Token != "" && ctx.Err() == nil && attempt < b.MaxAttempts {
-				// The same token: DynamoDB applies the transaction at most once.
+			if ctx.Err() == nil && attempt < b.MaxAttempts {
+				// The same token (the caller's or the call's own): DynamoDB
+				// applies the transaction at most once.
 				t.event(ctx, SpanEvent{Name: EventAmbiguous, How: "resend", Err: err}) // trace.go
 				if werr := b.Wait(ctx, attempt); werr != nil {
 					return fmt.Errorf("singletable: Transact: %w: %w (last: %w)", ErrAmbiguous, werr, err)
@@ -357,7 +364,7 @@ func (t *Table) TransactWith(ctx context.Context, o TxOptions, items ...TxItem) 
 				return nil
 			}
 			t.event(ctx, SpanEvent{Name: EventResolved, Outcome: "unproven"})
-			return fmt.Errorf("singletable: Transact: %w: the answer to an earlier attempt was lost, and its resend under the same token (%q) failed; send it again with that token within ten minutes to apply it at most once: %w", ErrAmbiguous, o.Token, txHint(ws, err))
+			return fmt.Errorf("singletable: Transact: %w: the answer to an earlier attempt was lost, and its resend under the same token (%q) failed; send it again with that token within ten minutes to apply it at most once: %w", ErrAmbiguous, token, txHint(ws, err))
 		}
 		return fmt.Errorf("singletable: Transact: %w", txHint(ws, err))
 	}

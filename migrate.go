@@ -73,7 +73,10 @@ type Step[T any] struct {
 }
 
 // Migration describes an entity's schema history and how migrated items are
-// written back.
+// written back. Items carry their schema version in the table's schema attribute
+// ([TableOptions].SchemaAttribute, "_schema" by default); an item without it
+// (written before the entity had migrations, or by other code) is at schema
+// version 1, so Steps[0] migrates it.
 type Migration[T any] struct {
 	// Steps[i] migrates items at schema version i+1 to i+2; the current version is
 	// len(Steps)+1.

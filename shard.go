@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -72,6 +73,9 @@ func compileSharding(info *entityInfo, opts string) error {
 	var by []string
 	for _, opt := range strings.Split(opts, ",") {
 		k, v, _ := strings.Cut(strings.TrimSpace(opt), "=")
+		if !slices.Contains(entityTagOptions, k+"=") {
+			k = "" // refused below
+		}
 		switch k {
 		case "shards":
 			n, err := strconv.Atoi(v)
@@ -85,7 +89,7 @@ func compileSharding(info *entityInfo, opts string) error {
 			}
 			by = strings.Split(v, "+")
 		default:
-			return fail("unknown entity option " + strconv.Quote(opt) + " (want shards=N or shardBy=attr+attr)")
+			return fail("unknown entity option " + strconv.Quote(opt) + " (want shards=N, shardBy=attr+attr or unique=attr+attr)")
 		}
 	}
 	if count == 0 {

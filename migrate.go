@@ -299,7 +299,7 @@ func (info *entityInfo) afterMigrate(ctx context.Context, stored, work map[strin
 	case mp.queue <- w:
 	default:
 		mp.dropped.Add(1)
-		mp.report(fmt.Errorf("singletable: write-back of %s%s dropped: the queue of %d is full", info.name, formatKey(w.keyStr), cap(mp.queue)))
+		mp.report(errorf("write-back of %s%s dropped: the queue of %d is full", info.name, formatKey(w.keyStr), cap(mp.queue)))
 	}
 }
 
@@ -336,7 +336,7 @@ func (mp *migrationPlan) send(ctx context.Context, t *Table, w *writeRequest) (w
 	case ctx.Err() != nil:
 		return false, err // stopped: the item is migrated again later, at worst twice in memory
 	default:
-		err = fmt.Errorf("singletable: write-back of %s: %w", formatKey(w.keyStr), err)
+		err = errorf("write-back of %s: %w", formatKey(w.keyStr), err)
 		mp.report(err)
 		return false, err
 	}
@@ -376,10 +376,10 @@ func (info *entityInfo) planWriteBack(stored, work map[string]types.AttributeVal
 	base := map[string]types.AttributeValue{}
 	bv := reflect.New(info.goType).Elem()
 	if err := info.plan.DecodeIgnoring(work, bv, info.ignored); err != nil {
-		return nil, fmt.Errorf("singletable: write-back of %s: %w", info.name, err)
+		return nil, errorf("write-back of %s: %w", info.name, err)
 	}
 	if err := info.plan.EncodeInto(bv, base); err != nil {
-		return nil, fmt.Errorf("singletable: write-back of %s: %w", info.name, err)
+		return nil, errorf("write-back of %s: %w", info.name, err)
 	}
 	// The image the item should have: what the raw steps left, with the fields
 	// the typed steps changed, the keys recomputed, the type and the schema.
@@ -408,7 +408,7 @@ func (info *entityInfo) planWriteBack(stored, work map[string]types.AttributeVal
 	// item whose fields disagree with its key.
 	for _, a := range t.baseKeyAttrs() {
 		if !attrvalue.Equal(stored[a], enc[a]) {
-			return nil, fmt.Errorf("singletable: write-back of %s%s: the migrated value renders another primary key (%s): a migration cannot move an item; nothing written: %w", info.name, formatKey(t.keyStrings(stored)), a, ErrInvalidInput)
+			return nil, errorf("write-back of %s%s: the migrated value renders another primary key (%s): a migration cannot move an item; nothing written: %w", info.name, formatKey(t.keyStrings(stored)), a, ErrInvalidInput)
 		}
 	}
 	if err := info.unique.checkWriteBack(stored, want); err != nil { // unique.go

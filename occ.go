@@ -63,6 +63,8 @@ type ConflictError struct {
 	CurrentKnown bool
 	Missing      bool  // no item exists at the key
 	Err          error // the AWS error, when there was one
+
+	field string // the version field's Go name, for the message
 }
 
 // Error names the write, the key, the version expected and what was found.
@@ -79,6 +81,15 @@ func (e *ConflictError) detail() string {
 		b.WriteString(", but the item is missing")
 	case e.CurrentKnown:
 		b.WriteString(", found " + strconv.FormatUint(e.Current, 10))
+		if e.Expected == 0 && e.Current > 0 && (e.Op == "Update" || e.Op == "Delete" || e.Op == "Put") {
+			field := "version field"
+			if e.field != "" {
+				field = e.field + " field (the version)"
+			}
+			b.WriteString(": the value passed holds version 0 (no version yet) in its " + field +
+				", but the stored item has a version; pass the version read in the value (the item Get returned)," +
+				" or use Clobber() to skip the check")
+		}
 	default:
 		b.WriteString(", found an unreadable version")
 	}
@@ -192,13 +203,13 @@ func (e *entity) mutate(ctx context.Context, ksv, out reflect.Value, fnv any, op
 	}
 	fn := reflect.ValueOf(fnv)
 	if fn.IsNil() {
-		return fmt.Errorf("singletable: Mutate %s: a nil function: %w", e.info.name, ErrInvalidInput)
+		return errorf("Mutate %s: a nil function: %w", e.info.name, ErrInvalidInput)
 	}
 	ctx, done := e.begin(ctx, "Mutate")
 	defer done(&err)
 	defer zeroOnError(&err, out)
 	if e.info.version == nil {
-		return fmt.Errorf("singletable: Mutate %s: the entity has no version field: %w", e.info.name, ErrInvalidInput)
+		return errorf("Mutate %s: the entity has no version field: %w", e.info.name, ErrInvalidInput)
 	}
 	b := e.table.opts.Backoff
 	if b.MaxAttempts == 0 && b.MaxElapsed == 0 {

@@ -92,7 +92,7 @@ func TestErrorVersionZeroSaysPassTheVersion(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(1), stored.Version)
 
-	fix := []string{"expected version 0, found 1", "holds version 0", "Version field", "pass the version read", "Clobber()"}
+	fix := []string{"expected version 0, found 1", "holds version 0", "version field", "pass the version read", "Clobber()"}
 	_, err = docs.Update(ctx, teachDoc{ID: "d1"}, Set("title", "b"))
 	assert.ErrorIs(t, err, ErrConflict)
 	assertTeaches(t, err, append([]string{"Update teachDoc"}, fix...)...)

@@ -63,8 +63,6 @@ type ConflictError struct {
 	CurrentKnown bool
 	Missing      bool  // no item exists at the key
 	Err          error // the AWS error, when there was one
-
-	field string // the version field's Go name, for the message
 }
 
 // Error names the write, the key, the version expected and what was found.
@@ -82,12 +80,8 @@ func (e *ConflictError) detail() string {
 	case e.CurrentKnown:
 		b.WriteString(", found " + strconv.FormatUint(e.Current, 10))
 		if e.Expected == 0 && e.Current > 0 && (e.Op == "Update" || e.Op == "Delete" || e.Op == "Put") {
-			field := "version field"
-			if e.field != "" {
-				field = e.field + " field (the version)"
-			}
-			b.WriteString(": the value passed holds version 0 (no version yet) in its " + field +
-				", but the stored item has a version; pass the version read in the value (the item Get returned)," +
+			b.WriteString(": the value passed holds version 0 (no version yet) in its version field," +
+				" but the stored item has a version; pass the version read in the value (the item Get returned)," +
 				" or use Clobber() to skip the check")
 		}
 	default:

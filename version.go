@@ -232,7 +232,7 @@ func (vp *versionPart) explain(w *writeRequest, cur map[string]types.AttributeVa
 		}
 		return nil
 	}
-	ce := &ConflictError{Op: w.kind.String(), Entity: info.name, Key: w.keyStrings(t), Expected: vp.expected, field: vp.v.f.GoName}
+	ce := &ConflictError{Op: w.kind.String(), Entity: info.name, Key: w.keyStrings(t), Expected: vp.expected}
 	if cur == nil {
 		if w.kind == kindCreate || w.upsert || vp.expected == 0 && w.kind != kindUpdate {
 			return nil // a missing item was allowed: the caller's condition failed

@@ -78,17 +78,17 @@ func TestTagReferenceRefusesOthers(t *testing.T) {
 		t.Fatal(err)
 	}
 	type badRole struct {
-		_ struct{} `Type:"BadRole" PK:"R#{id}" SK:"R"`
-		ID string `dynamodbav:"id"`
-		N  int    `dynamodbav:"n" singletable:"uniq"`
+		_  struct{} `Type:"BadRole" PK:"R#{id}" SK:"R"`
+		ID string   `dynamodbav:"id"`
+		N  int      `dynamodbav:"n" singletable:"uniq"`
 	}
 	_, err = Register[badRole](tbl)
 	if err == nil || !strings.Contains(err.Error(), strings.Join(fieldRoles, ", ")) {
 		t.Errorf("an unknown role: %v, want the roles named", err)
 	}
 	type badOption struct {
-		_ struct{} `Type:"BadOption" PK:"R#{id}" SK:"R" singletable:"shard=2"`
-		ID string `dynamodbav:"id"`
+		_  struct{} `Type:"BadOption" PK:"R#{id}" SK:"R" singletable:"shard=2"`
+		ID string   `dynamodbav:"id"`
 	}
 	_, err = Register[badOption](tbl)
 	if err == nil || !strings.Contains(err.Error(), "shards=N, shardBy=attr+attr or unique=attr+attr") {

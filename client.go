@@ -124,7 +124,7 @@ func (t *Table) tableCalls(op string, need ...string) (TableClient, error) {
 	m := tableCallsOf(t.user)
 	for _, name := range need {
 		if !m.has(name) {
-			return nil, fmt.Errorf("singletable: %s %s: %w", op, t.name, m.missing(name))
+			return nil, errorf("%s %s: %w", op, t.name, m.missing(name))
 		}
 	}
 	return t.observeTable(wrap.Tables{C: m, Around: t.sendTable}), nil

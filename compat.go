@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
 
 	"github.com/singletable/singletable/internal/condwrite"
@@ -63,7 +65,37 @@ func (t *Table) sendItem(ctx context.Context, api string, in any, f []func(*dyna
 	if t.recordExplained(ctx, api, in) {
 		return explain.Answer(api, in), nil
 	}
-	return sendChecked(ctx, api, t.user, in, f, send)
+	out, err := sendChecked(ctx, api, t.user, in, f, send)
+	return out, t.hintMissingTable(api, err)
+}
+
+// missingTableError is a call's ResourceNotFoundException: the table does not
+// exist at the client's endpoint and region. Its message names the table and
+// how to make it; it unwraps to the SDK's error, so errors.As still finds the
+// *types.ResourceNotFoundException.
+type missingTableError struct {
+	table, api string
+	err        error
+}
+
+func (e *missingTableError) Error() string {
+	return "singletable: table " + strconv.Quote(e.table) + " does not exist at this endpoint (" + e.api +
+		" answered ResourceNotFoundException): create it with Table.CreateTable (or make it with your infrastructure: Table.Definition): " +
+		e.err.Error()
+}
+
+func (e *missingTableError) Unwrap() error { return e.err }
+
+// hintMissingTable returns err as a missingTableError when it is a
+// ResourceNotFoundException, and err itself otherwise. DescribeTable and
+// DeleteTable are left as they are: a missing table is their answer, not a
+// mistake.
+func (t *Table) hintMissingTable(api string, err error) error {
+	var rnf *types.ResourceNotFoundException
+	if err == nil || api == "DescribeTable" || api == "DeleteTable" || !errors.As(err, &rnf) {
+		return err
+	}
+	return &missingTableError{table: t.name, api: api, err: err}
 }
 
 // sendChecked sends one call of client c, refusing it when ctx has ended and
@@ -81,5 +113,6 @@ func sendChecked(ctx context.Context, api string, c any, in any, f []func(*dynam
 
 // sendTable sends one table management call (tableCalls) under sendItem's rules.
 func (t *Table) sendTable(ctx context.Context, api string, in any, f []func(*dynamodb.Options), send wrap.Send) (any, error) {
-	return sendChecked(ctx, api, t.user, in, f, send)
+	out, err := sendChecked(ctx, api, t.user, in, f, send)
+	return out, t.hintMissingTable(api, err)
 }

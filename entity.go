@@ -3,7 +3,6 @@ package singletable
 import (
 	"context"
 	"errors"
-	"fmt"
 	"reflect"
 	"strconv"
 	"time"
@@ -82,9 +81,9 @@ func (e *entity) refused(op string) error {
 		return nil
 	}
 	if e.unset.isNil {
-		return fmt.Errorf("singletable: %s %s: the *Entity is nil (was the error of Register ignored?): %w", op, e.unset.goType.Name(), ErrInvalidInput)
+		return errorf("%s %s: the *Entity is nil (was the error of Register ignored?): %w", op, e.unset.goType.Name(), ErrInvalidInput)
 	}
-	return fmt.Errorf("singletable: %s %s: the Entity is a zero value; make it with Register: %w", op, e.unset.goType.Name(), ErrInvalidInput)
+	return errorf("%s %s: the Entity is a zero value; make it with Register: %w", op, e.unset.goType.Name(), ErrInvalidInput)
 }
 
 // Register compiles T for use on table t and returns its typed access. T must be a
@@ -120,8 +119,8 @@ func Register[T any](t *Table, opts ...RegisterOption) (*Entity[T], error) {
 
 // register is Register for the Go type typ.
 func register(t *Table, typ reflect.Type, opts []RegisterOption) (*entityInfo, error) {
-	if t == nil {
-		return nil, fmt.Errorf("singletable: Register[%s]: the table is nil (was the error of NewTable ignored?): %w", typ, ErrInvalidInput)
+	if err := t.refused("Register[" + typ.String() + "]"); err != nil {
+		return nil, err
 	}
 	info, err := compileEntity(t, typ)
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"sync"
 
@@ -68,11 +67,11 @@ import (
 func Explain(ctx context.Context, fn func(context.Context) error) (*Explanation, error) {
 	switch {
 	case ctx == nil:
-		return nil, fmt.Errorf("singletable: Explain: a nil context: %w", ErrInvalidInput)
+		return nil, errorf("Explain: a nil context: %w", ErrInvalidInput)
 	case fn == nil:
-		return nil, fmt.Errorf("singletable: Explain: a nil function: %w", ErrInvalidInput)
+		return nil, errorf("Explain: a nil function: %w", ErrInvalidInput)
 	case explaining(ctx) != nil:
-		return nil, fmt.Errorf("singletable: Explain inside an Explain: the context already records its calls; call Explain once, around them all: %w", ErrInvalidInput)
+		return nil, errorf("Explain inside an Explain: the context already records its calls; call Explain once, around them all: %w", ErrInvalidInput)
 	}
 	rec := &explain.Recorder{Rand: &syncReader{r: newDerivedStream("singletable/explain", "plans")}}
 	err := fn(context.WithValue(ctx, explainKey{}, rec))
@@ -85,7 +84,7 @@ func Explain(ctx context.Context, fn func(context.Context) error) (*Explanation,
 	case err == nil, errors.Is(err, ErrNotFound), errors.Is(err, ErrAmbiguous), errors.Is(err, explain.ErrWait):
 		return x, nil
 	}
-	return x, fmt.Errorf("singletable: Explain: %w", err)
+	return x, errorf("Explain: %w", err)
 }
 
 // Explanation is what [Explain] recorded: the requests a call would send, in
@@ -263,7 +262,7 @@ func (t *Table) refuseExplain(ctx context.Context, op string) error {
 	if explaining(ctx) == nil {
 		return nil
 	}
-	return fmt.Errorf("singletable: %s %s under Explain: table management is not explained, and nothing is sent; Table.Definition shows the CreateTable request: %w", op, t.name, ErrInvalidInput)
+	return errorf("%s %s under Explain: table management is not explained, and nothing is sent; Table.Definition shows the CreateTable request: %w", op, t.name, ErrInvalidInput)
 }
 
 // recordExplained records a call to t's client made under Explain, and reports

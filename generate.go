@@ -97,7 +97,7 @@ func compileGenerate(info *entityInfo, index []int, sf reflect.StructField, text
 func (g *genField) newID(info *entityInfo, env *planEnv, now time.Time) (string, error) {
 	ms := uint64(now.UnixMilli())
 	if now.UnixMilli() < 0 {
-		return "", fmt.Errorf("singletable: %s: the clock's time %s is before 1970: %w", info.attrName(g.f), now, ErrInvalidInput)
+		return "", errorf("%s: the clock's time %s is before 1970: %w", info.attrName(g.f), now, ErrInvalidInput)
 	}
 	var replay io.Reader // a plan that must come out the same when made again
 	if env != nil {
@@ -105,7 +105,7 @@ func (g *genField) newID(info *entityInfo, env *planEnv, now time.Time) (string,
 	}
 	id, err := g.ids.Make(ms, replay, info.table.opts.IDSource)
 	if err != nil {
-		return "", fmt.Errorf("singletable: %s: %w", info.attrName(g.f), err)
+		return "", errorf("%s: %w", info.attrName(g.f), err)
 	}
 	return id, nil
 }

@@ -73,7 +73,10 @@ type Step[T any] struct {
 }
 
 // Migration describes an entity's schema history and how migrated items are
-// written back.
+// written back. Items carry their schema version in the table's schema attribute
+// ([TableOptions].SchemaAttribute, "_schema" by default); an item without it
+// (written before the entity had migrations, or by other code) is at schema
+// version 1, so Steps[0] migrates it.
 type Migration[T any] struct {
 	// Steps[i] migrates items at schema version i+1 to i+2; the current version is
 	// len(Steps)+1.
@@ -296,7 +299,7 @@ func (info *entityInfo) afterMigrate(ctx context.Context, stored, work map[strin
 	case mp.queue <- w:
 	default:
 		mp.dropped.Add(1)
-		mp.report(fmt.Errorf("singletable: write-back of %s%s dropped: the queue of %d is full", info.name, formatKey(w.keyStr), cap(mp.queue)))
+		mp.report(errorf("write-back of %s%s dropped: the queue of %d is full", info.name, formatKey(w.keyStr), cap(mp.queue)))
 	}
 }
 
@@ -333,7 +336,7 @@ func (mp *migrationPlan) send(ctx context.Context, t *Table, w *writeRequest) (w
 	case ctx.Err() != nil:
 		return false, err // stopped: the item is migrated again later, at worst twice in memory
 	default:
-		err = fmt.Errorf("singletable: write-back of %s: %w", formatKey(w.keyStr), err)
+		err = errorf("write-back of %s: %w", formatKey(w.keyStr), err)
 		mp.report(err)
 		return false, err
 	}
@@ -373,10 +376,10 @@ func (info *entityInfo) planWriteBack(stored, work map[string]types.AttributeVal
 	base := map[string]types.AttributeValue{}
 	bv := reflect.New(info.goType).Elem()
 	if err := info.plan.DecodeIgnoring(work, bv, info.ignored); err != nil {
-		return nil, fmt.Errorf("singletable: write-back of %s: %w", info.name, err)
+		return nil, errorf("write-back of %s: %w", info.name, err)
 	}
 	if err := info.plan.EncodeInto(bv, base); err != nil {
-		return nil, fmt.Errorf("singletable: write-back of %s: %w", info.name, err)
+		return nil, errorf("write-back of %s: %w", info.name, err)
 	}
 	// The image the item should have: what the raw steps left, with the fields
 	// the typed steps changed, the keys recomputed, the type and the schema.
@@ -405,7 +408,7 @@ func (info *entityInfo) planWriteBack(stored, work map[string]types.AttributeVal
 	// item whose fields disagree with its key.
 	for _, a := range t.baseKeyAttrs() {
 		if !attrvalue.Equal(stored[a], enc[a]) {
-			return nil, fmt.Errorf("singletable: write-back of %s%s: the migrated value renders another primary key (%s): a migration cannot move an item; nothing written: %w", info.name, formatKey(t.keyStrings(stored)), a, ErrInvalidInput)
+			return nil, errorf("write-back of %s%s: the migrated value renders another primary key (%s): a migration cannot move an item; nothing written: %w", info.name, formatKey(t.keyStrings(stored)), a, ErrInvalidInput)
 		}
 	}
 	if err := info.unique.checkWriteBack(stored, want); err != nil { // unique.go

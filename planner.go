@@ -1,7 +1,6 @@
 package singletable
 
 import (
-	"fmt"
 	"reflect"
 	"strconv"
 
@@ -499,7 +498,7 @@ func (w *writeRequest) settle(attrs map[string]types.AttributeValue, lost bool) 
 func (w *writeRequest) setCondition(guard string, cond expression.ConditionBuilder) error {
 	user, err := w.b.Condition(cond)
 	if err != nil {
-		return fmt.Errorf("singletable: condition: %w: %w", ErrInvalidInput, err)
+		return errorf("condition: %w: %w", ErrInvalidInput, err)
 	}
 	w.userCond = user != ""
 	w.cond = expr.And(guard, user)

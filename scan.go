@@ -200,6 +200,9 @@ func (e *entity) prepareScan(opts []ScanOption, p *projection) (*preparedQuery, 
 // parallel scan, as for [Entity.Scan]. Cost: every item read, 0.5 RCU per 4 KB
 // (1 with [Consistent]).
 func (t *Table) Scan(ctx context.Context, opts ...TableScanOption) (_ Page[any], err error) {
+	if err := t.refused("Table.Scan"); err != nil {
+		return Page[any]{}, err
+	}
 	ctx, done := t.begin(ctx, "Scan")
 	defer done(&err)
 	pq, _, err := t.prepareTableScan(opts)
@@ -217,6 +220,9 @@ func (t *Table) Scan(ctx context.Context, opts ...TableScanOption) (_ Page[any],
 // return, page after page. It stops at the first error, which it yields with a
 // nil value.
 func (t *Table) ScanAll(ctx context.Context, opts ...TableScanOption) iter.Seq2[any, error] {
+	if err := t.refused("Table.ScanAll"); err != nil {
+		return func(yield func(any, error) bool) { yield(nil, err) }
+	}
 	return spanned(ctx, t.begin, "ScanAll", func(ctx context.Context, yield func(any, error) bool) {
 		pq, _, err := t.prepareTableScan(opts)
 		if err == nil && pq.plan.partial {
@@ -260,7 +266,7 @@ func (t *Table) prepareScan(info *entityInfo, o *queryOptions) (*preparedQuery, 
 		what = info.name
 	}
 	fail := func(format string, args ...any) error {
-		return fmt.Errorf("singletable: Scan %s: "+format, append([]any{what}, args...)...)
+		return errorf("Scan %s: "+format, append([]any{what}, args...)...)
 	}
 	ix, _, _, err := t.queryTemplates(info, o.index)
 	if err != nil {

@@ -210,7 +210,7 @@ func (k skCondition) ignored(sv reflect.Value, missing int, op skOp) error {
 		inputs = append(inputs, label(f))
 	}
 	fail := func(f *codec.Field, why string) error {
-		return fmt.Errorf("singletable: Query %s: %s: the value sets %s, %s %s %q renders from %s, in that order, up to the first unset one: set the inputs before it, or give the rendered key as a string: %w",
+		return errorf("Query %s: %s: the value sets %s, %s %s %q renders from %s, in that order, up to the first unset one: set the inputs before it, or give the rendered key as a string: %w",
 			k.what, skFuncNames[op], label(f), why, kt.attr, kt.tmpl.k.Text, strings.Join(inputs, ", "), ErrInvalidInput)
 	}
 	for _, f := range kt.fields[missing+1:] {

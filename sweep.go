@@ -165,7 +165,7 @@ func (e *entity) sweep(ctx context.Context, opts []SweepOption) (_ SweepStats, e
 	defer done(&err)
 	mp := e.info.migration
 	if mp == nil {
-		return SweepStats{}, fmt.Errorf("singletable: Sweep %s: the entity has no migrations: %w", e.info.name, ErrInvalidInput)
+		return SweepStats{}, errorf("Sweep %s: the entity has no migrations: %w", e.info.name, ErrInvalidInput)
 	}
 	o := sweepOptions{Config: sweep.Config{Total: 4, Scan: sweep.Scan{PageSize: 100}}}
 	for _, opt := range opts {
@@ -173,11 +173,11 @@ func (e *entity) sweep(ctx context.Context, opts []SweepOption) (_ SweepStats, e
 			continue
 		}
 		if err := opt.applySweep(&o); err != nil {
-			return SweepStats{}, fmt.Errorf("singletable: Sweep %s: %w", e.info.name, err)
+			return SweepStats{}, errorf("Sweep %s: %w", e.info.name, err)
 		}
 	}
 	if err := o.CheckRange(ErrInvalidInput); err != nil {
-		return SweepStats{}, fmt.Errorf("singletable: Sweep %s: %w", e.info.name, err)
+		return SweepStats{}, errorf("Sweep %s: %w", e.info.name, err)
 	}
 	if o.store == nil {
 		o.store = &MemoryStore{}
@@ -212,7 +212,7 @@ func (e *entity) sweep(ctx context.Context, opts []SweepOption) (_ SweepStats, e
 	st, err := sweep.Run(ctx, c)
 	stats := sweepStats(st)
 	if err != nil {
-		return stats, fmt.Errorf("singletable: Sweep %s: %w", e.info.name, err)
+		return stats, errorf("Sweep %s: %w", e.info.name, err)
 	}
 	return stats, nil
 }

@@ -2,7 +2,6 @@ package singletable
 
 import (
 	"context"
-	"fmt"
 	"iter"
 
 	"github.com/singletable/singletable/internal/wrap"
@@ -182,7 +181,7 @@ func usable(ctx context.Context, op string) context.Context {
 		return ctx
 	}
 	ended, cancel := context.WithCancelCause(context.Background())
-	cancel(fmt.Errorf("singletable: %s: the context is nil; pass context.Background(), context.TODO() or the request's context: %w", op, ErrInvalidInput))
+	cancel(errorf("%s: the context is nil; pass context.Background(), context.TODO() or the request's context: %w", op, ErrInvalidInput))
 	return ended
 }
 

@@ -151,7 +151,7 @@ func (e *entity) txCheck(sv reflect.Value, cond expression.ConditionBuilder) TxI
 			err = errors.New("empty condition")
 		}
 		if err != nil {
-			return nil, fmt.Errorf("singletable: condition: %w: %w", ErrInvalidInput, err)
+			return nil, errorf("condition: %w: %w", ErrInvalidInput, err)
 		}
 		w.cond = c
 		return w, nil
@@ -248,6 +248,9 @@ func (e *TxError) Is(target error) bool {
 // returns none. The actions are planned here, at one clock reading for all; see
 // [Table.TransactWith] for a token of the caller's, which survives a restart.
 func (t *Table) Transact(ctx context.Context, items ...TxItem) error {
+	if err := t.refused("Table.Transact"); err != nil {
+		return err
+	}
 	return t.TransactWith(ctx, TxOptions{}, items...)
 }
 
@@ -283,8 +286,8 @@ const maxTokenLen = 36
 // [TxOptions]). With a token, a response lost or a conflict is retried with that
 // same token by the table's Backoff, which DynamoDB applies at most once.
 func (t *Table) TransactWith(ctx context.Context, o TxOptions, items ...TxItem) (err error) {
-	if t == nil {
-		return fmt.Errorf("singletable: Transact: the table is nil (was the error of NewTable ignored?): %w", ErrInvalidInput)
+	if err := t.refused("Table.TransactWith"); err != nil {
+		return err
 	}
 	ctx, done := t.begin(ctx, "Transact")
 	defer done(&err)
@@ -326,7 +329,7 @@ func (t *Table) TransactWith(ctx context.Context, o TxOptions, items ...TxItem) 
 		var ipm *types.IdempotentParameterMismatchException
 		switch {
 		case errors.As(err, &ipm):
-			return fmt.Errorf("singletable: Transact: token %q was used in the last ten minutes for a different transaction (other actions, values, or times: a resend must be planned from the same values and TxOptions.At); nothing was applied: %w: %w", o.Token, ErrTokenMismatch, err)
+			return errorf("Transact: token %q was used in the last ten minutes for a different transaction (other actions, values, or times: a resend must be planned from the same values and TxOptions.At); nothing was applied: %w: %w", o.Token, ErrTokenMismatch, err)
 		case errors.As(err, &tce):
 			again, err := t.cancelled(ctx, o, items, ws, actions, tce, err, attempt)
 			if again {
@@ -343,7 +346,7 @@ func (t *Table) TransactWith(ctx context.Context, o TxOptions, items ...TxItem) 
 				// applies the transaction at most once.
 				t.event(ctx, SpanEvent{Name: EventAmbiguous, How: "resend", Err: err}) // trace.go
 				if werr := b.Wait(ctx, attempt); werr != nil {
-					return fmt.Errorf("singletable: Transact: %w: %w (last: %w)", ErrAmbiguous, werr, err)
+					return errorf("Transact: %w: %w (last: %w)", ErrAmbiguous, werr, err)
 				}
 				continue
 			}
@@ -353,7 +356,7 @@ func (t *Table) TransactWith(ctx context.Context, o TxOptions, items ...TxItem) 
 				return nil
 			}
 			t.event(ctx, SpanEvent{Name: EventResolved, Outcome: "unproven"})
-			return fmt.Errorf("singletable: Transact: %w: %w", ErrAmbiguous, err)
+			return errorf("Transact: %w: %w", ErrAmbiguous, err)
 		case lost:
 			// Resent under the same token after a lost answer, and refused this
 			// time (throttled past the SDK's retries, say): the refusal says
@@ -364,9 +367,9 @@ func (t *Table) TransactWith(ctx context.Context, o TxOptions, items ...TxItem) 
 				return nil
 			}
 			t.event(ctx, SpanEvent{Name: EventResolved, Outcome: "unproven"})
-			return fmt.Errorf("singletable: Transact: %w: the answer to an earlier attempt was lost, and its resend under the same token (%q) failed; send it again with that token within ten minutes to apply it at most once: %w", ErrAmbiguous, token, txHint(ws, err))
+			return errorf("Transact: %w: the answer to an earlier attempt was lost, and its resend under the same token (%q) failed; send it again with that token within ten minutes to apply it at most once: %w", ErrAmbiguous, token, txHint(ws, err))
 		}
-		return fmt.Errorf("singletable: Transact: %w", txHint(ws, err))
+		return errorf("Transact: %w", txHint(ws, err))
 	}
 }
 
@@ -379,7 +382,7 @@ func (t *Table) cancelled(ctx context.Context, o TxOptions, items []TxItem, ws [
 	b := t.opts.Backoff.withDefaults()
 	if onlyConflicts(tce) && attempt < b.MaxAttempts {
 		if werr := b.Wait(ctx, attempt); werr != nil {
-			return false, fmt.Errorf("singletable: Transact: %w (last: %w)", werr, err)
+			return false, errorf("Transact: %w (last: %w)", werr, err)
 		}
 		return true, nil
 	}
@@ -401,10 +404,10 @@ func (t *Table) cancelled(ctx context.Context, o TxOptions, items []TxItem, ws [
 // before anything is sent.
 func (t *Table) planTx(o TxOptions, items []TxItem, explained *planEnv) ([]*writeRequest, error) {
 	if len(items) == 0 {
-		return nil, fmt.Errorf("singletable: Transact: no actions: %w", ErrInvalidInput)
+		return nil, errorf("Transact: no actions: %w", ErrInvalidInput)
 	}
 	if o.Token != "" && (len(o.Token) > maxTokenLen || !utf8.ValidString(o.Token)) {
-		return nil, fmt.Errorf("singletable: Transact: token %q: DynamoDB takes 1 to %d characters of UTF-8: %w", o.Token, maxTokenLen, ErrInvalidInput)
+		return nil, errorf("Transact: token %q: DynamoDB takes 1 to %d characters of UTF-8: %w", o.Token, maxTokenLen, ErrInvalidInput)
 	}
 	at := o.At
 	if at.IsZero() {
@@ -413,13 +416,13 @@ func (t *Table) planTx(o TxOptions, items []TxItem, explained *planEnv) ([]*writ
 	ws := make([]*writeRequest, len(items))
 	for i, it := range items {
 		if it.info == nil && it.err != nil {
-			return nil, fmt.Errorf("singletable: Transact: action %d (%s): %w", i, it.kind, it.err)
+			return nil, errorf("Transact: action %d (%s): %w", i, it.kind, it.err)
 		}
 		if it.kind == 0 || it.info == nil {
-			return nil, fmt.Errorf("singletable: Transact: action %d is a zero TxItem; make actions with an entity's TxPut, TxCreate, TxUpdate, TxDelete or TxCheck: %w", i, ErrInvalidInput)
+			return nil, errorf("Transact: action %d is a zero TxItem; make actions with an entity's TxPut, TxCreate, TxUpdate, TxDelete or TxCheck: %w", i, ErrInvalidInput)
 		}
 		fail := func(err error) error {
-			return fmt.Errorf("singletable: Transact: action %d (%s %s): %w", i, it.kind, it.info.name, err)
+			return errorf("Transact: action %d (%s %s): %w", i, it.kind, it.info.name, err)
 		}
 		if it.err != nil {
 			return nil, fail(it.err)

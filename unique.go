@@ -527,11 +527,11 @@ func (u *uniqueFeature) checkWriteBack(stored, want map[string]types.AttributeVa
 		a, okA := c.ValuesOf(stored)
 		b, okB := c.ValuesOf(want)
 		if okA != okB || okA && !uniqueguard.Same(a, b) {
-			return fmt.Errorf("singletable: write-back of %s%s: the migration changes the unique value %s, whose guard only a transaction moves: not written back (write the item with Put): %w", u.info.name, formatKey(t.keyStrings(stored)), c.Name, ErrInvalidInput)
+			return errorf("write-back of %s%s: the migration changes the unique value %s, whose guard only a transaction moves: not written back (write the item with Put): %w", u.info.name, formatKey(t.keyStrings(stored)), c.Name, ErrInvalidInput)
 		}
 	}
 	if f := u.ttlField(); f != nil && !attrvalue.Equal(stored[f.Name], want[f.Name]) {
-		return fmt.Errorf("singletable: write-back of %s%s: the migration changes the ttl %s, which the guards of its unique values carry and only a transaction moves: not written back (write the item with Put): %w", u.info.name, formatKey(t.keyStrings(stored)), f.Name, ErrInvalidInput)
+		return errorf("write-back of %s%s: the migration changes the ttl %s, which the guards of its unique values carry and only a transaction moves: not written back (write the item with Put): %w", u.info.name, formatKey(t.keyStrings(stored)), f.Name, ErrInvalidInput)
 	}
 	return nil
 }

@@ -254,12 +254,12 @@ func (t *Table) txUniqueGuards(ws []*writeRequest) ([]types.TransactWriteItem, e
 		}
 		guards, err := uw.build(t, w, w.b.Clone(), w.cond, uw.stored, nil)
 		if err != nil {
-			return nil, fmt.Errorf("singletable: Transact: action %d (%s %s): %w", i, w.kind, w.info.name, err)
+			return nil, errorf("Transact: action %d (%s %s): %w", i, w.kind, w.info.name, err)
 		}
 		out = append(out, guards...)
 	}
 	if n := len(ws) + len(out); n > maxTxActions {
-		return nil, fmt.Errorf("singletable: Transact: %d actions and %d unique-value guards come to %d, over the %d of a transaction: %w", len(ws), len(out), n, maxTxActions, ErrInvalidInput)
+		return nil, errorf("Transact: %d actions and %d unique-value guards come to %d, over the %d of a transaction: %w", len(ws), len(out), n, maxTxActions, ErrInvalidInput)
 	}
 	return out, nil
 }

@@ -2,7 +2,6 @@ package singletable
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -76,12 +75,12 @@ func (e *entity) sweepUnique(ctx context.Context, opts []UniqueSweepOption) (_ U
 	info, t := e.info, e.table
 	u := info.unique
 	if u == nil {
-		return rep, fmt.Errorf("singletable: SweepUnique %s: the entity has no unique values: %w", info.name, ErrInvalidInput)
+		return rep, errorf("SweepUnique %s: the entity has no unique values: %w", info.name, ErrInvalidInput)
 	}
 	var o uniqueSweepOptions
 	for _, opt := range opts {
 		if opt == nil {
-			return rep, fmt.Errorf("singletable: SweepUnique %s: a nil option: %w", info.name, ErrInvalidInput)
+			return rep, errorf("SweepUnique %s: a nil option: %w", info.name, ErrInvalidInput)
 		}
 		opt.applyUniqueSweep(&o)
 	}
@@ -95,7 +94,7 @@ func (e *entity) sweepUnique(ctx context.Context, opts []UniqueSweepOption) (_ U
 	for first := true; first || len(in.ExclusiveStartKey) > 0; first = false {
 		page, err := t.client.Scan(ctx, &in)
 		if err != nil {
-			return rep, fmt.Errorf("singletable: SweepUnique %s: Scan: %w", info.name, err)
+			return rep, errorf("SweepUnique %s: Scan: %w", info.name, err)
 		}
 		for _, item := range page.Items {
 			var err error
@@ -107,7 +106,7 @@ func (e *entity) sweepUnique(ctx context.Context, opts []UniqueSweepOption) (_ U
 				err = u.sweepGuard(ctx, item, o.repair, &rep)
 			}
 			if err != nil {
-				return rep, fmt.Errorf("singletable: SweepUnique %s: %w", info.name, err)
+				return rep, errorf("SweepUnique %s: %w", info.name, err)
 			}
 		}
 		in.ExclusiveStartKey = page.LastEvaluatedKey

@@ -2,7 +2,6 @@ package singletable
 
 import (
 	"context"
-	"fmt"
 	"reflect"
 	"sync"
 
@@ -135,7 +134,7 @@ func (t *Table) fetchPageWire(ctx context.Context, pq *preparedQuery, start map[
 	}
 	out, err := t.send(ctx, pq, start, s.Option())
 	if err != nil {
-		return nil, pageMeta{}, fmt.Errorf("singletable: %s %s: %w", pq.call(), what, err)
+		return nil, pageMeta{}, errorf("%s %s: %w", pq.call(), what, err)
 	}
 	meta, err := t.pageMeta(pq, out, what)
 	if err != nil {

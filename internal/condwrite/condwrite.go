@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -161,7 +162,11 @@ type NotSentError struct {
 }
 
 // Error says which call was not sent, and why.
-func (e *NotSentError) Error() string { return e.API + " not sent: " + e.Err.Error() }
+// The cause's own "singletable: " is left out: the error wrapping this one
+// says it.
+func (e *NotSentError) Error() string {
+	return e.API + " not sent: " + strings.TrimPrefix(e.Err.Error(), "singletable: ")
+}
 
 // Unwrap returns the context's cause.
 func (e *NotSentError) Unwrap() error { return e.Err }

@@ -11,6 +11,8 @@ import (
 	"io"
 	"math"
 	"reflect"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/google/uuid"
@@ -26,15 +28,17 @@ const (
 	UUIDv7                 // the 36-character text of an RFC 9562 version 7 UUID
 )
 
+// Names are the kinds' names, in the order of their values (ULID first): the
+// words generate= accepts.
+var Names = []string{"ulid", "uuidv7"}
+
 // Parse returns the kind named text ("ulid", "uuidv7").
 func Parse(text string) (Kind, bool) {
-	switch text {
-	case "ulid":
-		return ULID, true
-	case "uuidv7":
-		return UUIDv7, true
+	i := slices.Index(Names, text)
+	if i < 0 {
+		return 0, false
 	}
-	return 0, false
+	return Kind(i + 1), true
 }
 
 // Check reads a generate= option's kind (text) for a field of type t (asString:
@@ -43,7 +47,7 @@ func Check(text string, t reflect.Type, asString bool) (Kind, string) {
 	kind, ok := Parse(text)
 	switch {
 	case !ok:
-		return 0, "unknown id kind (want ulid or uuidv7)"
+		return 0, "unknown id kind (want " + strings.Join(Names, " or ") + ")"
 	case t.Kind() != reflect.String:
 		return 0, "a generated id is text: the field must be a string, not " + t.String()
 	case asString:
@@ -55,9 +59,9 @@ func Check(text string, t reflect.Type, asString bool) (Kind, string) {
 // String is the kind's name.
 func (k Kind) String() string {
 	if k == UUIDv7 {
-		return "uuidv7"
+		return Names[UUIDv7-1]
 	}
-	return "ulid"
+	return Names[ULID-1]
 }
 
 // Source makes the ids of one field, strictly increasing in the order they

@@ -4,11 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/aws/smithy-go"
-	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/singletable/singletable/internal/attrvalue"
 	"github.com/singletable/singletable/internal/condwrite"
@@ -317,28 +314,7 @@ func (t *Table) itemErr(w *writeRequest, err error) error {
 // have reached DynamoDB but no answer came back, or the answer was a 5xx, or the
 // client answered nothing at all. A connection that could not be opened sent
 // nothing, nor did a call refused before sending (its context had ended).
-func ambiguous(err error) bool {
-	var send *smithyhttp.RequestSendError
-	var de *smithy.DeserializationError
-	var ce *smithy.CanceledError
-	var re *smithyhttp.ResponseError
-	var op *net.OpError
-	var ns *condwrite.NotSentError
-	var no *condwrite.NoOutputError
-	switch {
-	case errors.As(err, &ns):
-		return false
-	case errors.As(err, &no):
-		return true
-	case errors.As(err, &send) && errors.As(err, &op) && op.Op == "dial":
-		return false
-	case errors.As(err, &send), errors.As(err, &de), errors.As(err, &ce):
-		return true
-	case errors.As(err, &re):
-		return re.HTTPStatusCode() >= 500
-	}
-	return false
-}
+func ambiguous(err error) bool { return condwrite.AmbiguousSent(err) }
 
 // replicatedConflict reports whether err is a ReplicatedWriteConflictException:
 // a write to a global table with multi-Region strong consistency refused, having

@@ -190,7 +190,15 @@ func (e *NoOutputError) Error() string {
 // was out), or the answer was a 5xx, or the client answered nothing at all
 // ([NoOutputError]). A connection that could not be opened sent nothing, nor did
 // a call refused before sending ([NotSentError]).
-func Ambiguous(err error) bool {
+func Ambiguous(err error) bool { return ambiguous(err, true) }
+
+// AmbiguousSent is [Ambiguous] for callers whose client is the SDK's or one that
+// wraps a send cut short by its context as the SDK does (a CanceledError): a bare
+// context error then sent nothing, and does not count.
+func AmbiguousSent(err error) bool { return ambiguous(err, false) }
+
+// ambiguous is Ambiguous; bareContext says whether a bare context error counts.
+func ambiguous(err error, bareContext bool) bool {
 	var send *smithyhttp.RequestSendError
 	var de *smithy.DeserializationError
 	var ce *smithy.CanceledError
@@ -209,7 +217,7 @@ func Ambiguous(err error) bool {
 		return true
 	case errors.As(err, &re):
 		return re.HTTPStatusCode() >= 500
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+	case bareContext && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)):
 		return true // a client that is not the SDK's may return the context's error as it is
 	}
 	return false

@@ -80,7 +80,7 @@ type missingTableError struct {
 
 func (e *missingTableError) Error() string {
 	return "singletable: table " + strconv.Quote(e.table) + " does not exist at this endpoint (" + e.api +
-		" answered ResourceNotFoundException): create it with Table.CreateTable (or make it with your infrastructure: Table.Definition): " +
+		" answered ResourceNotFoundException): create it with Table.EnsureTable (or make it with your infrastructure: Table.Definition): " +
 		e.err.Error()
 }
 

@@ -117,11 +117,12 @@
 // [ErrCondition], [ErrAlreadyExists], [ErrInvalidKey], [ErrInvalidEntity],
 // [ErrInvalidCursor], [ErrInvalidInput], [ErrUnprocessed], [ErrTypeMismatch],
 // [ErrConflict], [ErrAmbiguous], [ErrUnknownType], [ErrConsistencyTimeout],
-// [ErrQueueFull], [ErrRailroadClosed], [ErrValidation], [ErrTokenMismatch] and
-// [ErrNotUnique]. Typed errors say more, for [errors.As]: [*KeyError],
-// [*EntityError], [*ItemError], [*ConflictError], [*UniqueError],
+// [ErrQueueFull], [ErrRailroadClosed], [ErrValidation], [ErrTokenMismatch],
+// [ErrNotUnique] and [ErrDrift]. Typed errors say more, for [errors.As]:
+// [*KeyError], [*EntityError], [*ItemError], [*ConflictError], [*UniqueError],
 // [*ValidationError], [*TxError], [*ShardError], [*MigrationError],
-// [*UnknownTypeError], [*ConsistencyTimeoutError] and [*PanicError].
+// [*UnknownTypeError], [*ConsistencyTimeoutError], [*PanicError] and
+// [*DriftError].
 //
 // # Concurrency and exactly-once writes
 //

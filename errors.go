@@ -72,6 +72,10 @@ var (
 	// ErrNotUnique means a write was refused because another item of the entity
 	// holds a value of a unique field or combination (see [UniqueError]).
 	ErrNotUnique = errors.New("singletable: value not unique")
+	// ErrDrift means the deployed table differs from the model: its keys, key
+	// types, indexes, projections, stream or TTL ([Table.EnsureTable]). The error
+	// is a [*DriftError] naming each difference and its fix.
+	ErrDrift = errors.New("singletable: table differs from the model")
 )
 
 // KeyError reports a key that could not be rendered, parsed or accepted.

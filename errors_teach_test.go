@@ -54,7 +54,7 @@ func TestErrorMissingTableNamesTableAndFix(t *testing.T) {
 	tbl, err := NewTable(local.Client(t), name)
 	require.NoError(t, err)
 	docs := MustRegister[teachDoc](tbl)
-	fix := "create it with Table.CreateTable (or make it with your infrastructure: Table.Definition)"
+	fix := "create it with Table.EnsureTable (or make it with your infrastructure: Table.Definition)"
 	table := `table "` + name + `" does not exist`
 
 	check := func(call string, err error, words ...string) {

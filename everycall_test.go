@@ -166,6 +166,8 @@ func everyCall(m everyModel) []publicCall {
 		{"Table.CreateTable", "CreateTable", false, func(ctx context.Context) error { return tbl.CreateTable(ctx) }},
 		{"Table.DeleteTable", "DeleteTable", false, func(ctx context.Context) error { return tbl.DeleteTable(ctx) }},
 		{"Table.EnableTTL", "EnableTTL", false, func(ctx context.Context) error { return tbl.EnableTTL(ctx) }},
+		{"Table.Drift", "Drift", false, func(ctx context.Context) error { _, err := tbl.Drift(ctx); return err }},
+		{"Table.EnsureTable", "EnsureTable", false, func(ctx context.Context) error { return tbl.EnsureTable(ctx) }},
 	}
 }
 
@@ -258,7 +260,7 @@ func TestEveryCallSpan(t *testing.T) {
 		assert.Equal(t, tbl.Name(), first.Table, c.name)
 		for _, s := range spans[1:] {
 			if s.Kind == SpanOperation { // only CreateTable and WaitMoved are made of other calls
-				assert.Contains(t, map[string][]string{"CreateTable": {"EnableTTL"}, "WaitMoved": {"WaitIndexed", "WaitUnindexed"}}[c.span], s.Name, "%s: a second operation span", c.name)
+				assert.Contains(t, map[string][]string{"CreateTable": {"EnableTTL"}, "EnsureTable": {"EnableTTL"}, "WaitMoved": {"WaitIndexed", "WaitUnindexed"}}[c.span], s.Name, "%s: a second operation span", c.name)
 			}
 		}
 	}

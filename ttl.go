@@ -106,18 +106,28 @@ func (t *Table) EnableTTL(ctx context.Context) (err error) {
 	if attr == "" {
 		return errorf("EnableTTL %s: no TTL attribute: tag a field singletable:\"ttl\" or use WithTTLAttribute: %w", t.name, ErrInvalidInput)
 	}
-	c, ok := t.user.(TTLClient)
+	c, ok := t.ttlCalls()
 	if !ok {
 		return errorf("EnableTTL %s: the table's client (%T) has no UpdateTimeToLive and DescribeTimeToLive (TTLClient): %w", t.name, t.user, ErrInvalidInput)
-	}
-	c = wrap.TTL{C: c, Around: t.sendTable}
-	if t.observing() {
-		c = wrap.TTL{C: c, Around: t.observed}
 	}
 	if err := ttlexpiry.Enable(ctx, c, t.namePtr(), attr, ErrInvalidInput); err != nil {
 		return errorf("EnableTTL %s: %w", t.name, err)
 	}
 	return nil
+}
+
+// ttlCalls returns the TTL calls of the table's client, through the client
+// boundary and observed; false when the client has none (TTLClient).
+func (t *Table) ttlCalls() (wrap.TTLClient, bool) {
+	c, ok := t.user.(TTLClient)
+	if !ok {
+		return nil, false
+	}
+	c = wrap.TTL{C: c, Around: t.sendTable}
+	if t.observing() {
+		c = wrap.TTL{C: c, Around: t.observed}
+	}
+	return c, true
 }
 
 // enableTTLAfterCreate turns TTL on for a table just created, when it has a TTL

@@ -7,11 +7,11 @@
 # The repository holds four modules: the library (.), the test harness (dynamolocal/,
 # which alone depends on Testcontainers), the comparative benchmarks (bench/) and the
 # OpenTelemetry tracer (otel/, which alone depends on OpenTelemetry). The
-# library's tests and examples only read DYNAMODB_ENDPOINT: these targets run them
+# library's tests and examples only read AWS_ENDPOINT_URL: these targets run them
 # under `dynamodb-local run`, which starts DynamoDB Local (Testcontainers when a
 # Docker API answers, else the jar with Java), exports its endpoint, runs the
 # command and stops it. DYNAMODB_LOCAL_VERSION=1.11.478 picks the old release,
-# DYNAMODB_LOCAL_BACKEND=jar|testcontainers a backend, DYNAMODB_ENDPOINT your own.
+# DYNAMODB_LOCAL_BACKEND=jar|testcontainers a backend, AWS_ENDPOINT_URL your own.
 # bash, so that a failing benchmark fails `make bench` through its grep (pipefail).
 SHELL       := bash
 GO          ?= go
@@ -111,6 +111,7 @@ dynamodb-local-bin:
 
 examples: dynamodb-local-bin
 	$(DYNAMODB_LOCAL) run -- sh -c 'for d in examples/*/; do \
+		[ -f "$$d/main.go" ] || continue; \
 		echo "== $$d"; \
 		$(GO) run "./$$d" || exit 1; \
 	done'

@@ -267,10 +267,10 @@
 // # Testing
 //
 // The harness that starts DynamoDB Local for tests lives in a module of its own,
-// github.com/singletable/singletable/dynamolocal (an endpoint from DYNAMODB_ENDPOINT,
+// github.com/singletable/singletable/dynamolocal (an endpoint from AWS_ENDPOINT_URL,
 // else Testcontainers when a Docker API answers, else the DynamoDB Local jar with
 // Java; DynamoDB Local 3.3.1 by default), so that importing this package brings
 // neither Testcontainers nor Docker's modules into a build. This module's own tests
-// only read DYNAMODB_ENDPOINT, which `make test` sets. Pointing a Table at the real
+// only read AWS_ENDPOINT_URL, which `make test` sets, as the SDK's configuration does. Pointing a Table at the real
 // service needs no change but the client.
 package singletable

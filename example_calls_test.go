@@ -28,11 +28,11 @@ import (
 
 // The examples of the calls people look up first. Each one but ExampleRegister
 // runs against DynamoDB Local: `make test` starts one and exports
-// DYNAMODB_ENDPOINT; so does `go -C dynamolocal run ./cmd/dynamodb-local run
+// AWS_ENDPOINT_URL; so does `go -C dynamolocal run ./cmd/dynamodb-local run
 // -dir .. -- go test .`. Each example makes a table of its own with
 // exampleTable (the set-up, written once here) and deletes it at the end.
 //
-// An example cannot skip itself as a test can, so when DYNAMODB_ENDPOINT is not
+// An example cannot skip itself as a test can, so when AWS_ENDPOINT_URL is not
 // set the examples that need it are left out of the run with the -test.skip
 // flag, and say so on standard error; under CI=true they run, and fail, as
 // every test that finds no DynamoDB Local does (see internal/localtest).
@@ -55,7 +55,7 @@ var localExamples = []string{
 // run them on (and CI is not true), unless -test.skip is given on the command
 // line, which then wins.
 func init() {
-	if os.Getenv(localtest.EnvEndpoint) != "" {
+	if endpoint, _ := localtest.EndpointFrom(os.Getenv); endpoint != "" {
 		return
 	}
 	if ci, _ := strconv.ParseBool(os.Getenv("CI")); ci {
@@ -67,7 +67,7 @@ func init() {
 		return
 	}
 	if err := flag.Set("test.skip", localExamplesPattern()); err == nil {
-		fmt.Fprintf(os.Stderr, "singletable_test: DYNAMODB_ENDPOINT is not set: the %d Examples that need DynamoDB Local are skipped\n", len(localExamples))
+		fmt.Fprintf(os.Stderr, "singletable_test: AWS_ENDPOINT_URL is not set: the %d Examples that need DynamoDB Local are skipped\n", len(localExamples))
 	}
 }
 
@@ -119,7 +119,7 @@ func TestLocalExamplesListed(t *testing.T) {
 	}
 }
 
-// exampleTable returns a new table on the DynamoDB Local at DYNAMODB_ENDPOINT,
+// exampleTable returns a new table on the DynamoDB Local at AWS_ENDPOINT_URL,
 // with the index GSI1 (GSI1PK, GSI1SK) and opts, created for one example, and
 // the function that deletes it and closes the connections. On AWS the table
 // would be singletable.NewTable(dynamodb.NewFromConfig(cfg), "app", ...).

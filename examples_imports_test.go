@@ -3,27 +3,32 @@ package singletable_test
 import (
 	"go/parser"
 	"go/token"
+	"io/fs"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 )
 
-// TestExamplesUsePublicAPI: the programs under examples/ are written to be
-// copied, so none of their non-test files imports a package under internal/,
-// which no other module can import: they connect through the public AWS SDK
-// (each example's local.go) and use the library's public API alone.
+// TestExamplesUsePublicAPI: the programs under examples/ and their tests are
+// written to be copied, so none of their files imports a package under
+// internal/, which no other module can import: they connect through the AWS
+// SDK's configuration (AWS_ENDPOINT_URL; exampleenv only guards and names
+// things) and use the library's public API alone.
 func TestExamplesUsePublicAPI(t *testing.T) {
-	files, err := filepath.Glob("examples/*/*.go")
+	var files []string
+	err := filepath.WalkDir("examples", func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".go") {
+			files = append(files, path)
+		}
+		return err
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	fset := token.NewFileSet()
 	checked := 0
 	for _, path := range files {
-		if strings.HasSuffix(path, "_test.go") {
-			continue
-		}
 		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
 		if err != nil {
 			t.Fatal(err)
@@ -32,7 +37,7 @@ func TestExamplesUsePublicAPI(t *testing.T) {
 		for _, imp := range f.Imports {
 			p, _ := strconv.Unquote(imp.Path.Value)
 			if strings.HasPrefix(p, "github.com/singletable/singletable/") && (strings.Contains(p, "/internal/") || strings.HasSuffix(p, "/internal")) {
-				t.Errorf("%s imports %s: an example must use only the public API (connect with the AWS SDK, as local.go does)", path, p)
+				t.Errorf("%s imports %s: an example must use only the public API (connect with the AWS SDK's configuration, as exampleenv.Run does)", path, p)
 			}
 		}
 	}

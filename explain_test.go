@@ -21,7 +21,7 @@ import (
 
 	"github.com/singletable/singletable/internal/attrvalue"
 	"github.com/singletable/singletable/internal/fanout"
-	"github.com/singletable/singletable/internal/fault"
+	"github.com/singletable/singletable/fault"
 )
 
 // sentRequest is one request as the SDK sent it, seen at the HTTP layer.

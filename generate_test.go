@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/singletable/singletable/internal/fault"
+	"github.com/singletable/singletable/fault"
 )
 
 type genOrder struct {

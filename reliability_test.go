@@ -21,12 +21,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/singletable/singletable/internal/fault"
+	"github.com/singletable/singletable/fault"
 	"github.com/singletable/singletable/internal/localtest"
 )
 
 // Reliability: what the library survives, with faults injected between the SDK
-// and a real DynamoDB Local (internal/fault), and with DynamoDB Local itself
+// and a real DynamoDB Local (package fault), and with DynamoDB Local itself
 // killed. Each test logs a line "FIGURES ..." with the counts the README's table
 // shows; `go test -race -run '^TestName$' -v .` reproduces it.
 //

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/singletable/singletable/internal/fault"
+	"github.com/singletable/singletable/fault"
 )
 
 // rvItem is unversioned; rvVItem versioned with a createdAt and a counter.
@@ -276,7 +276,7 @@ func errorsAsTx(err error, ce **ConflictError) bool {
 // returns does not depend on whether its answer came or was lost and the item
 // read back. For every Returning mode of a versioned Update (with createdAt and
 // a counter) and for a versioned Put, the same write is made twice, once
-// answered and once with its answer lost (internal/fault): the values returned
+// answered and once with its answer lost (package fault): the values returned
 // are the same, but for the item before the write (ReturnAllOld,
 // ReturnUpdatedOld, ReturnOld), which exists only in the lost answer and makes
 // the call ErrAmbiguous. Each write is applied once.

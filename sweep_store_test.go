@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/singletable/singletable/internal/fault"
+	"github.com/singletable/singletable/fault"
 )
 
 // TestReservedKeys: the library's own items (sweep progress here, the leases

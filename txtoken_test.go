@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/singletable/singletable/internal/fault"
+	"github.com/singletable/singletable/fault"
 )
 
 // tokAccount is an unversioned balance changed with Add; tokOrder has timestamps

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/singletable/singletable/internal/fault"
+	"github.com/singletable/singletable/fault"
 )
 
 var errNoTitle = errors.New("a task needs a title")

@@ -8,7 +8,7 @@
 // go.mod names none of them. Import this module in your tests only.
 //
 // [Start] tries, in order: an endpoint that is already running
-// (DYNAMODB_ENDPOINT), the container image amazon/dynamodb-local:3.3.1 with
+// (AWS_ENDPOINT_URL), the container image amazon/dynamodb-local:3.3.1 with
 // Testcontainers (when a Docker API, Docker's or podman's, answers), and
 // the DynamoDB Local jar with java (fetched once, checked by its sha256, and
 // cached). [Instance.Client] and [Instance.StreamsClient] return SDK clients
@@ -56,8 +56,12 @@
 //
 // # Environment
 //
-//   - DYNAMODB_ENDPOINT: use this running DynamoDB Local ("http://localhost:8000";
-//     a missing scheme means http). An endpoint that does not answer is an error.
+//   - AWS_ENDPOINT_URL: use this running DynamoDB Local ("http://localhost:8000";
+//     a missing scheme means http), the AWS SDK's own variable, so the program
+//     under test reaches the same one through config.LoadDefaultConfig.
+//     AWS_ENDPOINT_URL_DYNAMODB wins over it, as in the SDK; DYNAMODB_ENDPOINT,
+//     this package's former name, is read after both. An endpoint that does not
+//     answer is an error.
 //   - DYNAMODB_LOCAL_BACKEND: "endpoint", "testcontainers" or "jar" forces one backend.
 //   - DYNAMODB_LOCAL_VERSION: the release to run, "3.3.1" (default) or "1.11.478".
 //   - DYNAMODB_LOCAL_PORT: the loopback port a started instance listens on

@@ -50,7 +50,8 @@ func TestPlan(t *testing.T) {
 		want []string
 	}{
 		{"nothing set", nil, nil, []string{BackendTestcontainers, BackendJar}},
-		{"endpoint from env", map[string]string{"DYNAMODB_ENDPOINT": "localhost:8000"}, nil, []string{BackendEndpoint}},
+		{"endpoint from env", map[string]string{"AWS_ENDPOINT_URL": "localhost:8000"}, nil, []string{BackendEndpoint}},
+		{"endpoint from the former name", map[string]string{"DYNAMODB_ENDPOINT": "localhost:8000"}, nil, []string{BackendEndpoint}},
 		{"endpoint option", nil, []func(*Options){WithEndpoint("http://x:1")}, []string{BackendEndpoint}},
 		{"backend from env wins over endpoint", map[string]string{"DYNAMODB_ENDPOINT": "x:1", "DYNAMODB_LOCAL_BACKEND": "jar"}, nil, []string{BackendJar}},
 		{"backend option wins over env", map[string]string{"DYNAMODB_LOCAL_BACKEND": "jar"}, []func(*Options){WithBackend(BackendTestcontainers)}, []string{BackendTestcontainers}},
@@ -491,5 +492,26 @@ func TestBackends(t *testing.T) {
 				t.Errorf("%s still answers after Close", inst.Endpoint())
 			}
 		})
+	}
+}
+
+// TestEndpointFromEnv: the SDK's variables first, the service's own before the
+// general one, then the former name.
+func TestEndpointFromEnv(t *testing.T) {
+	for _, tt := range []struct {
+		vars map[string]string
+		want string
+	}{
+		{map[string]string{"DYNAMODB_ENDPOINT": "old:1"}, "http://old:1"},
+		{map[string]string{"DYNAMODB_ENDPOINT": "old:1", "AWS_ENDPOINT_URL": "http://a:2"}, "http://a:2"},
+		{map[string]string{"DYNAMODB_ENDPOINT": "old:1", "AWS_ENDPOINT_URL": "http://a:2", "AWS_ENDPOINT_URL_DYNAMODB": "http://d:3"}, "http://d:3"},
+	} {
+		o, err := resolve([]func(*Options){env(tt.vars)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.Endpoint != tt.want {
+			t.Errorf("%v: endpoint %q, want %q", tt.vars, o.Endpoint, tt.want)
+		}
 	}
 }

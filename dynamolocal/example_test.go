@@ -13,7 +13,7 @@ import (
 // [dynamolocal.Shared] instead, as the package documentation shows.
 func Example() {
 	ctx := context.Background()
-	local, err := dynamolocal.Start(ctx) // DYNAMODB_ENDPOINT, else Testcontainers, else the jar
+	local, err := dynamolocal.Start(ctx) // AWS_ENDPOINT_URL, else Testcontainers, else the jar
 	if err != nil {
 		fmt.Println(err)
 		return

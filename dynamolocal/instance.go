@@ -46,7 +46,7 @@ type Instance struct {
 // ListTables. Unless a backend is forced ([Options.Backend]) it tries, in
 // order:
 //
-//  1. BackendEndpoint, when an endpoint is set (DYNAMODB_ENDPOINT); an
+//  1. BackendEndpoint, when an endpoint is set (AWS_ENDPOINT_URL); an
 //     endpoint that does not answer is an error, not a reason to go on;
 //  2. BackendTestcontainers, when a Docker API answers within two seconds
 //     (DOCKER_HOST, the default sockets, or ~/.testcontainers.properties);
@@ -81,7 +81,7 @@ func Start(ctx context.Context, opts ...func(*Options)) (*Instance, error) {
 		}
 		errs = append(errs, fmt.Errorf("%s: %w", b, err))
 	}
-	return nil, fmt.Errorf("%w (set DYNAMODB_ENDPOINT, start Docker or podman and set DOCKER_HOST, or install Java: the jar is fetched by itself): %w",
+	return nil, fmt.Errorf("%w (set AWS_ENDPOINT_URL, start Docker or podman and set DOCKER_HOST, or install Java: the jar is fetched by itself): %w",
 		ErrUnavailable, errors.Join(errs...))
 }
 
@@ -102,7 +102,7 @@ func startBackend(ctx context.Context, backend string, o Options) (*Instance, er
 	switch backend {
 	case BackendEndpoint:
 		if o.Endpoint == "" {
-			return nil, errors.New("no endpoint: set DYNAMODB_ENDPOINT")
+			return nil, errors.New("no endpoint: set AWS_ENDPOINT_URL")
 		}
 		if _, err := url.Parse(o.Endpoint); err != nil {
 			return nil, fmt.Errorf("endpoint: %w", err)
@@ -182,7 +182,7 @@ func (i *Instance) Backend() string { return i.backend }
 // Version returns the DynamoDB Local release of the instance, such as
 // "3.3.1": the one it printed at start ("Version: 3.3.1"), or for a jar that
 // prints none (1.11.478) the release the jar backend fetched. It is "" when
-// unknown: an endpoint found through DYNAMODB_ENDPOINT, or an image that
+// unknown: an endpoint found through AWS_ENDPOINT_URL, or an image that
 // printed no version.
 func (i *Instance) Version() string { return i.version }
 

@@ -13,7 +13,7 @@ import (
 // and reported by [Instance.Backend].
 const (
 	// BackendEndpoint uses a DynamoDB Local that is already running
-	// (Options.Endpoint, or the environment variable DYNAMODB_ENDPOINT).
+	// (Options.Endpoint, or the endpoint of the environment: AWS_ENDPOINT_URL).
 	BackendEndpoint = "endpoint"
 	// BackendTestcontainers starts the container image Options.Image with
 	// Testcontainers, when a Docker API (Docker or podman) answers.
@@ -55,7 +55,9 @@ type Options struct {
 
 	// Endpoint is the URL of a DynamoDB Local that is already running, such as
 	// "http://localhost:8000" (a missing scheme means http). Default: the
-	// environment variable DYNAMODB_ENDPOINT.
+	// endpoint the environment gives the AWS SDK, AWS_ENDPOINT_URL_DYNAMODB,
+	// else AWS_ENDPOINT_URL; else DYNAMODB_ENDPOINT, this package's former
+	// name for it.
 	Endpoint string
 
 	// Version is the DynamoDB Local release to run: DefaultVersion ("3.3.1")
@@ -66,7 +68,7 @@ type Options struct {
 
 	// Port is the TCP port of the loopback interface that a started DynamoDB
 	// Local listens on (the jar's port, or the container's published port).
-	// An endpoint found through DYNAMODB_ENDPOINT keeps its own. Default: the
+	// An endpoint found through AWS_ENDPOINT_URL keeps its own. Default: the
 	// environment variable DYNAMODB_LOCAL_PORT, else 0: a free port.
 	Port int
 
@@ -191,10 +193,19 @@ func (o *Options) resolveBackend() error {
 		o.Backend, BackendEndpoint, BackendTestcontainers, BackendJar)
 }
 
-// resolveEndpoint takes the endpoint from DYNAMODB_ENDPOINT when unset, with
-// http:// when it names no scheme.
+// EndpointVariables returns the environment variables an endpoint is read
+// from, in order: the AWS SDK's own (config.LoadDefaultConfig reads the first
+// two in this order), then this package's former name for it.
+func EndpointVariables() []string {
+	return []string{"AWS_ENDPOINT_URL_DYNAMODB", "AWS_ENDPOINT_URL", "DYNAMODB_ENDPOINT"}
+}
+
+// resolveEndpoint takes the endpoint from the environment when unset
+// (EndpointVariables), with http:// when it names no scheme.
 func (o *Options) resolveEndpoint() error {
-	o.fromEnv(&o.Endpoint, "DYNAMODB_ENDPOINT")
+	for _, name := range EndpointVariables() {
+		o.fromEnv(&o.Endpoint, name)
+	}
 	if o.Endpoint != "" && !strings.Contains(o.Endpoint, "://") {
 		o.Endpoint = "http://" + o.Endpoint
 	}

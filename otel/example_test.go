@@ -23,7 +23,7 @@ import (
 // init leaves Example out of the run when there is no DynamoDB Local to run it
 // on (and CI is not true), as the root package does with its examples.
 func init() {
-	if os.Getenv(localtest.EnvEndpoint) != "" {
+	if endpoint, _ := localtest.EndpointFrom(os.Getenv); endpoint != "" {
 		return
 	}
 	if ci, _ := strconv.ParseBool(os.Getenv("CI")); ci {
@@ -32,7 +32,7 @@ func init() {
 	testing.Init()
 	if skip := flag.Lookup("test.skip"); skip != nil && skip.Value.String() == "" {
 		_ = flag.Set("test.skip", "^Example$")
-		fmt.Fprintln(os.Stderr, "otel_test: DYNAMODB_ENDPOINT is not set: Example is skipped")
+		fmt.Fprintln(os.Stderr, "otel_test: AWS_ENDPOINT_URL is not set: Example is skipped")
 	}
 }
 

@@ -25,7 +25,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/singletable/singletable"
-	"github.com/singletable/singletable/internal/fault"
+	"github.com/singletable/singletable/fault"
 	"github.com/singletable/singletable/internal/leakcheck"
 	"github.com/singletable/singletable/internal/localtest"
 	stotel "github.com/singletable/singletable/otel"

@@ -36,7 +36,7 @@ import (
 
 	"github.com/singletable/singletable"
 
-	"github.com/singletable/singletable/internal/fault"
+	"github.com/singletable/singletable/fault"
 )
 
 // faultStore returns a TableStore in tbl's table reached through a fault

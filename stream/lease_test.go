@@ -11,7 +11,7 @@ import (
 
 	"github.com/singletable/singletable"
 
-	"github.com/singletable/singletable/internal/fault"
+	"github.com/singletable/singletable/fault"
 )
 
 // leaseStores returns a MemoryStore and a TableStore in a new DynamoDB Local

@@ -17,16 +17,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/singletable/singletable"
-	"github.com/singletable/singletable/internal/leakcheck"
-	"github.com/singletable/singletable/internal/localtest"
+	"github.com/singletable/singletable/examples/exampleenv"
 )
 
 // local is the DynamoDB Local of this test binary, started by the first test
 // that asks for it. Under CI=true a missing one fails the tests instead of
 // skipping them.
-var local localtest.Shared
+var local exampleenv.Shared
 
-func TestMain(m *testing.M) { os.Exit(leakcheck.After(local.Run(m))) }
+func TestMain(m *testing.M) { os.Exit(local.Run(m)) }
 
 // countingClient counts the Query calls on the way to DynamoDB Local.
 type countingClient struct {
@@ -43,10 +42,10 @@ func (c *countingClient) Query(ctx context.Context, in *dynamodb.QueryInput, opt
 func newStore(t *testing.T) (*Store, *countingClient) {
 	t.Helper()
 	client := &countingClient{Client: local.Client(t)}
-	s, err := NewStore(client, localtest.TableName(t))
+	s, err := NewStore(client, exampleenv.TableName(t))
 	require.NoError(t, err)
 	require.NoError(t, s.Table.CreateTable(t.Context()))
-	localtest.DeleteAtCleanup(t, s.Table)
+	exampleenv.DeleteAtCleanup(t, s.Table)
 	return s, client
 }
 
@@ -146,7 +145,7 @@ func rowCount(t *testing.T, s *Store) int {
 func TestRun(t *testing.T) {
 	t.Parallel()
 	client := local.Client(t)
-	table := localtest.TableName(t)
+	table := exampleenv.TableName(t)
 	var out bytes.Buffer
 	require.NoError(t, run(t.Context(), client, table, &out), out.String())
 	got := out.String()

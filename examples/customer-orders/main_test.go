@@ -17,16 +17,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/singletable/singletable"
-	"github.com/singletable/singletable/internal/leakcheck"
-	"github.com/singletable/singletable/internal/localtest"
+	"github.com/singletable/singletable/examples/exampleenv"
 )
 
 // local is the DynamoDB Local of this test binary, started by the first test
 // that asks for it. Under CI=true a missing one fails the tests instead of
 // skipping them.
-var local localtest.Shared
+var local exampleenv.Shared
 
-func TestMain(m *testing.M) { os.Exit(leakcheck.After(local.Run(m))) }
+func TestMain(m *testing.M) { os.Exit(local.Run(m)) }
 
 // countingClient counts the read requests on the way to DynamoDB Local.
 type countingClient struct {
@@ -65,10 +64,10 @@ var oneQuery = requests{Queries: 1}
 func newStore(t *testing.T) (*Store, *countingClient) {
 	t.Helper()
 	client := &countingClient{Client: local.Client(t)}
-	s, err := NewStore(client, localtest.TableName(t))
+	s, err := NewStore(client, exampleenv.TableName(t))
 	require.NoError(t, err)
 	require.NoError(t, s.Table.CreateTable(t.Context()))
-	localtest.DeleteAtCleanup(t, s.Table)
+	exampleenv.DeleteAtCleanup(t, s.Table)
 	return s, client
 }
 
@@ -123,7 +122,7 @@ func ids(orders []Order) []string {
 func TestRun(t *testing.T) {
 	t.Parallel()
 	client := local.Client(t)
-	table := localtest.TableName(t)
+	table := exampleenv.TableName(t)
 	var out bytes.Buffer
 	require.NoError(t, run(t.Context(), client, table, &out), out.String())
 	got := out.String()
@@ -339,10 +338,10 @@ func TestMeter(t *testing.T) {
 	t.Parallel()
 	counting := &countingClient{Client: local.Client(t)}
 	m := newMeter(counting)
-	s, err := NewStore(m, localtest.TableName(t))
+	s, err := NewStore(m, exampleenv.TableName(t))
 	require.NoError(t, err)
 	require.NoError(t, s.Table.CreateTable(t.Context()))
-	localtest.DeleteAtCleanup(t, s.Table)
+	exampleenv.DeleteAtCleanup(t, s.Table)
 	require.NoError(t, seed(t.Context(), s))
 	ctx := t.Context()
 

@@ -15,7 +15,7 @@
 //
 //	go run ./examples/events
 //
-// with DYNAMODB_ENDPOINT naming a DynamoDB Local: `make examples` starts one and
+// with AWS_ENDPOINT_URL naming a DynamoDB Local: `make examples` starts one and
 // runs every example with it set; without it, the example says how to get one. It
 // creates a table of its own and deletes it when done.
 package main
@@ -33,7 +33,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
 	"github.com/singletable/singletable"
+	"github.com/singletable/singletable/examples/exampleenv"
 )
 
 func main() {
@@ -43,11 +47,13 @@ func main() {
 	}
 }
 
-// start runs the example against the DynamoDB Local at DYNAMODB_ENDPOINT, on
-// a table of its own (runLocal, local.go). On AWS: dynamodb.NewFromConfig(cfg).
+// start runs the example against the DynamoDB Local that the SDK's
+// configuration names (AWS_ENDPOINT_URL), on a table of its own
+// (exampleenv.Run). Its clients are made from that configuration, as a program
+// on AWS makes them.
 func start() error {
-	return runLocal("events", func(ctx context.Context, endpoint, tableName string) error {
-		return run(ctx, localClient(endpoint), tableName, os.Stdout)
+	return exampleenv.Run("events", func(ctx context.Context, cfg aws.Config, tableName string) error {
+		return run(ctx, dynamodb.NewFromConfig(cfg), tableName, os.Stdout)
 	})
 }
 
@@ -192,7 +198,7 @@ func run(ctx context.Context, client singletable.Client, tableName string, out i
 	if err := s.Table.CreateTable(ctx); err != nil {
 		return err
 	}
-	defer deleteTable(ctx, s.Table, tableName, out, &err)
+	defer exampleenv.DeleteTable(ctx, s.Table, tableName, out, &err)
 	p := func(format string, args ...any) { fmt.Fprintf(out, format+"\n", args...) }
 	p("created table %s (PK/SK, no index); events spread over %d shards a day", tableName, Shards)
 

@@ -19,16 +19,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/singletable/singletable"
-	"github.com/singletable/singletable/internal/leakcheck"
-	"github.com/singletable/singletable/internal/localtest"
+	"github.com/singletable/singletable/examples/exampleenv"
 )
 
 // local is the DynamoDB Local of this test binary, started by the first test
 // that asks for it. Under CI=true a missing one fails the tests instead of
 // skipping them.
-var local localtest.Shared
+var local exampleenv.Shared
 
-func TestMain(m *testing.M) { os.Exit(leakcheck.After(local.Run(m))) }
+func TestMain(m *testing.M) { os.Exit(local.Run(m)) }
 
 // newStore creates an empty table of the events model whose random shards are
 // drawn from seed, deleted when the test ends. It returns the store and the
@@ -36,10 +35,10 @@ func TestMain(m *testing.M) { os.Exit(leakcheck.After(local.Run(m))) }
 func newStore(t *testing.T, seed uint64) (*Store, *counter) {
 	t.Helper()
 	calls := newCounter(local.Client(t))
-	s, err := NewStore(calls, localtest.TableName(t), seeded(seed))
+	s, err := NewStore(calls, exampleenv.TableName(t), seeded(seed))
 	require.NoError(t, err)
 	require.NoError(t, s.Table.CreateTable(t.Context()))
-	localtest.DeleteAtCleanup(t, s.Table)
+	exampleenv.DeleteAtCleanup(t, s.Table)
 	return s, calls
 }
 
@@ -93,7 +92,7 @@ func day(n int) time.Time { return day1.AddDate(0, 0, n-1) }
 func TestRun(t *testing.T) {
 	t.Parallel()
 	client := local.Client(t)
-	table := localtest.TableName(t)
+	table := exampleenv.TableName(t)
 	var out bytes.Buffer
 	require.NoError(t, run(t.Context(), client, table, &out), out.String())
 	got := out.String()

@@ -17,16 +17,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/singletable/singletable"
-	"github.com/singletable/singletable/internal/leakcheck"
-	"github.com/singletable/singletable/internal/localtest"
+	"github.com/singletable/singletable/examples/exampleenv"
 )
 
 // local is the DynamoDB Local of this test binary, started by the first test
 // that asks for it. Under CI=true a missing one fails the tests instead of
 // skipping them.
-var local localtest.Shared
+var local exampleenv.Shared
 
-func TestMain(m *testing.M) { os.Exit(leakcheck.After(local.Run(m))) }
+func TestMain(m *testing.M) { os.Exit(local.Run(m)) }
 
 // countingClient counts the BatchWriteItem calls on the way to DynamoDB Local.
 type countingClient struct {
@@ -44,10 +43,10 @@ func (c *countingClient) BatchWriteItem(ctx context.Context, in *dynamodb.BatchW
 func newStore(t *testing.T) (*Store, *countingClient) {
 	t.Helper()
 	client := &countingClient{Client: local.Client(t)}
-	s, err := NewStore(client, localtest.TableName(t))
+	s, err := NewStore(client, exampleenv.TableName(t))
 	require.NoError(t, err)
 	require.NoError(t, s.Table.CreateTable(t.Context()))
-	localtest.DeleteAtCleanup(t, s.Table)
+	exampleenv.DeleteAtCleanup(t, s.Table)
 	left, err := s.Follows.BatchPut(t.Context(), sampleFollows())
 	require.NoError(t, err)
 	require.Empty(t, left)
@@ -104,7 +103,7 @@ func fanIDs() []string {
 func TestRun(t *testing.T) {
 	t.Parallel()
 	client := local.Client(t)
-	table := localtest.TableName(t)
+	table := exampleenv.TableName(t)
 	var out bytes.Buffer
 	require.NoError(t, run(t.Context(), client, table, &out), out.String())
 	got := out.String()

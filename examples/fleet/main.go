@@ -16,7 +16,7 @@
 //
 //	go run ./examples/fleet
 //
-// It uses the DynamoDB Local at DYNAMODB_ENDPOINT when that is set, and
+// It uses the DynamoDB Local at AWS_ENDPOINT_URL when that is set, and
 // otherwise starts one (Testcontainers, else the jar with Java) and stops it at
 // the end. It creates a table of its own, with a stream, and deletes it when
 // done.
@@ -36,8 +36,10 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 
 	"github.com/singletable/singletable"
+	"github.com/singletable/singletable/examples/exampleenv"
 	"github.com/singletable/singletable/stream"
 )
 
@@ -48,11 +50,13 @@ func main() {
 	}
 }
 
-// start runs the example against the DynamoDB Local at DYNAMODB_ENDPOINT, on
-// a table of its own (runLocal, local.go). On AWS: dynamodb.NewFromConfig(cfg) and dynamodbstreams.NewFromConfig(cfg).
+// start runs the example against the DynamoDB Local that the SDK's
+// configuration names (AWS_ENDPOINT_URL), on a table of its own
+// (exampleenv.Run). Its clients are made from that configuration, as a program
+// on AWS makes them.
 func start() error {
-	return runLocal("fleet", func(ctx context.Context, endpoint, tableName string) error {
-		return run(ctx, localClient(endpoint), localStreamsClient(endpoint), tableName, os.Stdout)
+	return exampleenv.Run("fleet", func(ctx context.Context, cfg aws.Config, tableName string) error {
+		return run(ctx, dynamodb.NewFromConfig(cfg), dynamodbstreams.NewFromConfig(cfg), tableName, os.Stdout)
 	})
 }
 

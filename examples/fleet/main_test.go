@@ -8,16 +8,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/singletable/singletable/internal/leakcheck"
-	"github.com/singletable/singletable/internal/localtest"
+	"github.com/singletable/singletable/examples/exampleenv"
 )
 
-var local localtest.Shared
+var local exampleenv.Shared
 
-func TestMain(m *testing.M) { os.Exit(leakcheck.After(local.Run(m))) }
+func TestMain(m *testing.M) { os.Exit(local.Run(m)) }
 
 func TestRun(t *testing.T) {
-	table := localtest.TableName(t)
+	table := exampleenv.TableName(t)
 	var out bytes.Buffer
 	require.NoError(t, run(t.Context(), local.Client(t), local.StreamsClient(t), table, &out), out.String())
 	got := out.String()

@@ -22,7 +22,7 @@
 //
 //	go run ./examples/github
 //
-// with DYNAMODB_ENDPOINT naming a DynamoDB Local: `make examples` starts one and
+// with AWS_ENDPOINT_URL naming a DynamoDB Local: `make examples` starts one and
 // runs every example with it set; without it, the example says how to get one. It
 // creates a table of its own and deletes it when done. DynamoDB Local updates
 // its indexes at once, so here each wait succeeds on its first read; the tests
@@ -42,9 +42,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/singletable/singletable"
+	"github.com/singletable/singletable/examples/exampleenv"
 )
 
 func main() {
@@ -65,11 +67,13 @@ func main() {
 	}
 }
 
-// start runs the example against the DynamoDB Local at DYNAMODB_ENDPOINT, on
-// a table of its own (runLocal, local.go). On AWS: dynamodb.NewFromConfig(cfg).
+// start runs the example against the DynamoDB Local that the SDK's
+// configuration names (AWS_ENDPOINT_URL), on a table of its own
+// (exampleenv.Run). Its clients are made from that configuration, as a program
+// on AWS makes them.
 func start() error {
-	return runLocal("github", func(ctx context.Context, endpoint, tableName string) error {
-		return run(ctx, localClient(endpoint), tableName, os.Stdout)
+	return exampleenv.Run("github", func(ctx context.Context, cfg aws.Config, tableName string) error {
+		return run(ctx, dynamodb.NewFromConfig(cfg), tableName, os.Stdout)
 	})
 }
 
@@ -162,7 +166,7 @@ func run(ctx context.Context, client singletable.Client, tableName string, out i
 	if err := s.Table.CreateTable(ctx); err != nil {
 		return err
 	}
-	defer deleteTable(ctx, s.Table, tableName, out, &err)
+	defer exampleenv.DeleteTable(ctx, s.Table, tableName, out, &err)
 	p := func(format string, args ...any) { fmt.Fprintf(out, format+"\n", args...) }
 	p("created table %s: PK/SK, GSI4 (issues by status: GSI4PK = REPO#{owner}#{name}, GSI4SK = ISSUE#{status}#{number:08}),", tableName)
 	p("  GSI5 (issues by priority: GSI5PK = REPO#{owner}#{name}, GSI5SK = PRIORITY#{priority}#{number:08})")

@@ -19,26 +19,25 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/singletable/singletable"
-	"github.com/singletable/singletable/internal/fault"
-	"github.com/singletable/singletable/internal/leakcheck"
-	"github.com/singletable/singletable/internal/localtest"
+	"github.com/singletable/singletable/examples/exampleenv"
+	"github.com/singletable/singletable/fault"
 )
 
 // local is the DynamoDB Local of this test binary, started by the first test
 // that asks for it. Under CI=true a missing one fails the tests instead of
 // skipping them.
-var local localtest.Shared
+var local exampleenv.Shared
 
-func TestMain(m *testing.M) { os.Exit(leakcheck.After(local.Run(m))) }
+func TestMain(m *testing.M) { os.Exit(local.Run(m)) }
 
 // newStoreWith creates an empty table of the GitHub model through client,
 // deleted when the test ends.
 func newStoreWith(t *testing.T, client singletable.Client, opts ...func(*StoreOptions)) *Store {
 	t.Helper()
-	s, err := NewStore(client, localtest.TableName(t), opts...)
+	s, err := NewStore(client, exampleenv.TableName(t), opts...)
 	require.NoError(t, err)
 	require.NoError(t, s.Table.CreateTable(t.Context()))
-	localtest.DeleteAtCleanup(t, s.Table)
+	exampleenv.DeleteAtCleanup(t, s.Table)
 	return s
 }
 
@@ -79,7 +78,7 @@ func nums(issues []Issue) []int64 {
 func TestRun(t *testing.T) {
 	t.Parallel()
 	client := local.Client(t)
-	table := localtest.TableName(t)
+	table := exampleenv.TableName(t)
 	var out bytes.Buffer
 	require.NoError(t, run(t.Context(), client, table, &out), out.String())
 	got := out.String()
@@ -166,7 +165,7 @@ func TestRunUnderGSILag(t *testing.T) {
 	t.Parallel()
 	client, inj := fault.NewClient(local.Get(t))
 	inj.SetGSILag(fault.Lag{Reads: 3})
-	table := localtest.TableName(t)
+	table := exampleenv.TableName(t)
 	var out bytes.Buffer
 	require.NoError(t, run(t.Context(), client, table, &out), out.String())
 	got := out.String()

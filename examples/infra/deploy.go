@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -53,7 +51,7 @@ func deploy(ctx context.Context, client *dynamodb.Client, template []byte, table
 	if err != nil {
 		return err
 	}
-	drift, err := check(ctx, client, model)
+	drift, err := model.Drift(ctx, edits()...) // DescribeTable and DescribeTimeToLive against the model
 	if err != nil {
 		return err
 	}
@@ -65,7 +63,7 @@ func deploy(ctx context.Context, client *dynamodb.Client, template []byte, table
 	if err != nil {
 		return err
 	}
-	drift, err = check(ctx, client, next)
+	drift, err = next.Drift(ctx, edits()...)
 	if err != nil {
 		return err
 	}
@@ -73,97 +71,20 @@ func deploy(ctx context.Context, client *dynamodb.Client, template []byte, table
 	return nil
 }
 
-func report(w io.Writer, what string, drift []string) {
+// report prints the differences Table.Drift found, each with its fix.
+func report(w io.Writer, what string, drift []singletable.Difference) {
 	if len(drift) == 0 {
 		fmt.Fprintf(w, "check against %s: the deployed table matches it\n", what)
 		return
 	}
-	fmt.Fprintf(w, "check against %s: %d differences\n", what, len(drift))
+	noun := "differences"
+	if len(drift) == 1 {
+		noun = "difference"
+	}
+	fmt.Fprintf(w, "check against %s: %d %s\n", what, len(drift), noun)
 	for _, d := range drift {
-		fmt.Fprintln(w, "  "+d)
+		fmt.Fprintf(w, "  %s\n    fix: %s\n", d, d.Fix)
 	}
-}
-
-// check compares the deployed table (DescribeTable, DescribeTimeToLive) with
-// the request the model would create it with, and lists the differences.
-func check(ctx context.Context, client *dynamodb.Client, model *singletable.Table) ([]string, error) {
-	want, err := model.CreateTableInput(edits()...)
-	if err != nil {
-		return nil, err
-	}
-	out, err := client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(model.Name())})
-	if err != nil {
-		return nil, err
-	}
-	ttl, err := client.DescribeTimeToLive(ctx, &dynamodb.DescribeTimeToLiveInput{TableName: aws.String(model.Name())})
-	if err != nil {
-		return nil, err
-	}
-	td := out.Table
-	got := &dynamodb.CreateTableInput{
-		KeySchema: td.KeySchema, AttributeDefinitions: td.AttributeDefinitions, StreamSpecification: td.StreamSpecification,
-		BillingMode: types.BillingModeProvisioned,
-	}
-	if td.BillingModeSummary != nil {
-		got.BillingMode = td.BillingModeSummary.BillingMode
-	}
-	for _, ix := range td.GlobalSecondaryIndexes {
-		got.GlobalSecondaryIndexes = append(got.GlobalSecondaryIndexes, types.GlobalSecondaryIndex{IndexName: ix.IndexName, KeySchema: ix.KeySchema, Projection: ix.Projection})
-	}
-	for _, ix := range td.LocalSecondaryIndexes {
-		got.LocalSecondaryIndexes = append(got.LocalSecondaryIndexes, types.LocalSecondaryIndex{IndexName: ix.IndexName, KeySchema: ix.KeySchema, Projection: ix.Projection})
-	}
-	gotTTL := ""
-	if d := ttl.TimeToLiveDescription; d != nil && d.TimeToLiveStatus == types.TimeToLiveStatusEnabled {
-		gotTTL = aws.ToString(d.AttributeName)
-	}
-	have, wanted := facts(got, gotTTL), facts(want, model.TTLAttribute())
-	var drift []string
-	for _, f := range wanted {
-		if !slices.Contains(have, f) {
-			drift = append(drift, "the table lacks: "+f)
-		}
-	}
-	for _, f := range have {
-		if !slices.Contains(wanted, f) {
-			drift = append(drift, "the model lacks: "+f)
-		}
-	}
-	return drift, nil
-}
-
-// facts lists what a table definition says, one line per key, attribute,
-// index, setting: "index GSI1: GSI1PK HASH, GSI1SK RANGE; INCLUDE ...".
-func facts(in *dynamodb.CreateTableInput, ttl string) []string {
-	keys := func(ks []types.KeySchemaElement) string {
-		var parts []string
-		for _, k := range ks {
-			parts = append(parts, aws.ToString(k.AttributeName)+" "+string(k.KeyType))
-		}
-		return strings.Join(parts, ", ")
-	}
-	projection := func(p *types.Projection) string {
-		if p == nil {
-			return "ALL"
-		}
-		attrs := slices.Sorted(slices.Values(p.NonKeyAttributes))
-		return strings.TrimSpace(string(p.ProjectionType) + " " + strings.Join(attrs, ", "))
-	}
-	out := []string{"key schema: " + keys(in.KeySchema), "billing: " + string(in.BillingMode), "ttl: " + ttl}
-	for _, a := range in.AttributeDefinitions {
-		out = append(out, "attribute "+aws.ToString(a.AttributeName)+": "+string(a.AttributeType))
-	}
-	for _, ix := range in.GlobalSecondaryIndexes {
-		out = append(out, "global index "+aws.ToString(ix.IndexName)+": "+keys(ix.KeySchema)+"; "+projection(ix.Projection))
-	}
-	for _, ix := range in.LocalSecondaryIndexes {
-		out = append(out, "local index "+aws.ToString(ix.IndexName)+": "+keys(ix.KeySchema)+"; "+projection(ix.Projection))
-	}
-	stream := "off"
-	if s := in.StreamSpecification; s != nil && aws.ToBool(s.StreamEnabled) {
-		stream = string(s.StreamViewType)
-	}
-	return append(out, "stream: "+stream)
 }
 
 // fromTemplate reads the AWS::DynamoDB::Table resource of a CloudFormation

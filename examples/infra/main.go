@@ -11,7 +11,7 @@
 //	go run ./examples/infra              # print the definitions, deploy and check
 //	go run ./examples/infra -out infra/  # write shop.cfn.json, shop.cfn.yaml, shop.tf, shop.md
 //
-// The definitions need no database. The deployment needs DYNAMODB_ENDPOINT
+// The definitions need no database. The deployment needs AWS_ENDPOINT_URL
 // naming a DynamoDB Local (`make examples` starts one and runs every example
 // with it set); without it, the example says so and stops after the
 // definitions. It creates a table of its own and deletes it when done.
@@ -33,6 +33,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/singletable/singletable"
+	"github.com/singletable/singletable/examples/exampleenv"
 )
 
 // Order, Customer and Session are the model: customers and their orders in one
@@ -101,7 +102,7 @@ func main() {
 }
 
 // start writes the definitions, then deploys and checks them on the DynamoDB
-// Local at DYNAMODB_ENDPOINT.
+// Local at AWS_ENDPOINT_URL.
 func start(dir string) (err error) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -115,16 +116,16 @@ func start(dir string) (err error) {
 	if err := write(files, dir, os.Stdout); err != nil {
 		return err
 	}
-	if os.Getenv("DYNAMODB_ENDPOINT") == "" {
-		fmt.Println("\nDYNAMODB_ENDPOINT is not set: no deployment to DynamoDB Local (`make examples` starts one).")
+	if exampleenv.Endpoint() == "" {
+		fmt.Println("\nAWS_ENDPOINT_URL is not set: no deployment to DynamoDB Local (`make examples` starts one).")
 		return nil
 	}
-	endpoint := strings.TrimSpace(os.Getenv("DYNAMODB_ENDPOINT"))
-	if !strings.Contains(endpoint, "://") {
-		endpoint = "http://" + endpoint
+	cfg, err := exampleenv.LoadConfig(ctx) // config.LoadDefaultConfig, for DynamoDB Local only
+	if err != nil {
+		return err
 	}
 	tableName := fmt.Sprintf("singletable-infra-%08x", rand.Uint32())
-	return deploy(ctx, localClient(endpoint), files["shop.cfn.json"], tableName, os.Stdout) // on AWS: dynamodb.NewFromConfig(cfg)
+	return deploy(ctx, dynamodb.NewFromConfig(cfg), files["shop.cfn.json"], tableName, os.Stdout)
 }
 
 // definitions renders the shop table's definitions and design, by file name.

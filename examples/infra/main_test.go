@@ -10,15 +10,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/singletable/singletable/internal/leakcheck"
-	"github.com/singletable/singletable/internal/localtest"
+	"github.com/singletable/singletable/examples/exampleenv"
 )
 
 // local is the DynamoDB Local of this test binary, started by the first test
 // that asks for it.
-var local localtest.Shared
+var local exampleenv.Shared
 
-func TestMain(m *testing.M) { os.Exit(leakcheck.After(local.Run(m))) }
+func TestMain(m *testing.M) { os.Exit(local.Run(m)) }
 
 // TestDefinitions renders the definitions without a database and writes them
 // into a directory with -out.
@@ -48,22 +47,23 @@ func TestDeploy(t *testing.T) {
 	files, err := definitions()
 	require.NoError(t, err)
 	var out bytes.Buffer
-	require.NoError(t, deploy(t.Context(), local.Client(t), files["shop.cfn.json"], localtest.TableName(t), &out))
+	require.NoError(t, deploy(t.Context(), local.Client(t), files["shop.cfn.json"], exampleenv.TableName(t), &out))
 	t.Log(out.String())
 	assert.Contains(t, out.String(), "check against the model: the deployed table matches it")
-	assert.Contains(t, out.String(), "check against the next model (with GSI2): 3 differences")
-	assert.Contains(t, out.String(), "the table lacks: global index GSI2: GSI2PK HASH, GSI2SK RANGE; KEYS_ONLY")
+	assert.Contains(t, out.String(), "check against the next model (with GSI2): 1 difference")
+	assert.Contains(t, out.String(), "  index GSI2: the model has global index: GSI2PK HASH, GSI2SK RANGE; KEYS_ONLY, the table has none\n    fix: add it with the UpdateTable request of Table.CreateIndexInput(\"GSI2\")")
 }
 
 // TestCheckFindsDrift: a table created without the stream and TTL the model
 // gives it differs from the model in both.
 func TestCheckFindsDrift(t *testing.T) {
 	client := local.Client(t)
-	table, err := NewTable(client, localtest.TableName(t))
+	table, err := NewTable(client, exampleenv.TableName(t))
 	require.NoError(t, err)
 	require.NoError(t, table.CreateTable(t.Context())) // no edits: no stream; CreateTable turns TTL on
-	localtest.DeleteAtCleanup(t, table)
-	drift, err := check(t.Context(), client, table)
+	exampleenv.DeleteAtCleanup(t, table)
+	drift, err := table.Drift(t.Context(), edits()...)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"the table lacks: stream: NEW_AND_OLD_IMAGES", "the model lacks: stream: off"}, drift)
+	require.Len(t, drift, 1)
+	assert.Equal(t, "stream: the model has NEW_AND_OLD_IMAGES, the table has none", drift[0].String())
 }

@@ -8,10 +8,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/singletable/singletable/internal/leakcheck"
+	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { os.Exit(leakcheck.After(m.Run())) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // TestRecordedEvent feeds the handler testdata/event.json, an INSERT, a MODIFY
 // and a REMOVE recorded from DynamoDB Local's stream (by streamlambda's

@@ -11,7 +11,7 @@
 //
 //	go run ./examples/stream
 //
-// with DYNAMODB_ENDPOINT naming a DynamoDB Local: `make examples` starts one and
+// with AWS_ENDPOINT_URL naming a DynamoDB Local: `make examples` starts one and
 // runs every example with it set; without it, the example says how to get one. It
 // creates a table of its own, with a stream, and deletes it when done.
 package main
@@ -26,7 +26,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+
 	"github.com/singletable/singletable"
+	"github.com/singletable/singletable/examples/exampleenv"
 	"github.com/singletable/singletable/stream"
 )
 
@@ -37,11 +42,13 @@ func main() {
 	}
 }
 
-// start runs the example against the DynamoDB Local at DYNAMODB_ENDPOINT, on
-// a table of its own (runLocal, local.go). On AWS: dynamodb.NewFromConfig(cfg) and dynamodbstreams.NewFromConfig(cfg).
+// start runs the example against the DynamoDB Local that the SDK's
+// configuration names (AWS_ENDPOINT_URL), on a table of its own
+// (exampleenv.Run). Its clients are made from that configuration, as a program
+// on AWS makes them.
 func start() error {
-	return runLocal("stream", func(ctx context.Context, endpoint, tableName string) error {
-		return run(ctx, localClient(endpoint), localStreamsClient(endpoint), tableName, os.Stdout)
+	return exampleenv.Run("stream", func(ctx context.Context, cfg aws.Config, tableName string) error {
+		return run(ctx, dynamodb.NewFromConfig(cfg), dynamodbstreams.NewFromConfig(cfg), tableName, os.Stdout)
 	})
 }
 

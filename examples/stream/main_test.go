@@ -14,21 +14,20 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/singletable/singletable"
-	"github.com/singletable/singletable/internal/leakcheck"
-	"github.com/singletable/singletable/internal/localtest"
+	"github.com/singletable/singletable/examples/exampleenv"
 )
 
 // local is the DynamoDB Local of this test binary, started by the first test
 // that asks for it. Under CI=true a missing one fails the tests instead of
 // skipping them.
-var local localtest.Shared
+var local exampleenv.Shared
 
-func TestMain(m *testing.M) { os.Exit(leakcheck.After(local.Run(m))) }
+func TestMain(m *testing.M) { os.Exit(local.Run(m)) }
 
 func TestRun(t *testing.T) {
 	client := local.Client(t)
 	streams := local.StreamsClient(t) // shares the instance's connections, closed by local.Run
-	table := localtest.TableName(t)
+	table := exampleenv.TableName(t)
 	var out bytes.Buffer
 	require.NoError(t, run(t.Context(), client, streams, table, &out), out.String())
 	got := out.String()

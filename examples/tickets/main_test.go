@@ -9,16 +9,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/singletable/singletable/internal/leakcheck"
-	"github.com/singletable/singletable/internal/localtest"
+	"github.com/singletable/singletable/examples/exampleenv"
 )
 
 // local is the DynamoDB Local of this test binary, started by the first test
 // that asks for it. Under CI=true a missing one fails the tests instead of
 // skipping them.
-var local localtest.Shared
+var local exampleenv.Shared
 
-func TestMain(m *testing.M) { os.Exit(leakcheck.After(local.Run(m))) }
+func TestMain(m *testing.M) { os.Exit(local.Run(m)) }
 
 // TestRun runs the example end to end on DynamoDB Local and checks what each
 // step shows: the index order (priorities as numbers, then opening time), the
@@ -26,7 +25,7 @@ func TestMain(m *testing.M) { os.Exit(leakcheck.After(local.Run(m))) }
 // the draft left out, and the two refusals before sending.
 func TestRun(t *testing.T) {
 	var out bytes.Buffer
-	name := localtest.TableName(t)
+	name := exampleenv.TableName(t)
 	require.NoError(t, run(t.Context(), local.Client(t), name, &out))
 	got := strings.ReplaceAll(out.String(), name, "TABLE")
 	assert.Equal(t, want, got)

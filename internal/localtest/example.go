@@ -15,7 +15,7 @@ import (
 const ExampleTimeout = 5 * time.Minute
 
 // RunExample is the setup every example's main shares: it opens the DynamoDB
-// Local at DYNAMODB_ENDPOINT (the error says how to get one when it is not
+// Local at AWS_ENDPOINT_URL (the error says how to get one when it is not
 // set), names a table of the example's own, "singletable-NAME-xxxxxxxx", and
 // calls body with a context that ends on Ctrl-C or after [ExampleTimeout]. It
 // closes the instance's connections when body returns. On AWS, an example

@@ -18,26 +18,31 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 )
 
-// ErrNoEndpoint is wrapped by the error of [Open] when DYNAMODB_ENDPOINT is
-// not set. The error says how to get a DynamoDB Local.
-var ErrNoEndpoint = errors.New("localtest: no DynamoDB Local: DYNAMODB_ENDPOINT is not set")
+// ErrNoEndpoint is wrapped by the error of [Open] when no endpoint is set
+// ([EndpointFrom]). The error says how to get a DynamoDB Local.
+var ErrNoEndpoint = errors.New("localtest: no DynamoDB Local: AWS_ENDPOINT_URL is not set")
 
 // HowTo says how to get a DynamoDB Local for the tests and examples of this
 // module. It ends the error of [Open] and the skip message of [Shared.Get].
 const HowTo = "`make test` and `make examples` start one for the tests and the examples; " +
 	"or start one with `make dynamodb-local-serve` (port 8000; or `go -C dynamolocal run ./cmd/dynamodb-local serve -port 8000`) " +
-	"and set DYNAMODB_ENDPOINT=http://127.0.0.1:8000; " +
+	"and run the export line it prints (AWS_ENDPOINT_URL=http://127.0.0.1:8000 and a region and keys); " +
 	"or run any command with one: `go -C dynamolocal run ./cmd/dynamodb-local run -dir .. -- go test ./...`"
 
 // Environment variables read by this package; see the package documentation.
+// The endpoint is the SDK's own variable, as config.LoadDefaultConfig reads it:
+// EnvEndpointDynamoDB, else EnvEndpoint; EnvEndpointOld is the name the
+// harness used before, still read last.
 const (
-	EnvEndpoint = "DYNAMODB_ENDPOINT"
+	EnvEndpointDynamoDB = "AWS_ENDPOINT_URL_DYNAMODB"
+	EnvEndpoint         = "AWS_ENDPOINT_URL"
+	EnvEndpointOld      = "DYNAMODB_ENDPOINT"
 	EnvVersion  = "DYNAMODB_LOCAL_VERSION"
 	EnvStarted  = "DYNAMODB_LOCAL_STARTED"
 	EnvJarDir   = "DYNAMODB_LOCAL_DIR"
 )
 
-// Instance is the DynamoDB Local at DYNAMODB_ENDPOINT. It hands out SDK
+// Instance is the DynamoDB Local at AWS_ENDPOINT_URL ([EndpointFrom]). It hands out SDK
 // clients whose connections [Instance.Close] closes. All methods are safe for
 // concurrent use.
 type Instance struct {
@@ -49,16 +54,17 @@ type Instance struct {
 	closeOnce sync.Once
 }
 
-// Open returns the DynamoDB Local at DYNAMODB_ENDPOINT once it has answered
-// ListTables (within 10 seconds, or ctx's end). getenv reads the environment;
-// nil means os.Getenv. Without DYNAMODB_ENDPOINT the error wraps
+// Open returns the DynamoDB Local at the endpoint of the environment
+// ([EndpointFrom]) once it has answered ListTables (within 10 seconds, or
+// ctx's end). getenv reads the environment; nil means os.Getenv. Without an
+// endpoint the error wraps
 // [ErrNoEndpoint] and says how to get one. The caller must Close the
 // instance: that closes the connections of its clients, and stops nothing.
 func Open(ctx context.Context, getenv func(string) string) (*Instance, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	endpoint := strings.TrimSpace(getenv(EnvEndpoint))
+	endpoint, name := EndpointFrom(getenv)
 	if endpoint == "" {
 		return nil, fmt.Errorf("%w. %s", ErrNoEndpoint, HowTo)
 	}
@@ -72,9 +78,22 @@ func Open(ctx context.Context, getenv func(string) string) (*Instance, error) {
 	}
 	if err := inst.waitReady(ctx, 10*time.Second); err != nil {
 		_ = inst.Close()
-		return nil, fmt.Errorf("localtest: DYNAMODB_ENDPOINT=%s: %w", endpoint, err)
+		return nil, fmt.Errorf("localtest: %s=%s: %w", name, endpoint, err)
 	}
 	return inst, nil
+}
+
+// EndpointFrom returns the DynamoDB endpoint the environment names, as the
+// SDK's configuration reads it (AWS_ENDPOINT_URL_DYNAMODB, else
+// AWS_ENDPOINT_URL), else DYNAMODB_ENDPOINT, with the variable it came from;
+// "" when none is set.
+func EndpointFrom(getenv func(string) string) (endpoint, name string) {
+	for _, name := range []string{EnvEndpointDynamoDB, EnvEndpoint, EnvEndpointOld} {
+		if v := strings.TrimSpace(getenv(name)); v != "" {
+			return v, name
+		}
+	}
+	return "", ""
 }
 
 func newInstance(endpoint string) *Instance {

@@ -91,7 +91,7 @@ func TestOpen(t *testing.T) {
 
 	_, err := Open(t.Context(), env(nil))
 	if !errors.Is(err, ErrNoEndpoint) || !strings.Contains(err.Error(), "make test") {
-		t.Errorf("Open without DYNAMODB_ENDPOINT: %v", err)
+		t.Errorf("Open without an endpoint: %v", err)
 	}
 }
 
@@ -102,7 +102,7 @@ func TestSharedSkipsOrFails(t *testing.T) {
 			defer s.Close()
 			rec := &recordTB{}
 			if inst := s.Get(rec); inst != nil {
-				t.Fatal("Get returned an instance without DYNAMODB_ENDPOINT")
+				t.Fatal("Get returned an instance without an endpoint")
 			}
 			wantFail := ci == "true" || ci == "1"
 			if rec.failed != wantFail || rec.skipped == wantFail {
@@ -179,5 +179,25 @@ func TestJar(t *testing.T) {
 	}
 	if err != nil && !strings.Contains(err.Error(), "java") {
 		t.Errorf("jar: %v", err)
+	}
+}
+
+// TestEndpointFrom: the SDK's variables first, the service's own before the
+// general one, then the harness's former name.
+func TestEndpointFrom(t *testing.T) {
+	for _, tt := range []struct {
+		env        map[string]string
+		want, from string
+	}{
+		{map[string]string{}, "", ""},
+		{map[string]string{EnvEndpointOld: "old:1"}, "old:1", EnvEndpointOld},
+		{map[string]string{EnvEndpointOld: "old:1", EnvEndpoint: "http://a:2"}, "http://a:2", EnvEndpoint},
+		{map[string]string{EnvEndpointOld: "old:1", EnvEndpoint: "http://a:2", EnvEndpointDynamoDB: " http://d:3 "}, "http://d:3", EnvEndpointDynamoDB},
+		{map[string]string{EnvEndpoint: "  ", EnvEndpointOld: "old:1"}, "old:1", EnvEndpointOld},
+	} {
+		got, from := EndpointFrom(env(tt.env))
+		if got != tt.want || from != tt.from {
+			t.Errorf("%v: %q from %q, want %q from %q", tt.env, got, from, tt.want, tt.from)
+		}
 	}
 }

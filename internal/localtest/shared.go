@@ -29,7 +29,7 @@ type TB interface {
 // value is ready to use. It is safe for concurrent use, so parallel tests may
 // share it.
 //
-// When DYNAMODB_ENDPOINT is not set or does not answer, every test that asks
+// When AWS_ENDPOINT_URL is not set or does not answer, every test that asks
 // is skipped with a message saying how to get one, except when the environment
 // variable CI is true (as strconv.ParseBool reads it): then every such test
 // fails.

@@ -11,23 +11,29 @@
 //	    Make sure the jar of DynamoDB Local V is in its folder; print the folder.
 //	serve [-port N] [-version V] [-backend B]
 //	    Start one (the order of dynamolocal.Start: Testcontainers when a Docker
-//	    API answers, else the jar), print DYNAMODB_ENDPOINT=URL, and run until
-//	    interrupted.
+//	    API answers, else the jar), print the line that points the AWS SDK at it,
+//	    "export AWS_ENDPOINT_URL=URL AWS_REGION=us-east-1 AWS_ACCESS_KEY_ID=local
+//	    AWS_SECRET_ACCESS_KEY=local" (paste it into another shell: programs
+//	    that load the SDK's configuration, config.LoadDefaultConfig, then reach
+//	    it), and run until interrupted.
 //	run [-port N] [-version V] [-backend B] [-dir D] [-jar=false] -- COMMAND [ARG...]
-//	    Start one, run COMMAND (in folder D) with DYNAMODB_ENDPOINT=URL in its
-//	    environment, stop DynamoDB Local, and exit with COMMAND's status. This is
-//	    how `make test` and `make examples` run the library's tests and examples.
+//	    Start one, run COMMAND (in folder D) with AWS_ENDPOINT_URL=URL in its
+//	    environment (and AWS_ENDPOINT_URL_DYNAMODB=URL when that was set), with
+//	    AWS_REGION, AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY when they are
+//	    unset (DynamoDB Local takes any), stop DynamoDB Local, and exit with
+//	    COMMAND's status. This is how `make test` and `make examples` run the
+//	    library's tests and examples.
 //
 // run also exports DYNAMODB_LOCAL_STARTED (the backend that started it),
 // DYNAMODB_LOCAL_VERSION (the release it runs, when known) and, unless
 // -jar=false, DYNAMODB_LOCAL_DIR: the folder of the jar of that release,
 // fetched when java is found, for tests that run a DynamoDB Local process of
-// their own. An instance it did not start (DYNAMODB_ENDPOINT already set) is
+// their own. An instance it did not start (AWS_ENDPOINT_URL already set) is
 // passed on as it is, without DYNAMODB_LOCAL_STARTED.
 //
 // Flags override the environment variables of package dynamolocal
 // (DYNAMODB_LOCAL_PORT, DYNAMODB_LOCAL_VERSION, DYNAMODB_LOCAL_BACKEND,
-// DYNAMODB_ENDPOINT, DYNAMODB_LOCAL_DIR, ...). Progress goes to standard error.
+// AWS_ENDPOINT_URL, DYNAMODB_LOCAL_DIR, ...). Progress goes to standard error.
 package main
 
 import (
@@ -131,8 +137,8 @@ func serve(stdout io.Writer, opts []func(*dynamolocal.Options)) (int, error) {
 	if err != nil {
 		return 1, err
 	}
-	fmt.Fprintf(stdout, "DYNAMODB_ENDPOINT=%s\n", inst.Endpoint())
-	fmt.Fprintf(os.Stderr, "dynamodb-local: serving %s until interrupted\n", inst)
+	fmt.Fprintf(stdout, "export %s\n", strings.Join(sdkEnv(inst.Endpoint(), func(string) string { return "" }), " "))
+	fmt.Fprintf(os.Stderr, "dynamodb-local: serving %s until interrupted; run the export line above in the shell of your program\n", inst)
 	<-ctx.Done()
 	return 0, inst.Close()
 }
@@ -158,7 +164,7 @@ func runCommand(argv []string, dir string, jar bool, opts []func(*dynamolocal.Op
 		close(starting)
 		return 1, err
 	}
-	env := append(os.Environ(), "DYNAMODB_ENDPOINT="+inst.Endpoint())
+	env := append(os.Environ(), sdkEnv(inst.Endpoint(), os.Getenv)...)
 	if inst.Backend() != dynamolocal.BackendEndpoint {
 		env = append(env, "DYNAMODB_LOCAL_STARTED="+inst.Backend())
 		if inst.Version() != "" {
@@ -237,4 +243,22 @@ func javaFound() bool {
 	}
 	_, err := exec.LookPath("java")
 	return err == nil
+}
+
+// sdkEnv is the environment that points the AWS SDK's configuration at the
+// DynamoDB Local at endpoint: AWS_ENDPOINT_URL (and AWS_ENDPOINT_URL_DYNAMODB
+// when getenv has it, since it wins), and a region and keys where getenv has
+// none (DynamoDB Local takes any).
+func sdkEnv(endpoint string, getenv func(string) string) []string {
+	env := []string{"AWS_ENDPOINT_URL=" + endpoint}
+	if getenv("AWS_ENDPOINT_URL_DYNAMODB") != "" {
+		env = append(env, "AWS_ENDPOINT_URL_DYNAMODB="+endpoint)
+	}
+	if getenv("AWS_REGION") == "" {
+		env = append(env, "AWS_REGION=us-east-1")
+	}
+	if getenv("AWS_ACCESS_KEY_ID") == "" || getenv("AWS_SECRET_ACCESS_KEY") == "" {
+		env = append(env, "AWS_ACCESS_KEY_ID=local", "AWS_SECRET_ACCESS_KEY=local")
+	}
+	return env
 }

@@ -29,7 +29,7 @@ DYNAMODB_LOCAL := $(BIN)/dynamodb-local
 FUZZTIME    ?= 60s
 MODULES     := . dynamolocal bench otel
 
-.PHONY: all test test-only test-newest-go lint binaries-check vet staticcheck tidy-check deps-check examples bench fuzz clean dynamodb-local-bin
+.PHONY: all test test-only test-newest-go lint binaries-check vet staticcheck staticcheck-bin tidy-check deps-check examples bench fuzz clean dynamodb-local-bin
 
 all: test
 
@@ -59,6 +59,8 @@ test-only: dynamodb-local-bin
 test-newest-go: dynamodb-local-bin
 	@echo "== Go $(GO_NEWEST): go vet, go build and go test (no -race) in every module"
 	GOTOOLCHAIN=$(GO_NEWEST) $(GO) version
+	@# the docs' snippets are staticchecked by a test (internal/snippets), with a staticcheck of that Go
+	GOTOOLCHAIN=$(GO_NEWEST) $(MAKE) --no-print-directory staticcheck-bin
 	@for m in $(MODULES); do \
 		echo "GOTOOLCHAIN=$(GO_NEWEST) go vet ./... && go build ./... ($$m)"; \
 		(cd $$m && GOTOOLCHAIN=$(GO_NEWEST) $(GO) vet ./... && GOTOOLCHAIN=$(GO_NEWEST) $(GO) build ./...) || exit 1; \
@@ -98,6 +100,8 @@ vet:
 
 $(STATICCHECK):
 	GOBIN=$(dir $(STATICCHECK)) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+staticcheck-bin: $(STATICCHECK)
 
 staticcheck: $(STATICCHECK)
 	@for m in $(MODULES); do \

@@ -1,6 +1,3 @@
-// Package snippets holds the Go snippets of README.md and docs/*.md to what the
-// README tells people to run: each is extracted into a package of its own,
-// then built, vetted and staticchecked, so that a snippet cannot rot.
 package snippets
 
 import (

@@ -22,6 +22,7 @@
 //	table, err := singletable.NewTable(dynamodb.NewFromConfig(cfg), "app",
 //	    singletable.WithIndex("GSI1", "GSI1PK", "GSI1SK"))
 //	orders, err := singletable.Register[Order](table) // every tag checked once
+//	err = table.EnsureTable(ctx)                        // created when missing, else checked against the model
 //
 //	o, err := orders.Put(ctx, Order{CustomerID: "c1", OrderID: "o1", Status: "NEW", CreatedAt: time.Now()})
 //	o, err = orders.Get(ctx, Order{CustomerID: "c1", OrderID: "o1"})     // the key's inputs are enough
@@ -214,7 +215,10 @@
 // [StreamView], [Provisioned], [DeletionProtection], [Tags]. [Table.Definition]
 // adds the TTL attribute, and package design renders it as a CloudFormation
 // AWS::DynamoDB::Table resource (JSON, which NoSQL Workbench imports, or YAML)
-// or a Terraform aws_dynamodb_table resource.
+// or a Terraform aws_dynamodb_table resource. [Table.EnsureTable] creates the
+// table when it is missing and otherwise checks the deployed one against the
+// model with [Table.Drift] (keys, key types, indexes, projections, stream, TTL):
+// a [*DriftError] ([ErrDrift]) names each difference and its fix.
 //
 // # Observability
 //

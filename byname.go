@@ -331,6 +331,15 @@ func anyPage(items reflect.Value, r pageInfo, err error) (Page[any], error) {
 	return page, err
 }
 
+// Count is [Entity.Count].
+func (e *AnyEntity) Count(ctx context.Context, key any, opts ...QueryOption) (Count, error) {
+	sv, err := e.value("Count", key)
+	if err != nil {
+		return Count{}, err
+	}
+	return e.x.count(ctx, sv, opts)
+}
+
 // ScanCount is [Entity.ScanCount].
 func (e *AnyEntity) ScanCount(ctx context.Context, opts ...ScanOption) (Count, error) {
 	return e.x.scanCount(ctx, opts)

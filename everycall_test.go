@@ -177,6 +177,7 @@ func everyCall(m everyModel) []publicCall {
 		{"AnyEntity.Delete", "Delete", false, func(ctx context.Context) error { return m.any.Delete(ctx, k) }},
 		{"AnyEntity.Query", "Query", false, func(ctx context.Context) error { _, err := m.any.Query(ctx, k); return err }},
 		{"AnyEntity.Scan", "Scan", false, func(ctx context.Context) error { _, err := m.any.Scan(ctx); return err }},
+		{"AnyEntity.Count", "Count", true, func(ctx context.Context) error { _, err := m.any.Count(ctx, k); return err }},
 		{"AnyEntity.ScanCount", "ScanCount", true, func(ctx context.Context) error { _, err := m.any.ScanCount(ctx); return err }},
 		{"AnyEntity.Sweep", "Sweep", true, func(ctx context.Context) error { _, err := m.any.Sweep(ctx); return err }},
 		{"AnyEntity.SweepUnique", "SweepUnique", true, func(ctx context.Context) error { _, err := m.any.SweepUnique(ctx); return err }},

@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/singletable/singletable"
+	"github.com/singletable/singletable/design"
 )
 
 // describe prints the design (Table.Describe) as text, Markdown, a Mermaid key
@@ -25,7 +26,7 @@ func (c *cli) describe(args []string) int {
 	}
 	switch *format {
 	case "text":
-		fmt.Fprint(c.io.Out, d.String())
+		fmt.Fprint(c.io.Out, designText(d))
 	case "markdown", "md":
 		fmt.Fprint(c.io.Out, d.Markdown())
 	case "mermaid":
@@ -38,6 +39,92 @@ func (c *cli) describe(args []string) int {
 		return f.usageErr("--format %q: want text, markdown, mermaid or json", *format)
 	}
 	return ExitOK
+}
+
+// designText renders a design as plain text for a terminal: the table, each
+// entity with its keys and options, the access patterns with their costs, the
+// notes. (describe --format markdown is the design package's full rendering.)
+func designText(d *design.Design) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "table %s: partition key %s", d.Name, d.PartitionKey)
+	if d.SortKey != "" {
+		fmt.Fprintf(&b, ", sort key %s", d.SortKey)
+	}
+	fmt.Fprintf(&b, ", type attribute %s\n", d.TypeAttribute)
+	for _, ix := range d.Indexes {
+		kind := "global"
+		if ix.Local {
+			kind = "local"
+		}
+		proj := string(ix.Projection)
+		if proj == "" {
+			proj = "ALL"
+		}
+		fmt.Fprintf(&b, "  index %s (%s): %s", ix.Name, kind, ix.PartitionKey)
+		if ix.SortKey != "" {
+			fmt.Fprintf(&b, ", %s", ix.SortKey)
+		}
+		fmt.Fprintf(&b, "; projection %s\n", proj)
+	}
+	b.WriteString("\nentities:\n")
+	for _, e := range d.Entities {
+		fmt.Fprintf(&b, "  %s (type %s)\n", e.Name, e.Type)
+		for _, k := range e.Keys {
+			where := "table"
+			if k.Index != "" {
+				where = k.Index
+			}
+			fmt.Fprintf(&b, "    %-6s %s = %s", where, k.PartitionKey, k.Partition)
+			if k.SortKey != "" {
+				fmt.Fprintf(&b, "  %s = %s", k.SortKey, k.Sort)
+			}
+			b.WriteString("\n")
+		}
+		var opts []string
+		if e.Version != "" {
+			opts = append(opts, "versioned ("+e.Version+")")
+		}
+		if e.Schema > 0 {
+			opts = append(opts, fmt.Sprintf("schema v%d, write-back %s", e.Schema, e.WriteBack))
+		}
+		if e.Shards > 0 {
+			opts = append(opts, fmt.Sprintf("%d shards", e.Shards))
+		}
+		for _, u := range e.Unique {
+			opts = append(opts, "unique "+strings.Join(u, "+"))
+		}
+		if e.CreatedAt != "" {
+			opts = append(opts, "createdAt "+e.CreatedAt)
+		}
+		if e.UpdatedAt != "" {
+			opts = append(opts, "updatedAt "+e.UpdatedAt)
+		}
+		if e.TTL != "" {
+			opts = append(opts, "ttl "+e.TTL)
+		}
+		if len(opts) > 0 {
+			fmt.Fprintf(&b, "    %s\n", strings.Join(opts, "; "))
+		}
+	}
+	b.WriteString("\naccess patterns:\n")
+	for _, p := range append(append([]design.AccessPattern{}, d.Patterns...), d.Scans...) {
+		on := "table"
+		if p.Index != "" {
+			on = p.Index
+		}
+		fmt.Fprintf(&b, "  %s: %s on %s", strings.Join(p.Entities, ", "), p.Operation, on)
+		if p.KeyCondition != "" {
+			fmt.Fprintf(&b, " where %s", p.KeyCondition)
+		}
+		fmt.Fprintf(&b, "\n    %s\n    call: %s\n    cost: %s\n", strings.ReplaceAll(p.Description, "`", ""), p.Call, p.Cost)
+	}
+	if len(d.Notes) > 0 {
+		b.WriteString("\nnotes:\n")
+		for _, n := range d.Notes {
+			fmt.Fprintf(&b, "  - %s\n", strings.ReplaceAll(n, "`", ""))
+		}
+	}
+	return b.String()
 }
 
 // tableEdits are the flags for what the model does not say about the table

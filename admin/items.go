@@ -52,18 +52,16 @@ func line(e *singletable.AnyEntity, v any, partial bool) (itemLine, error) {
 // primary key is named (unless the call's own rule, a query's prefix, allows
 // it).
 func keyOf(e *singletable.AnyEntity, keys keyFlags, needAll bool) (any, error) {
-	if needAll {
-		if _, ok := keys["PK"]; !ok { // given as rendered key attributes, ParseKey checks them
-			for _, in := range e.KeyInputs() {
-				if _, ok := keys[in]; !ok {
-					return nil, usagef("%s's key is rendered from %v: --key %s=... is missing", e.Type(), e.KeyInputs(), in)
-				}
-			}
-		}
-	}
 	v, err := e.FromKeyInputs(keys)
 	if err != nil {
 		return nil, &usageError{err.Error()}
+	}
+	if _, rendered := keys["PK"]; needAll && !rendered { // given as rendered key attributes, ParseKey checked them
+		for _, in := range e.KeyInputs() {
+			if _, ok := keys[in]; !ok {
+				return nil, usagef("%s's key is rendered from %v: --key %s=... is missing", e.Type(), e.KeyInputs(), in)
+			}
+		}
 	}
 	return v, nil
 }
@@ -249,9 +247,9 @@ func (c *cli) scan(args []string) int {
 	total, _ := c.tableSize(ctx)
 	bar := c.newProgress("scan "+c.t.Name(), total.items, "items")
 	var (
-		mu      sync.Mutex
-		written int
-		scanned int64
+		mu       sync.Mutex
+		written  int
+		scanned  int64
 		firstErr error
 	)
 	emit := func(l itemLine) bool { // false: stop
@@ -466,9 +464,10 @@ func (c *cli) put(args []string) int {
 // delete deletes an item through the entity's write pipeline.
 func (c *cli) delete(args []string) int {
 	f := c.newFlags("delete ENTITY --key name=value ... [--yes] [--dry-run]",
-		"Deletes the item of ENTITY at the key the --key inputs render, through the entity's write\npipeline, as Entity.Delete does: an item of another type is left alone (exit code 4), its\nunique values' guards are freed, and --key version=N (a versioned entity) deletes only that\nversion. Deleting a missing item succeeds. Asks first unless --yes. Cost: 1 WCU per KB.")
+		"Deletes the item of ENTITY at the key the --key inputs render, through the entity's write\npipeline, as Entity.Delete does: an item of another type is left alone (exit code 4), its\nunique values' guards are freed, and a versioned entity's item is deleted only at the version\ngiven (--key version=N, the version read) unless --any-version. Deleting a missing item\nsucceeds. Asks first unless --yes. Cost: 1 WCU per KB (a transaction, 2, with unique values).")
 	keys := keyFlags{}
 	f.Var(keys, "key", "a key input, name=value (repeat for each)")
+	anyVersion := f.Bool("any-version", false, "delete whatever version is stored (singletable.Clobber)")
 	f.writer()
 	e, code, done := c.entityArg(f, args)
 	if done {
@@ -483,7 +482,11 @@ func (c *cli) delete(args []string) int {
 		return ExitDeclined
 	}
 	return c.runCall(f, func(ctx context.Context) error {
-		if err := e.Delete(ctx, key); err != nil {
+		var opts []singletable.WriteOption
+		if *anyVersion {
+			opts = append(opts, singletable.Clobber())
+		}
+		if err := e.Delete(ctx, key, opts...); err != nil {
 			return err
 		}
 		if !*f.dry {
@@ -495,4 +498,3 @@ func (c *cli) delete(args []string) int {
 		return nil
 	})
 }
-

@@ -43,7 +43,7 @@ func (c *cli) newProgress(name string, max int64, unit string) *progress {
 			progressbar.OptionSetPredictTime(true),
 			progressbar.OptionSetElapsedTime(true),
 			progressbar.OptionShowDescriptionAtLineEnd(),
-			progressbar.OptionThrottle(100*time.Millisecond),
+			progressbar.OptionThrottle(100 * time.Millisecond),
 			progressbar.OptionSetRenderBlankState(true),
 			progressbar.OptionSetWidth(30),
 		}

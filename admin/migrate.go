@@ -136,7 +136,7 @@ func (c *cli) migrateStatus(args []string) int {
 		}
 		out, err := c.t.Client().Scan(c.ctx, in)
 		if err != nil {
-			bar.finish(scanned, "stopped")
+			bar.stop(scanned, "")
 			return c.fail(err)
 		}
 		scanned += int64(out.ScannedCount)
@@ -390,6 +390,10 @@ func (c *cli) sweepEntity(de design.Entity, store schemaStore, sz size, segments
 	}
 	start := time.Now()
 	bar := c.newProgress("migrate "+de.Type, sz.items, "items")
+	bar.base = base.Seen
+	if bar.bar != nil && base.Seen > 0 {
+		_ = bar.bar.Set64(base.Seen)
+	}
 	var (
 		mu   sync.Mutex
 		cur  = map[int]sweepCounts{}
@@ -453,7 +457,11 @@ func (c *cli) sweepEntity(de design.Entity, store schemaStore, sz size, segments
 	}
 	wg.Wait()
 	run, all := total()
-	bar.finish(all.Seen, detail(run, all))
+	if err := errors.Join(errs...); err != nil {
+		bar.stop(all.Seen, detail(run, all))
+	} else {
+		bar.finish(all.Seen, detail(run, all))
+	}
 	res.Run, res.Total, res.SegmentsDone = run, all, done
 	res.ReadUnits, res.WriteUnits = sz.readUnits(run.Seen), sz.writeUnits(run.Migrated)
 	res.Seconds = time.Since(start).Seconds()

@@ -23,6 +23,7 @@ type progress struct {
 	name  string
 	unit  string
 	max   int64 // 0 when unknown
+	base  int64 // done before this run (a resumed migration's): not in the rate
 	start time.Time
 	last  time.Time
 	every time.Duration
@@ -81,7 +82,12 @@ func (p *progress) set(done int64, detail string) {
 }
 
 // finish shows the last state and ends the bar.
-func (p *progress) finish(done int64, detail string) {
+func (p *progress) finish(done int64, detail string) { p.end(done, detail, "done") }
+
+// stop shows the last state of an operation that stopped before its end.
+func (p *progress) stop(done int64, detail string) { p.end(done, detail, "stopped") }
+
+func (p *progress) end(done int64, detail, word string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.done {
@@ -98,7 +104,7 @@ func (p *progress) finish(done int64, detail string) {
 		fmt.Fprintln(p.w)
 		return
 	}
-	fmt.Fprintln(p.w, p.line(done, detail, time.Now())+" (done)")
+	fmt.Fprintln(p.w, p.line(done, detail, time.Now())+" ("+word+")")
 }
 
 // line is a plain progress line: "migrate Order: 500/1000 items (50%), 120
@@ -107,7 +113,7 @@ func (p *progress) line(done int64, detail string, now time.Time) string {
 	elapsed := now.Sub(p.start)
 	rate := 0.0
 	if elapsed > 0 {
-		rate = float64(done) / elapsed.Seconds()
+		rate = float64(done-p.base) / elapsed.Seconds()
 	}
 	if p.unit == "" {
 		return fmt.Sprintf("%s: %s, elapsed %s", p.name, detail, elapsed.Round(time.Second))

@@ -29,7 +29,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"sort"
 	"strings"
 	"syscall"
 
@@ -221,14 +220,4 @@ func (c *cli) entity(typ string) (*singletable.AnyEntity, error) {
 		return nil, &usageError{err.Error()}
 	}
 	return e, nil
-}
-
-// sortedKeys returns m's keys, sorted.
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -240,7 +240,11 @@ func (c *cli) drift(args []string) int {
 	} else if len(diffs) == 0 {
 		fmt.Fprintf(c.io.Out, "table %s agrees with the model\n", c.t.Name())
 	} else {
-		fmt.Fprintf(c.io.Out, "table %s differs from the model in %d ways:\n", c.t.Name(), len(diffs))
+		ways := "ways"
+		if len(diffs) == 1 {
+			ways = "way"
+		}
+		fmt.Fprintf(c.io.Out, "table %s differs from the model in %d %s:\n", c.t.Name(), len(diffs), ways)
 		for _, d := range diffs {
 			fmt.Fprintf(c.io.Out, "  %s\n", d.String())
 		}

@@ -15,13 +15,13 @@ import (
 // flags is a subcommand's flag set, with its usage text.
 type flags struct {
 	*flag.FlagSet
-	c               *cli
-	use, about      string
-	positional      []string // the names of the positional arguments, for messages
-	optionalPos     int      // how many of the last positional arguments may be left out
-	json            bool
-	yes, dry        *bool
-	writes, explain bool
+	c           *cli
+	use, about  string
+	positional  []string // the names of the positional arguments, for messages
+	optionalPos int      // how many of the last positional arguments may be left out
+	json        bool
+	yes, dry    *bool
+	writes      bool
 }
 
 // newFlags makes the flag set of subcommand use ("get ENTITY --key k=v ...").

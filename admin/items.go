@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"sort"
+	"strings"
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -478,7 +480,7 @@ func (c *cli) delete(args []string) int {
 		return c.fail(err)
 	}
 	k, _ := e.Key(key)
-	if !*f.dry && !c.confirm(*f.yes, fmt.Sprintf("delete %s %v from table %s?", e.Type(), k, c.t.Name())) {
+	if !*f.dry && !c.confirm(*f.yes, fmt.Sprintf("delete %s %s from table %s?", e.Type(), keyText(k), c.t.Name())) {
 		return ExitDeclined
 	}
 	return c.runCall(f, func(ctx context.Context) error {
@@ -493,8 +495,22 @@ func (c *cli) delete(args []string) int {
 			if f.json {
 				return c.writeJSON(map[string]any{"deleted": e.Type(), "key": k})
 			}
-			fmt.Fprintf(c.io.Out, "deleted %s %v\n", e.Type(), k)
+			fmt.Fprintf(c.io.Out, "deleted %s %s\n", e.Type(), keyText(k))
 		}
 		return nil
 	})
+}
+
+// keyText renders a primary key: "PK=ORDER#o1 SK=ORDER".
+func keyText(k map[string]string) string {
+	names := make([]string, 0, len(k))
+	for name := range k {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	parts := make([]string, 0, len(names))
+	for _, name := range names {
+		parts = append(parts, name+"="+k[name])
+	}
+	return strings.Join(parts, " ")
 }

@@ -106,9 +106,9 @@ func (c *cli) unique(args []string) int {
 			}
 			holder := ""
 			if l.Holder != nil {
-				holder = fmt.Sprintf(", the guard names %v", l.Holder)
+				holder = ", the guard names " + keyText(l.Holder)
 			}
-			fmt.Fprintf(c.io.Out, "%s %s %s=%s: item %v%s%s\n", name, l.Kind, l.Constraint, strings.Join(l.Values, "+"), l.Item, holder, state)
+			fmt.Fprintf(c.io.Out, "%s %s %s=%s: item %s%s%s\n", name, l.Kind, l.Constraint, strings.Join(l.Values, "+"), keyText(l.Item), holder, state)
 		}
 		if !f.json {
 			fmt.Fprintf(c.io.Out, "%s: %d items, %d guards read; %d orphan, %d missing, %d duplicate\n", name, rep.Items, rep.Guards, len(rep.Orphans), len(rep.Missing), len(rep.Duplicates))

@@ -116,7 +116,7 @@ func designText(d *design.Design) string {
 		if p.KeyCondition != "" {
 			fmt.Fprintf(&b, " where %s", p.KeyCondition)
 		}
-		fmt.Fprintf(&b, "\n    %s\n    call: %s\n    cost: %s\n", strings.ReplaceAll(p.Description, "`", ""), p.Call, p.Cost)
+		fmt.Fprintf(&b, "\n    %s\n    call: %s\n    cost: %s\n", strings.ReplaceAll(p.Description, "`", ""), p.Call, strings.ReplaceAll(p.Cost, "`", ""))
 	}
 	if len(d.Notes) > 0 {
 		b.WriteString("\nnotes:\n")

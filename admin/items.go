@@ -292,8 +292,9 @@ func (c *cli) scan(args []string) int {
 			items = page.Items
 			mu.Lock()
 			scanned += int64(page.Scanned)
+			n, w := scanned, written
 			mu.Unlock()
-			bar.set(scanned, fmt.Sprintf("%d written", written))
+			bar.set(n, fmt.Sprintf("%d written", w))
 			for _, v := range items {
 				var l itemLine
 				if raw, ok := v.(singletable.RawItem); ok {

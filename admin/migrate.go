@@ -435,8 +435,9 @@ func (c *cli) sweepEntity(de design.Entity, store schemaStore, sz size, segments
 						mu.Lock()
 						cur[seg] = sweepCounts{s.Seen, s.Migrated, s.Lost, s.Failed}
 						run, all := total()
+						text := detail(run, all)
 						mu.Unlock()
-						bar.set(all.Seen, detail(run, all))
+						bar.set(all.Seen, text)
 					})}
 				if perWorker > 0 {
 					opts = append(opts, singletable.SweepRate(perWorker))

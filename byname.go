@@ -62,15 +62,36 @@ func (t *Table) AnyEntity(typ string) (*AnyEntity, error) {
 	return &AnyEntity{entity{table: t, info: info}}, nil
 }
 
-// Type returns the entity's discriminator.
-func (e *AnyEntity) Type() string { return e.x.info.discriminator }
+// unusable refuses a call on a nil or zero AnyEntity (nil when e is usable).
+func (e *AnyEntity) unusable(op string) error {
+	if e == nil || e.x.info == nil {
+		return errorf("%s: the AnyEntity is nil or a zero value; get one with Table.AnyEntity: %w", op, ErrInvalidInput)
+	}
+	return nil
+}
 
-// GoType returns the entity's Go type, T.
-func (e *AnyEntity) GoType() reflect.Type { return e.x.info.goType }
+// Type returns the entity's discriminator ("" for a nil or zero AnyEntity).
+func (e *AnyEntity) Type() string {
+	if e.unusable("Type") != nil {
+		return ""
+	}
+	return e.x.info.discriminator
+}
+
+// GoType returns the entity's Go type, T (nil for a nil or zero AnyEntity).
+func (e *AnyEntity) GoType() reflect.Type {
+	if e.unusable("GoType") != nil {
+		return nil
+	}
+	return e.x.info.goType
+}
 
 // AttributeNames names the entity's stored attributes (dynamodbav names), in the
 // order of its fields.
 func (e *AnyEntity) AttributeNames() []string {
+	if e.unusable("AttributeNames") != nil {
+		return nil
+	}
 	var out []string
 	for _, f := range e.x.info.plan.Fields() {
 		out = append(out, f.Name)
@@ -82,6 +103,9 @@ func (e *AnyEntity) AttributeNames() []string {
 // from, in template order: what [AnyEntity.FromKeyInputs] needs for a Get or a
 // Delete.
 func (e *AnyEntity) KeyInputs() []string {
+	if e.unusable("KeyInputs") != nil {
+		return nil
+	}
 	var out []string
 	for _, kt := range e.x.info.baseTemplates() {
 		for _, f := range kt.fields {
@@ -96,6 +120,9 @@ func (e *AnyEntity) KeyInputs() []string {
 // value checks that v holds a T and returns an addressable copy of it: no
 // method modifies the caller's value.
 func (e *AnyEntity) value(op string, v any) (reflect.Value, error) {
+	if err := e.unusable(op); err != nil {
+		return reflect.Value{}, err
+	}
 	rt := e.x.info.goType
 	if v == nil || reflect.TypeOf(v) != rt {
 		got := "nil"
@@ -115,6 +142,9 @@ func (e *AnyEntity) value(op string, v any) (reflect.Value, error) {
 // arrays). An attribute the entity does not store, or a value that does not fit
 // its field, is an error matching [ErrInvalidInput] naming both.
 func (e *AnyEntity) FromAttributes(attrs map[string]any) (any, error) {
+	if err := e.unusable("FromAttributes"); err != nil {
+		return nil, err
+	}
 	info := e.x.info
 	item := make(map[string]types.AttributeValue, len(attrs))
 	for name, v := range attrs {
@@ -147,6 +177,9 @@ func (e *AnyEntity) FromAttributes(attrs map[string]any) (any, error) {
 // store, or a value that does not fit, is an error matching [ErrInvalidInput]
 // naming both.
 func (e *AnyEntity) FromKeyInputs(inputs map[string]string) (any, error) {
+	if err := e.unusable("FromKeyInputs"); err != nil {
+		return nil, err
+	}
 	info, t := e.x.info, e.x.table
 	keyAttrs := 0
 	for name := range inputs {
@@ -305,6 +338,9 @@ func (e *AnyEntity) Query(ctx context.Context, key any, opts ...QueryOption) (_ 
 
 // Scan is [Entity.Scan]: the page's Items are T values.
 func (e *AnyEntity) Scan(ctx context.Context, opts ...ScanOption) (_ Page[any], err error) {
+	if err := e.unusable("Scan"); err != nil {
+		return Page[any]{}, err
+	}
 	if err := e.x.refused("Scan"); err != nil {
 		return Page[any]{}, err
 	}
@@ -342,16 +378,25 @@ func (e *AnyEntity) Count(ctx context.Context, key any, opts ...QueryOption) (Co
 
 // ScanCount is [Entity.ScanCount].
 func (e *AnyEntity) ScanCount(ctx context.Context, opts ...ScanOption) (Count, error) {
+	if err := e.unusable("ScanCount"); err != nil {
+		return Count{}, err
+	}
 	return e.x.scanCount(ctx, opts)
 }
 
 // Sweep is [Entity.Sweep].
 func (e *AnyEntity) Sweep(ctx context.Context, opts ...SweepOption) (SweepStats, error) {
+	if err := e.unusable("Sweep"); err != nil {
+		return SweepStats{}, err
+	}
 	return e.x.sweep(ctx, opts)
 }
 
 // SweepUnique is [Entity.SweepUnique].
 func (e *AnyEntity) SweepUnique(ctx context.Context, opts ...UniqueSweepOption) (UniqueSweepReport, error) {
+	if err := e.unusable("SweepUnique"); err != nil {
+		return UniqueSweepReport{}, err
+	}
 	return e.x.sweepUnique(ctx, opts)
 }
 

@@ -123,3 +123,22 @@ func TestAnyEntityCalls(t *testing.T) {
 	_, err = e.Get(ctx, bnOrder{Customer: "c1", OrderID: "o1"})
 	require.ErrorIs(t, err, ErrNotFound)
 }
+
+// TestAnyEntityUnset: a nil or zero AnyEntity refuses every call.
+func TestAnyEntityUnset(t *testing.T) {
+	ctx := context.Background()
+	for _, e := range []*AnyEntity{nil, {}} {
+		assert.Empty(t, e.Type())
+		assert.Nil(t, e.GoType())
+		assert.Nil(t, e.KeyInputs())
+		_, err := e.Get(ctx, bnOrder{})
+		require.ErrorIs(t, err, ErrInvalidInput)
+		_, err = e.FromKeyInputs(map[string]string{"a": "b"})
+		require.ErrorIs(t, err, ErrInvalidInput)
+		_, err = e.Scan(ctx)
+		require.ErrorIs(t, err, ErrInvalidInput)
+		_, err = e.Sweep(ctx)
+		require.ErrorIs(t, err, ErrInvalidInput)
+		require.ErrorIs(t, e.Delete(ctx, bnOrder{}), ErrInvalidInput)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -18,16 +19,39 @@ import (
 	"github.com/singletable/singletable/admin"
 )
 
+// built is this example's command, built once for the tests that run it.
+var built struct {
+	once sync.Once
+	dir  string
+	bin  string
+	err  error
+}
+
 // buildCommand builds this example's command, the admin command of the
-// commerce model, into a temporary directory.
+// commerce model, into a temporary directory (once; TestMain removes it).
 func buildCommand(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "tableadmin")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	built.once.Do(func() {
+		if built.dir, built.err = os.MkdirTemp("", "tableadmin-"); built.err != nil {
+			return
+		}
+		built.bin = filepath.Join(built.dir, "tableadmin")
+		if out, err := exec.Command("go", "build", "-o", built.bin, ".").CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
 	}
-	return bin
+	return built.bin
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
 }
 
 // command is the built command on the fixture's table, configured as the AWS
@@ -126,4 +150,50 @@ func TestMigrateRunTerminal(t *testing.T) {
 	if !res.Resumed || res.Run.Migrated == 0 || res.Run.Migrated >= n || res.Total.Migrated != n || res.Total.Lost != 0 {
 		t.Fatalf("the run after Ctrl-C did not resume: %+v", res)
 	}
+}
+
+// TestConfirmOnTerminal: a write asks on the terminal first; "n" writes
+// nothing (exit code 6), "y" writes.
+func TestConfirmOnTerminal(t *testing.T) {
+	f := newFixture(t)
+	f.run(t, `{"orderId":"o1","customerId":"c1","status":"PLACED","createdAt":"2026-01-05T10:00:00Z","totalCents":4200}`, "put", "Order", "--yes").want(t, admin.ExitOK)
+	bin := buildCommand(t)
+	for _, c := range []struct {
+		answer string
+		code   int
+	}{{"n", admin.ExitDeclined}, {"y", admin.ExitOK}} {
+		cmd := f.command(bin, "delete", "Order", "--key", "orderId=o1", "--key", "version=1")
+		tty, err := pty.Start(cmd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var screen syncBuffer
+		copied := make(chan struct{})
+		go func() {
+			_, _ = io.Copy(&screen, tty)
+			close(copied)
+		}()
+		deadline := time.Now().Add(20 * time.Second)
+		for !strings.Contains(screen.String(), "[y/N]") && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if _, err := tty.Write([]byte(c.answer + "\n")); err != nil {
+			t.Fatal(err)
+		}
+		err = cmd.Wait()
+		<-copied
+		tty.Close()
+		t.Logf("answer %q:\n%s", c.answer, screen.String())
+		code := 0
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			code = exit.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if code != c.code || !strings.Contains(screen.String(), "delete Order PK=ORDER#o1 SK=ORDER from table "+f.name+"? [y/N]") {
+			t.Fatalf("answer %q: exit code %d, want %d", c.answer, code, c.code)
+		}
+	}
+	f.run(t, "", "get", "Order", "--key", "orderId=o1").want(t, admin.ExitNotFound)
 }

@@ -85,12 +85,13 @@ lint: binaries-check tidy-check deps-check vet staticcheck
 binaries-check:
 	@bash scripts/binaries-check.sh
 
-# The library's module graph holds no Testcontainers, Docker or OpenTelemetry module:
-# the harness and the tracer live in modules of their own (dynamolocal/, otel/), so
-# users' builds never see them.
+# The library's module graph holds no Testcontainers, Docker or OpenTelemetry module,
+# nor the admin command's progress bar, terminal or pseudo-terminal modules: the harness,
+# the tracer and the admin command live in modules of their own (dynamolocal/, otel/,
+# admin/ and examples/admin/), so users' builds never see them.
 deps-check:
-	@n=$$($(GO) mod graph | grep -c -E 'testcontainers|docker|go\.opentelemetry\.io'); \
-	echo "go mod graph | grep -c -E 'testcontainers|docker|go.opentelemetry.io' (.): $$n"; \
+	@n=$$($(GO) mod graph | grep -c -E 'testcontainers|docker|go\.opentelemetry\.io|schollz/progressbar|creack/pty|golang\.org/x/term'); \
+	echo "go mod graph | grep -c -E 'testcontainers|docker|go.opentelemetry.io|schollz/progressbar|creack/pty|golang.org/x/term' (.): $$n"; \
 	[ "$$n" = 0 ]
 
 # go.mod and go.sum of every module are what `go mod tidy` makes of them.

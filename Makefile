@@ -1,5 +1,6 @@
 # singletable: every command a newcomer needs.
-#   make examples   run every example end to end (DynamoDB Local is started for you)
+#   make examples   run every example end to end (DynamoDB Local is started for you; an example
+#                   that is a module of its own, examples/admin, runs its command's `describe`)
 #   make test       no compiled binary tracked, go mod tidy -diff, vet, staticcheck, and every test
 #                   (Examples included) with -race against DynamoDB Local, the root package's tests
 #                   twice: reads decoded from the wire (the default) and the SDK's way
@@ -27,7 +28,11 @@ STATICCHECK := $(BIN)/staticcheck-$(STATICCHECK_VERSION)-$(GOVERSION)/staticchec
 GO_NEWEST   ?= go1.27.3
 DYNAMODB_LOCAL := $(BIN)/dynamodb-local
 FUZZTIME    ?= 60s
-MODULES     := . dynamolocal bench otel
+# Every module: vet, staticcheck, go mod tidy -diff and the tests run in each. admin/ (the
+# admin command's package, for its progress bar and terminal detection) and examples/admin/
+# (its example, which adds the SDK's configuration and a pseudo-terminal for its tests) are
+# modules of their own, so that the library's module graph gains nothing they need.
+MODULES     := . dynamolocal bench otel admin examples/admin
 
 .PHONY: all test test-only test-newest-go lint binaries-check vet staticcheck staticcheck-bin tidy-check deps-check examples bench fuzz clean dynamodb-local-bin
 
@@ -46,7 +51,10 @@ test-only: dynamodb-local-bin
 		echo "== the root package again, reads decoded the SDK way (-tags singletable_sdkdecoding)" && \
 		$(GO) test -race -count=1 -parallel 4 -timeout 30m -tags singletable_sdkdecoding . && \
 		echo "== the otel module" && \
-		cd otel && $(GO) test -race -count=1 -timeout 15m ./...'
+		(cd otel && $(GO) test -race -count=1 -timeout 15m ./...) && \
+		echo "== the admin module and its example (examples/admin)" && \
+		(cd admin && $(GO) test -race -count=1 -timeout 15m ./...) && \
+		(cd examples/admin && $(GO) test -race -count=1 -timeout 15m ./...)'
 	cd dynamolocal && $(GO) test -race -count=1 -timeout 15m ./...
 	cd bench && $(GO) test -race -count=1 -timeout 15m ./...
 
@@ -66,7 +74,9 @@ test-newest-go: dynamodb-local-bin
 		(cd $$m && GOTOOLCHAIN=$(GO_NEWEST) $(GO) vet ./... && GOTOOLCHAIN=$(GO_NEWEST) $(GO) build ./...) || exit 1; \
 	done
 	GOTOOLCHAIN=$(GO_NEWEST) $(DYNAMODB_LOCAL) run -- sh -c '$(GO) test -count=1 -parallel 4 -timeout 30m ./... && \
-		cd otel && $(GO) test -count=1 -timeout 15m ./...'
+		(cd otel && $(GO) test -count=1 -timeout 15m ./...) && \
+		(cd admin && $(GO) test -count=1 -timeout 15m ./...) && \
+		(cd examples/admin && $(GO) test -count=1 -timeout 15m ./...)'
 	cd dynamolocal && GOTOOLCHAIN=$(GO_NEWEST) $(GO) test -count=1 -timeout 15m ./...
 	cd bench && GOTOOLCHAIN=$(GO_NEWEST) $(GO) test -count=1 -timeout 15m ./...
 
@@ -77,12 +87,13 @@ lint: binaries-check tidy-check deps-check vet staticcheck
 binaries-check:
 	@bash scripts/binaries-check.sh
 
-# The library's module graph holds no Testcontainers, Docker or OpenTelemetry module:
-# the harness and the tracer live in modules of their own (dynamolocal/, otel/), so
-# users' builds never see them.
+# The library's module graph holds no Testcontainers, Docker or OpenTelemetry module,
+# nor the admin command's progress bar, terminal or pseudo-terminal modules: the harness,
+# the tracer and the admin command live in modules of their own (dynamolocal/, otel/,
+# admin/ and examples/admin/), so users' builds never see them.
 deps-check:
-	@n=$$($(GO) mod graph | grep -c -E 'testcontainers|docker|go\.opentelemetry\.io'); \
-	echo "go mod graph | grep -c -E 'testcontainers|docker|go.opentelemetry.io' (.): $$n"; \
+	@n=$$($(GO) mod graph | grep -c -E 'testcontainers|docker|go\.opentelemetry\.io|schollz/progressbar|creack/pty|golang\.org/x/term'); \
+	echo "go mod graph | grep -c -E 'testcontainers|docker|go.opentelemetry.io|schollz/progressbar|creack/pty|golang.org/x/term' (.): $$n"; \
 	[ "$$n" = 0 ]
 
 # go.mod and go.sum of every module are what `go mod tidy` makes of them.
@@ -117,7 +128,11 @@ examples: dynamodb-local-bin
 	$(DYNAMODB_LOCAL) run -- sh -c 'for d in examples/*/; do \
 		[ -f "$$d/main.go" ] || continue; \
 		echo "== $$d"; \
-		$(GO) run "./$$d" || exit 1; \
+		if [ -f "$$d/go.mod" ]; then \
+			$(GO) -C "$$d" run . describe || exit 1; \
+		else \
+			$(GO) run "./$$d" || exit 1; \
+		fi; \
 	done'
 
 # The comparative benchmarks of bench/ (a module of its own, for guregu/dynamo) and the

@@ -60,6 +60,7 @@ type everyModel struct {
 	tasks  *Entity[ecTask]
 	events *Entity[ecEvent]
 	coll   *Collection[ecColl]
+	any    *AnyEntity // the tasks, untyped (byname.go)
 }
 
 func newEveryModel(t testing.TB, tbl *Table) everyModel {
@@ -70,7 +71,9 @@ func newEveryModel(t testing.TB, tbl *Table) everyModel {
 	require.NoError(t, err)
 	coll, err := NewCollection[ecColl](tbl)
 	require.NoError(t, err)
-	return everyModel{tbl: tbl, tasks: tasks, events: events, coll: coll}
+	untyped, err := tbl.AnyEntity(tasks.Type())
+	require.NoError(t, err)
+	return everyModel{tbl: tbl, tasks: tasks, events: events, coll: coll, any: untyped}
 }
 
 // publicCall is one call of the API: its name as TestEveryCallListed finds it
@@ -168,6 +171,16 @@ func everyCall(m everyModel) []publicCall {
 		{"Table.EnableTTL", "EnableTTL", false, func(ctx context.Context) error { return tbl.EnableTTL(ctx) }},
 		{"Table.Drift", "Drift", false, func(ctx context.Context) error { _, err := tbl.Drift(ctx); return err }},
 		{"Table.EnsureTable", "EnsureTable", false, func(ctx context.Context) error { return tbl.EnsureTable(ctx) }},
+		{"AnyEntity.Get", "Get", false, func(ctx context.Context) error { _, err := m.any.Get(ctx, k); return err }},
+		{"AnyEntity.Put", "Put", false, func(ctx context.Context) error { _, err := m.any.Put(ctx, k); return err }},
+		{"AnyEntity.Create", "Create", false, func(ctx context.Context) error { _, err := m.any.Create(ctx, k); return err }},
+		{"AnyEntity.Delete", "Delete", false, func(ctx context.Context) error { return m.any.Delete(ctx, k) }},
+		{"AnyEntity.Query", "Query", false, func(ctx context.Context) error { _, err := m.any.Query(ctx, k); return err }},
+		{"AnyEntity.Scan", "Scan", false, func(ctx context.Context) error { _, err := m.any.Scan(ctx); return err }},
+		{"AnyEntity.Count", "Count", true, func(ctx context.Context) error { _, err := m.any.Count(ctx, k); return err }},
+		{"AnyEntity.ScanCount", "ScanCount", true, func(ctx context.Context) error { _, err := m.any.ScanCount(ctx); return err }},
+		{"AnyEntity.Sweep", "Sweep", true, func(ctx context.Context) error { _, err := m.any.Sweep(ctx); return err }},
+		{"AnyEntity.SweepUnique", "SweepUnique", true, func(ctx context.Context) error { _, err := m.any.SweepUnique(ctx); return err }},
 	}
 }
 
@@ -192,6 +205,7 @@ func TestEveryCallListed(t *testing.T) {
 		"Ref":        reflect.TypeFor[*Ref[ecTask]](),
 		"Collection": reflect.TypeFor[*Collection[ecColl]](),
 		"Table":      reflect.TypeFor[*Table](),
+		"AnyEntity":  reflect.TypeFor[*AnyEntity](),
 	} {
 		for i := range typ.NumMethod() {
 			mt := typ.Method(i)

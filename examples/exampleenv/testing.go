@@ -120,9 +120,12 @@ func (s *Shared) StreamsClient(tb TB, optFns ...func(*dynamodbstreams.Options)) 
 }
 
 // Client returns a new DynamoDB client of the instance:
-// dynamodb.NewFromConfig of its configuration. optFns apply last.
+// dynamodb.NewFromConfig of its configuration, with the response checksum
+// check off (DynamoDB Local sends no X-Amz-Crc32 with an error, and the SDK
+// would log a warning for each: aws/aws-sdk-go-v2#3545). optFns apply last.
 func (i *Instance) Client(optFns ...func(*dynamodb.Options)) *dynamodb.Client {
-	return dynamodb.NewFromConfig(i.cfg, optFns...)
+	noChecksum := func(o *dynamodb.Options) { o.DisableValidateResponseChecksum = true }
+	return dynamodb.NewFromConfig(i.cfg, append([]func(*dynamodb.Options){noChecksum}, optFns...)...)
 }
 
 // StreamsClient returns a new DynamoDB Streams client of the instance.

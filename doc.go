@@ -262,7 +262,7 @@
 //	SweepOption        Sweep                                        SegmentRange, SweepRate, PageSize,
 //	                                                                SweepProgressIn, OnSweepProgress,
 //	                                                                ConsistentScan, Segments, Segment
-//	UniqueSweepOption  SweepUnique                                  RepairUnique
+//	UniqueSweepOption  SweepUnique                                  RepairUnique, OnUniqueSweepProgress
 //	RetryOption        WaitFor, WaitIndexed..., Mutate              RetryBackoff
 //	DecodeOption       Table.Decode, Table.DecodeRecord             OnUnknown
 //	IndexOption        WithIndex, WithLocalIndex, WithNativeIndex   ProjectAll, ProjectKeysOnly, ProjectInclude

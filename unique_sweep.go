@@ -11,7 +11,10 @@ import (
 	"github.com/singletable/singletable/internal/uniqueguard"
 )
 
-type uniqueSweepOptions struct{ repair bool }
+type uniqueSweepOptions struct {
+	repair   bool
+	progress func(UniqueSweepReport)
+}
 
 type repairUnique struct{}
 
@@ -20,6 +23,18 @@ func (repairUnique) applyUniqueSweep(o *uniqueSweepOptions) { o.repair = true }
 // RepairUnique makes [Entity.SweepUnique] repair what it finds: it frees orphan
 // guards and restores missing ones. Without it the sweep only reports.
 func RepairUnique() UniqueSweepOption { return repairUnique{} }
+
+type uniqueProgress func(UniqueSweepReport)
+
+func (f uniqueProgress) applyUniqueSweep(o *uniqueSweepOptions) { o.progress = f }
+
+// OnUniqueSweepProgress calls f after each page of [Entity.SweepUnique]'s scan
+// with the report so far (Scanned, Guards, Items and the findings), in the
+// sweep's goroutine: a progress display, or a way to stop early by cancelling
+// the context. A nil f is refused with [ErrInvalidInput].
+func OnUniqueSweepProgress(f func(UniqueSweepReport)) UniqueSweepOption {
+	return uniqueProgress(f)
+}
 
 // UniqueFinding is one thing [Entity.SweepUnique] found.
 type UniqueFinding struct {
@@ -32,8 +47,9 @@ type UniqueFinding struct {
 
 // UniqueSweepReport is what [Entity.SweepUnique] found and did.
 type UniqueSweepReport struct {
-	Guards int // guards of the entity read
-	Items  int // items of the entity read
+	Scanned int // items the scan read, of every type (what it cost: 1 RCU per 4 KB)
+	Guards  int // guards of the entity read
+	Items   int // items of the entity read
 	// Orphans are guards whose owner is gone, of another type, or holds
 	// other values: they block the value for nobody's sake.
 	Orphans []UniqueFinding
@@ -82,6 +98,9 @@ func (e *entity) sweepUnique(ctx context.Context, opts []UniqueSweepOption) (_ U
 		if opt == nil {
 			return rep, errorf("SweepUnique %s: a nil option: %w", info.name, ErrInvalidInput)
 		}
+		if f, ok := opt.(uniqueProgress); ok && f == nil {
+			return rep, errorf("SweepUnique %s: OnUniqueSweepProgress(nil): %w", info.name, ErrInvalidInput)
+		}
 		opt.applyUniqueSweep(&o)
 	}
 	var b expr.Builder
@@ -96,6 +115,7 @@ func (e *entity) sweepUnique(ctx context.Context, opts []UniqueSweepOption) (_ U
 		if err != nil {
 			return rep, errorf("SweepUnique %s: Scan: %w", info.name, err)
 		}
+		rep.Scanned += int(page.ScannedCount)
 		for _, item := range page.Items {
 			var err error
 			if info.isType(item) {
@@ -110,6 +130,9 @@ func (e *entity) sweepUnique(ctx context.Context, opts []UniqueSweepOption) (_ U
 			}
 		}
 		in.ExclusiveStartKey = page.LastEvaluatedKey
+		if o.progress != nil {
+			o.progress(rep)
+		}
 	}
 	return rep, nil
 }

@@ -625,3 +625,29 @@ func TestUniqueLostThenThrottled(t *testing.T) {
 	_, err = users.Create(ctx, uUser{ID: "u2", Email: "a@x"})
 	assert.ErrorIs(t, err, ErrNotUnique, "claimed once, by u1")
 }
+
+// TestUniqueSweepProgress: OnUniqueSweepProgress is called after each page
+// with the report so far, its last call the report returned; Scanned counts
+// every item the scan read, of every type; a nil function is refused.
+func TestUniqueSweepProgress(t *testing.T) {
+	tbl, _ := newTestTable(t)
+	users := MustRegister[uUser](tbl)
+	ctx := context.Background()
+	for i := range 5 {
+		_, err := users.Create(ctx, uUser{ID: fmt.Sprint(i), Email: fmt.Sprintf("u%d@x.io", i)})
+		require.NoError(t, err)
+	}
+	var calls []UniqueSweepReport
+	rep, err := users.SweepUnique(ctx, OnUniqueSweepProgress(func(r UniqueSweepReport) { calls = append(calls, r) }))
+	require.NoError(t, err)
+	require.NotEmpty(t, calls)
+	assert.Equal(t, rep, calls[len(calls)-1])
+	assert.Equal(t, 5, rep.Items)
+	assert.Equal(t, 5, rep.Guards)
+	assert.Equal(t, 10, rep.Scanned, "5 users and their 5 guards")
+	for i := 1; i < len(calls); i++ {
+		assert.GreaterOrEqual(t, calls[i].Scanned, calls[i-1].Scanned)
+	}
+	_, err = users.SweepUnique(ctx, OnUniqueSweepProgress(nil))
+	assert.ErrorIs(t, err, ErrInvalidInput)
+}

@@ -91,6 +91,7 @@ func commands() []command {
 		{"describe", "[--format text|markdown|mermaid|json]", "the design: entities, keys, indexes, access patterns and their costs", (*cli).describe},
 		{"definition", "--format cloudformation|cloudformation-yaml|terraform|json", "the table as infrastructure as code (json: the CreateTable request)", (*cli).definition},
 		{"drift", "[--json]", "the deployed table against the model; exit 1 when they differ", (*cli).drift},
+		{"ensure", "[--yes] [--dry-run]", "create the table when it is missing; else check it as drift does", (*cli).ensure},
 		{"get", "ENTITY --key k=v ...", "one item, by its key's inputs", (*cli).get},
 		{"query", "ENTITY [--index I] --key k=v ... [--limit N] [--cursor C]", "the entity's items under a key, as JSON lines", (*cli).query},
 		{"scan", "[--type ENTITY] [--segments N] [--limit N]", "every item of the table (or of one entity), decoded by type, as JSON lines", (*cli).scan},

@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -229,6 +230,12 @@ func (c *cli) drift(args []string) int {
 	if err != nil {
 		return c.fail(err)
 	}
+	return c.reportDrift(f, diffs)
+}
+
+// reportDrift prints the differences drift and ensure found; exit code 1 when
+// there is any.
+func (c *cli) reportDrift(f *flags, diffs []singletable.Difference) int {
 	if f.json {
 		out := make([]driftJSON, 0, len(diffs))
 		for _, d := range diffs {
@@ -251,6 +258,53 @@ func (c *cli) drift(args []string) int {
 	}
 	if len(diffs) > 0 {
 		return ExitFound
+	}
+	return ExitOK
+}
+
+// ensure creates the table when it is missing (Table.EnsureTable), else
+// compares it with the model as drift does.
+func (c *cli) ensure(args []string) int {
+	f := c.newFlags("ensure [--stream VIEW] [--deletion-protection] [--yes] [--dry-run] [--json]",
+		"Creates the table when it does not exist, as the model says (key schema, indexes and their\n"+
+			"projections, the stream of the edits), waits until it is ACTIVE and turns its TTL on\n"+
+			"(Table.EnsureTable). When it exists nothing is changed: it is compared with the model as\n"+
+			"drift does, exit code 1 on any difference. Asks before creating unless --yes; --dry-run\n"+
+			"says what it would do and sends nothing. Cost: describe calls; a table created on demand\n"+
+			"billing costs nothing until it is used.")
+	edits := addTableEdits(f)
+	f.writer()
+	if _, code, done := f.parse(args, 0); done {
+		return code
+	}
+	ed, err := edits.edits()
+	if err != nil {
+		return c.fail(err)
+	}
+	diffs, err := c.t.Drift(c.ctx, ed...)
+	var nf *types.ResourceNotFoundException
+	if !errors.As(err, &nf) {
+		if err != nil {
+			return c.fail(err)
+		}
+		return c.reportDrift(f, diffs)
+	}
+	if *f.dry {
+		fmt.Fprintf(c.io.Out, "table %s does not exist: ensure would create it as the model says (definition --format json shows the request)\n", c.t.Name())
+		return ExitOK
+	}
+	if !c.confirm(*f.yes, fmt.Sprintf("create table %s?", c.t.Name())) {
+		return ExitDeclined
+	}
+	if err := c.t.EnsureTable(c.ctx, ed...); err != nil {
+		return c.fail(err)
+	}
+	if f.json {
+		if err := c.writeJSONIndent(map[string]any{"table": c.t.Name(), "created": true}); err != nil {
+			return c.fail(err)
+		}
+	} else {
+		fmt.Fprintf(c.io.Out, "created table %s as the model says\n", c.t.Name())
 	}
 	return ExitOK
 }

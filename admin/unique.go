@@ -1,12 +1,9 @@
 package admin
 
 import (
-	"context"
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/singletable/singletable"
 )
@@ -120,37 +117,31 @@ func (c *cli) unique(args []string) int {
 	return ExitOK
 }
 
-// sweepUnique runs SweepUnique with a progress display: SweepUnique reports
-// no progress of its own, so the display counts time (a spinner on a
-// terminal, a line a second otherwise).
+// sweepUnique runs SweepUnique with a progress display: the items its
+// consistent scan has read (of every type) against the table's item count,
+// with the guards and items of the entity read so far and the capacity used.
 func (c *cli) sweepUnique(e *singletable.AnyEntity, repair bool, sz size) (singletable.UniqueSweepReport, error) {
 	verb := "check"
-	var opts []singletable.UniqueSweepOption
+	opts := []singletable.UniqueSweepOption{}
 	if repair {
 		verb = "repair"
 		opts = append(opts, singletable.RepairUnique())
 	}
-	bar := c.newProgress("unique "+verb+" "+e.Type(), 0, "")
-	ctx, cancel := context.WithCancel(c.ctx)
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		start := time.Now()
-		tick := time.NewTicker(200 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-				bar.set(int64(time.Since(start).Seconds()), fmt.Sprintf("scanning %d items (~%.1f RCU)", sz.items, 2*sz.readUnits(sz.items)))
-			}
-		}
-	})
+	bar := c.newProgress("unique "+verb+" "+e.Type(), sz.items, "items")
+	detail := func(r singletable.UniqueSweepReport) string {
+		return fmt.Sprintf("%d %s items, %d guards; %d orphan, %d missing, %d duplicate; ~%.1f RCU",
+			r.Items, e.Type(), r.Guards, len(r.Orphans), len(r.Missing), len(r.Duplicates), 2*sz.readUnits(int64(r.Scanned)))
+	}
+	opts = append(opts, singletable.OnUniqueSweepProgress(func(r singletable.UniqueSweepReport) {
+		bar.set(int64(r.Scanned), detail(r))
+	}))
 	rep, err := e.SweepUnique(c.ctx, opts...)
-	cancel()
-	wg.Wait()
-	bar.finish(0, fmt.Sprintf("%d items, %d guards read", rep.Items, rep.Guards))
-	return rep, err
+	if err != nil {
+		bar.stop(int64(rep.Scanned), detail(rep))
+		return rep, err
+	}
+	bar.finish(int64(rep.Scanned), detail(rep))
+	return rep, nil
 }
 
 // findings lists a report's findings.

@@ -280,6 +280,50 @@ func TestDrift(t *testing.T) {
 	}
 }
 
+// TestEnsure: ensure creates a missing table as the model says, after asking
+// (not confirmed without a terminal or --yes; --dry-run sends nothing); run
+// again, it finds the table as the model says; after an index is removed by
+// hand it reports the drift and changes nothing.
+func TestEnsure(t *testing.T) {
+	client := local.Client(t)
+	name := fmt.Sprintf("singletable-admin-ensure-%08x", rand.Uint32())
+	table, err := NewTable(client, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = table.DeleteTable(ctx)
+	})
+	f := &fixture{client: client, name: name, table: table}
+	exists := func() bool {
+		_, err := client.DescribeTable(context.Background(), &dynamodb.DescribeTableInput{TableName: aws.String(name)})
+		return err == nil
+	}
+	contains(t, f.run(t, "", "ensure", "--dry-run").want(t, admin.ExitOK).out, "ensure would create it")
+	f.run(t, "", "ensure").want(t, admin.ExitDeclined)
+	if exists() {
+		t.Fatal("the table was created without --yes or --dry-run")
+	}
+	var created map[string]any
+	if err := json.Unmarshal([]byte(f.run(t, "", "ensure", "--yes", "--json").want(t, admin.ExitOK).out), &created); err != nil || created["created"] != true {
+		t.Fatalf("ensure --yes --json: %v %v", err, created)
+	}
+	if !exists() {
+		t.Fatal("no table after ensure --yes")
+	}
+	contains(t, f.run(t, "", "ensure", "--yes").want(t, admin.ExitOK).out, "agrees with the model")
+	_, err = client.UpdateTable(context.Background(), &dynamodb.UpdateTableInput{
+		TableName:                   aws.String(name),
+		GlobalSecondaryIndexUpdates: []types.GlobalSecondaryIndexUpdate{{Delete: &types.DeleteGlobalSecondaryIndexAction{IndexName: aws.String("GSI2")}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	contains(t, f.run(t, "", "ensure", "--yes").want(t, admin.ExitFound).out, "index GSI2")
+}
+
 // seedV1 writes n orders as the application did before schema 2 (no
 // currency, schema 1), and a few customers.
 func (f *fixture) seedV1(t *testing.T, n int) {

@@ -59,6 +59,7 @@ var imports = map[string]string{
 	"context":         "context",
 	"errors":          "errors",
 	"fmt":             "fmt",
+	"log":             "log",
 	"os":              "os",
 	"sync":            "sync",
 	"testing":         "testing",
@@ -76,6 +77,7 @@ var imports = map[string]string{
 	"streamlambda":    "github.com/singletable/singletable/streamlambda",
 	"dynamolocal":     "github.com/singletable/singletable/dynamolocal",
 	"fault":           "github.com/singletable/singletable/fault",
+	"admin":           "github.com/singletable/singletable/admin",
 	"metric":          "go.opentelemetry.io/otel/metric",
 	"trace":           "go.opentelemetry.io/otel/trace",
 }
@@ -282,6 +284,9 @@ func write(t *testing.T, dir, pkg string, s snippet) {
 		}
 		return
 	}
+	if regexp.MustCompile(`(?m)^func main\(\)`).MatchString(s.code) {
+		pkg = "main" // a program's main, which a linter would call unused elsewhere
+	}
 	importLines, decls, stmts := split(s.code)
 	have := map[string]bool{}
 	for _, l := range importLines {
@@ -367,7 +372,7 @@ func TestDocSnippets(t *testing.T) {
 	files := map[string]string{
 		filepath.Join(mod, "go.mod"): "module snippets\n\ngo 1.26.0\n",
 		filepath.Join(work, "go.work"): "go 1.26.0\n\nuse (\n\t./snippets\n\t" + abs + "\n\t" +
-			filepath.Join(abs, "otel") + "\n\t" + filepath.Join(abs, "dynamolocal") + "\n)\n",
+			filepath.Join(abs, "otel") + "\n\t" + filepath.Join(abs, "dynamolocal") + "\n\t" + filepath.Join(abs, "admin") + "\n)\n",
 	}
 	for p, text := range files {
 		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {

@@ -3,6 +3,7 @@ package singletable
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -82,10 +83,15 @@ func (e *DriftError) Is(target error) bool { return target == ErrDrift }
 // is left as it is and the error is a [*DriftError] naming each difference and
 // its fix; it matches [ErrDrift]. The edits are the model too: a stream enabled by
 // [EnableStream] is expected on an existing table. Billing mode and capacity are
-// not compared (they are the table's operation, not the model). Callers racing
-// to create the table all succeed: one creates it, the others wait for it to
-// become ACTIVE, turn its TTL on as its creator does, and check it. A table that
-// existed before the call is never changed.
+// not compared (they are the table's operation, not the model).
+//
+// An existing table is changed in one way only: when the model has a TTL
+// attribute, the table has TTL off altogether, and that is its only
+// difference from the model, TTL is turned on, the last step of CreateTable, which a creator racing with this call, or one that
+// stopped after creating the table, has not reached. So callers racing to
+// create the table all succeed: one creates it, the others wait for it to
+// become ACTIVE, turn its TTL on as its creator does, and check it. Everything
+// else is reported, never changed.
 //
 // It needs the client's CreateTable and DescribeTable ([TableClient]), and its
 // DescribeTimeToLive ([TTLClient]) to compare TTL; without the latter the TTL is
@@ -122,29 +128,33 @@ func (t *Table) EnsureTable(ctx context.Context, edits ...func(*dynamodb.CreateT
 		case !errors.As(err, &inUse):
 			return errorf("EnsureTable %s: CreateTable: %w", t.name, err)
 		}
-		// Another caller is creating it: wait for it, and turn TTL on as
-		// that caller is about to (EnableTTL does nothing when it is on).
-		if td, found, err := t.describeTable(ctx, tc, "EnsureTable"); err != nil {
-			return err
-		} else if found && td.TableStatus != types.TableStatusDeleting {
-			if err := tabledef.WaitActive(ctx, tc, t.name); err != nil {
-				return err
-			}
-			if err := t.enableTTLAfterCreate(ctx); err != nil { // ttl.go
-				if err := t.enableTTLAfterCreate(ctx); err != nil { // the other's UpdateTimeToLive in between
-					return err
-				}
-			}
-		}
+		// Another caller is creating it: drift waits for it to be ACTIVE.
 	}
 	diffs, err := t.drift(ctx, tc, in, "EnsureTable")
 	if err != nil {
 		return err
 	}
+	if len(diffs) == 1 && ttlOff(diffs) == 0 {
+		// TTL is the last step of a creation: a creator racing with this call,
+		// or one that stopped after CreateTable, has not reached it. Take it
+		// (EnableTTL does nothing once TTL is on, and takes another's
+		// UpdateTimeToLive landing in between as done). A table that differs
+		// in more than that is not one this model made: it is only reported.
+		if err := t.enableTTLAfterCreate(ctx); err != nil { // ttl.go
+			return err
+		}
+		diffs = nil
+	}
 	if len(diffs) > 0 {
 		return &DriftError{Table: t.name, Differences: diffs}
 	}
 	return nil
+}
+
+// ttlOff returns the index of the difference that says the model has a TTL
+// attribute and the table has TTL off altogether, -1 when there is none.
+func ttlOff(diffs []Difference) int {
+	return slices.IndexFunc(diffs, func(d Difference) bool { return d.What == "TTL" && d.Model != "" && d.Table == "" })
 }
 
 // Drift compares the deployed table (DescribeTable, and DescribeTimeToLive when

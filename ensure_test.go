@@ -200,3 +200,24 @@ func waitIndexGone(t *testing.T, c *dynamodb.Client, table, name string) {
 		}
 	}
 }
+
+// TestEnsureTableFinishesTTL: a table the model made whose creator stopped
+// before turning TTL on (CreateTable's last step) differs only in its TTL:
+// EnsureTable turns it on, as the creator would have; Drift, which changes
+// nothing, reports it until then.
+func TestEnsureTableFinishesTTL(t *testing.T) {
+	ctx := t.Context()
+	tbl := ensureModel(t, localtest.TableName(t))
+	in, err := tbl.CreateTableInput()
+	require.NoError(t, err)
+	c := tbl.Client().(*dynamodb.Client)
+	_, err = c.CreateTable(ctx, in) // the table alone, as a creator that stopped there leaves it
+	require.NoError(t, err)
+	diffs, err := tbl.Drift(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"TTL: the model has expires, the table has none"}, diffTexts(diffs))
+	require.NoError(t, tbl.EnsureTable(ctx))
+	diffs, err = tbl.Drift(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, diffs)
+}

@@ -205,19 +205,36 @@ func numberAtLeast(n string, v int64) bool {
 // for another attribute is an error wrapping invalid; errors are worded after
 // "singletable: EnableTTL <table>: ".
 func Enable(ctx context.Context, c wrap.TTLClient, table *string, attr string, invalid error) error {
+	on, err := enabled(ctx, c, table, attr, invalid)
+	if err != nil || on {
+		return err
+	}
+	_, err = c.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{TableName: table,
+		TimeToLiveSpecification: &types.TimeToLiveSpecification{AttributeName: aws.String(attr), Enabled: aws.Bool(true)}})
+	if err != nil {
+		// Another caller may have turned it on since the describe
+		// ("TimeToLive is already enabled"): what counts is whether it is on.
+		if on, derr := enabled(ctx, c, table, attr, invalid); derr == nil && on {
+			return nil
+		}
+	}
+	return err
+}
+
+// enabled reports whether TTL is on (ENABLED or ENABLING) for attr; TTL on
+// for another attribute is an error wrapping invalid.
+func enabled(ctx context.Context, c wrap.TTLClient, table *string, attr string, invalid error) (bool, error) {
 	d, err := c.DescribeTimeToLive(ctx, &dynamodb.DescribeTimeToLiveInput{TableName: table})
 	if err != nil {
-		return err
+		return false, err
 	}
 	if desc := d.TimeToLiveDescription; desc != nil && desc.AttributeName != nil {
 		switch cur := aws.ToString(desc.AttributeName); {
 		case (desc.TimeToLiveStatus == types.TimeToLiveStatusEnabled || desc.TimeToLiveStatus == types.TimeToLiveStatusEnabling) && cur == attr:
-			return nil
+			return true, nil
 		case desc.TimeToLiveStatus == types.TimeToLiveStatusEnabled || desc.TimeToLiveStatus == types.TimeToLiveStatusEnabling:
-			return fmt.Errorf("TTL is on for attribute %q, not %q; DynamoDB allows one: %w", cur, attr, invalid)
+			return false, fmt.Errorf("TTL is on for attribute %q, not %q; DynamoDB allows one: %w", cur, attr, invalid)
 		}
 	}
-	_, err = c.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{TableName: table,
-		TimeToLiveSpecification: &types.TimeToLiveSpecification{AttributeName: aws.String(attr), Enabled: aws.Bool(true)}})
-	return err
+	return false, nil
 }

@@ -1,0 +1,573 @@
+package stream
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/singletable/singletable"
+	"github.com/singletable/singletable/internal/localtest"
+)
+
+// Process-level tests of a fleet: the consumers are real processes (this test
+// binary started again with procWorkerEnv set, see TestMain), sharing the
+// stream's shard through a TableStore, and the test kills (SIGKILL), freezes
+// (SIGSTOP past the lease, then SIGCONT) or stops (SIGTERM) the one holding the
+// shard while a producer writes. Every handler appends the version it handles
+// to the item's log, in DynamoDB (one Update per record, through the library,
+// so fenced when fencing is on): DynamoDB orders the appends to one item, so
+// the log is the order the changes were applied in, whoever applied them.
+//
+// Each scenario takes about 6 to 9 seconds. PROC_RUNS=n runs each n times
+// (the 20-run loops of issue 40); PROC_FENCE=0 runs the workers without
+// fencing, PROC_SCENARIO picks one scenario by name.
+
+const procWorkerEnv = "SINGLETABLE_STREAM_PROC_WORKER"
+
+// The entities of the process tests: the producer's items and their logs.
+type pSrc struct {
+	_  struct{} `Type:"PSrc" PK:"PSRC#{id}" SK:"SRC"`
+	ID string   `dynamodbav:"id"`
+	V  int      `dynamodbav:"v"`
+}
+
+type pLog struct {
+	_   struct{} `Type:"PLog" PK:"PLOG#{id}" SK:"LOG"`
+	ID  string   `dynamodbav:"id"`
+	V   int      `dynamodbav:"v"`
+	Log []int    `dynamodbav:"log"`
+}
+
+const (
+	procLease = 3 * time.Second
+	procRenew = 500 * time.Millisecond
+)
+
+// procWorker is the main of a worker process: it consumes the stream of the
+// table named by the environment until SIGTERM, and writes what its handlers
+// do to its log file, a line each: "<unix ns> <event> <id> <v> [error]",
+// events start, ok (written), refused (ErrLeaseLost), cut (context ended
+// before the write), fail.
+func procWorker() int {
+	if err := runProcWorker(); err != nil && !errors.Is(err, context.Canceled) {
+		fmt.Fprintln(os.Stderr, "worker:", err)
+		return 1
+	}
+	return 0
+}
+
+func runProcWorker() error {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
+	inst, err := localtest.Open(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer inst.Close()
+	tbl, err := singletable.NewTable(inst.Client(), os.Getenv("PROC_TABLE"), testTableOptions...)
+	if err != nil {
+		return err
+	}
+	if _, err := singletable.Register[pSrc](tbl); err != nil {
+		return err
+	}
+	logs, err := singletable.Register[pLog](tbl)
+	if err != nil {
+		return err
+	}
+	store, err := NewTableStore(tbl)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(os.Getenv("PROC_LOG"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var mu sync.Mutex
+	note := func(event, id string, v int, err error) {
+		line := fmt.Sprintf("%d %s %s %d", time.Now().UnixNano(), event, id, v)
+		if err != nil {
+			line += " " + strings.ReplaceAll(err.Error(), "\n", " ")
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintln(f, line) // unbuffered: a kill -9 loses nothing written
+	}
+	// frozen: the handler does not look at its context once it has begun (a
+	// write already under way when the process froze); otherwise it returns
+	// when its context ends during its work.
+	frozen := os.Getenv("PROC_MODE") == "sigstop"
+	handle := func(ctx context.Context, r StreamRecord) error {
+		_, src, ok := singletable.Images[pSrc](r)
+		if !ok || r.Type != "PSrc" || r.NewImage == nil {
+			return nil // the logs' own changes
+		}
+		note("start", src.ID, src.V, nil)
+		work := 150*time.Millisecond + rand.N(150*time.Millisecond)
+		if frozen {
+			time.Sleep(work)
+		} else {
+			select {
+			case <-time.After(work):
+			case <-ctx.Done():
+				note("cut", src.ID, src.V, ctx.Err())
+				return ctx.Err()
+			}
+		}
+		// The write is made to the end once begun, whatever the context
+		// (WithoutCancel keeps its values, the fence among them): a handler
+		// whose write landed has finished.
+		_, err := logs.Update(context.WithoutCancel(ctx), pLog{ID: src.ID}, singletable.Set("v", src.V), singletable.Append("log", src.V), singletable.Upsert())
+		switch {
+		case err == nil:
+			note("ok", src.ID, src.V, nil)
+		case errors.Is(err, ErrLeaseLost):
+			note("refused", src.ID, src.V, err)
+		default:
+			note("fail", src.ID, src.V, err)
+		}
+		return err
+	}
+	opts := []Option{
+		Leases(store), Worker(os.Getenv("PROC_WORKER")), LeaseTiming(procLease, procRenew),
+		CheckpointEvery(200 * time.Millisecond), Polling(50*time.Millisecond, 200*time.Millisecond),
+		Rails(singletable.RailroadOptions{Concurrency: 8}),
+	}
+	opts = append(opts, procFenceOptions()...)
+	err = Consume(ctx, tbl, inst.StreamsClient(), handle, opts...)
+	note("exit", "-", 0, err)
+	return err
+}
+
+// procWorkerOf is one worker process.
+type procWorkerOf struct {
+	id   string
+	cmd  *exec.Cmd
+	log  string
+	done chan error
+}
+
+// procFleet is a scenario's table, producer and workers.
+type procFleet struct {
+	t       *testing.T
+	tbl     *Table
+	src     *singletable.Entity[pSrc]
+	logs    *singletable.Entity[pLog]
+	store   *TableStore
+	dir     string
+	ids     []string
+	workers map[string]*procWorkerOf
+
+	mu      sync.Mutex // protects version
+	version int        // the last version the producer wrote of every item
+}
+
+func newProcFleet(t *testing.T, mode string, n int) *procFleet {
+	t.Helper()
+	tbl := newStreamTable(t)
+	src, err := singletable.Register[pSrc](tbl)
+	require.NoError(t, err)
+	logs, err := singletable.Register[pLog](tbl)
+	require.NoError(t, err)
+	store, err := NewTableStore(tbl)
+	require.NoError(t, err)
+	p := &procFleet{t: t, tbl: tbl, src: src, logs: logs, store: store, dir: t.TempDir(), workers: map[string]*procWorkerOf{}}
+	for i := range 12 {
+		p.ids = append(p.ids, "item"+strconv.Itoa(i))
+	}
+	endpoint := local.Get(t).Endpoint()
+	for i := range n {
+		id := fmt.Sprintf("w%d", i)
+		w := &procWorkerOf{id: id, log: filepath.Join(p.dir, id+".log"), done: make(chan error, 1)}
+		w.cmd = exec.Command(os.Args[0], "-test.run=^$")
+		w.cmd.Env = append(os.Environ(), procWorkerEnv+"=1", "DYNAMODB_ENDPOINT="+endpoint, "PROC_TABLE="+tbl.Name(),
+			"PROC_WORKER="+id, "PROC_LOG="+w.log, "PROC_MODE="+mode)
+		out, err := os.Create(filepath.Join(p.dir, id+".out"))
+		require.NoError(t, err)
+		w.cmd.Stdout, w.cmd.Stderr = out, out
+		require.NoError(t, w.cmd.Start())
+		go func() { w.done <- w.cmd.Wait(); out.Close() }()
+		p.workers[id] = w
+	}
+	t.Cleanup(func() {
+		for _, w := range p.workers {
+			_ = w.cmd.Process.Signal(syscall.SIGCONT)
+			_ = w.cmd.Process.Kill()
+			<-w.done
+		}
+		if t.Failed() {
+			for _, w := range p.workers {
+				b, _ := os.ReadFile(filepath.Join(p.dir, w.id+".out"))
+				t.Logf("%s output:\n%s", w.id, b)
+			}
+		}
+	})
+	return p
+}
+
+// produce writes a new version of every item every 60ms until stop is closed.
+func (p *procFleet) produce(ctx context.Context, stop <-chan struct{}) {
+	for {
+		select {
+		case <-stop:
+			return
+		case <-time.After(60 * time.Millisecond):
+		}
+		p.mu.Lock()
+		v := p.version + 1
+		p.mu.Unlock()
+		for _, id := range p.ids {
+			if _, err := p.src.Put(ctx, pSrc{ID: id, V: v}); err != nil {
+				p.t.Errorf("produce %s v%d: %v", id, v, err)
+				return
+			}
+		}
+		p.mu.Lock()
+		p.version = v
+		p.mu.Unlock()
+	}
+}
+
+// holder returns the worker that holds the shard's lease, once one does.
+func (p *procFleet) holder(ctx context.Context, not string, within time.Duration) (string, time.Time) {
+	p.t.Helper()
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		leases, err := p.leases(ctx)
+		require.NoError(p.t, err)
+		for _, x := range leases {
+			if x.Owner != "" && x.Owner != not && !x.Finished {
+				return x.Owner, time.Now()
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	p.t.Fatalf("no worker but %q held the lease within %s", not, within)
+	return "", time.Time{}
+}
+
+func (p *procFleet) leases(ctx context.Context) ([]Lease, error) {
+	arn, err := latestStream(ctx, p.tbl)
+	if err != nil {
+		return nil, err
+	}
+	return p.store.Leases(ctx, arn)
+}
+
+// events reads a worker's log.
+type procEvent struct {
+	at    time.Time
+	event string
+	id    string
+	v     int
+	err   string
+}
+
+func (w *procWorkerOf) events(t *testing.T) []procEvent {
+	t.Helper()
+	f, err := os.Open(w.log)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	require.NoError(t, err)
+	defer f.Close()
+	var out []procEvent
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		parts := strings.SplitN(sc.Text(), " ", 5)
+		if len(parts) < 4 {
+			continue // a line cut by a kill
+		}
+		ns, _ := strconv.ParseInt(parts[0], 10, 64)
+		v, _ := strconv.Atoi(parts[3])
+		e := procEvent{at: time.Unix(0, ns), event: parts[1], id: parts[2], v: v}
+		if len(parts) == 5 {
+			e.err = parts[4]
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// inFlight waits until worker w has a handler running (started, not ended).
+func (p *procFleet) inFlight(w string, within time.Duration) {
+	p.t.Helper()
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		running := map[string]bool{}
+		for _, e := range p.workers[w].events(p.t) {
+			k := e.id + "/" + strconv.Itoa(e.v)
+			switch e.event {
+			case "start":
+				running[k] = true
+			default:
+				delete(running, k)
+			}
+		}
+		if len(running) > 0 {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	p.t.Fatalf("worker %s ran no handler within %s", w, within)
+}
+
+// firstOK is when worker w first wrote a record after t0.
+func (p *procFleet) firstOK(w string, after time.Time) time.Time {
+	for _, e := range p.workers[w].events(p.t) {
+		if e.event == "ok" && e.at.After(after) {
+			return e.at
+		}
+	}
+	return time.Time{}
+}
+
+// settle waits until every item's log ends at the last version written.
+func (p *procFleet) settle(ctx context.Context, within time.Duration) {
+	p.t.Helper()
+	p.mu.Lock()
+	last := p.version
+	p.mu.Unlock()
+	deadline := time.Now().Add(within)
+	for {
+		done := true
+		for _, id := range p.ids {
+			got, err := p.logs.Get(ctx, pLog{ID: id}, singletable.Consistent())
+			if err != nil || got.V != last {
+				done = false
+				break
+			}
+		}
+		if done {
+			return
+		}
+		if time.Now().After(deadline) {
+			p.t.Fatalf("the logs did not reach version %d within %s", last, within)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// stopAll stops every worker still running with SIGTERM and waits for it.
+func (p *procFleet) stopAll() {
+	for _, w := range p.workers {
+		_ = w.cmd.Process.Signal(syscall.SIGCONT)
+		_ = w.cmd.Process.Signal(syscall.SIGTERM)
+	}
+	for id, w := range p.workers {
+		select {
+		case <-w.done:
+			w.done <- nil
+		case <-time.After(20 * time.Second):
+			p.t.Errorf("worker %s did not stop within 20s of SIGTERM", id)
+		}
+	}
+}
+
+// check reads every item's log and checks it: it begins at version 1, ends at
+// the last version written, and each step goes on by one or, where repeats
+// are allowed, back to a version handled before (a replay from the
+// checkpoint). A late write of an old version (a frozen process's) shows as a
+// step back followed by a jump, or as a log that ends behind. It returns the
+// number of repeats.
+func (p *procFleet) check(ctx context.Context, repeats bool) int {
+	p.t.Helper()
+	p.mu.Lock()
+	last := p.version
+	p.mu.Unlock()
+	n := 0
+	for _, id := range p.ids {
+		got, err := p.logs.Get(ctx, pLog{ID: id}, singletable.Consistent())
+		require.NoError(p.t, err, id)
+		l := got.Log
+		if len(l) == 0 || l[0] != 1 || l[len(l)-1] != last {
+			p.t.Errorf("item %s: log %v: want it to run from 1 to %d", id, l, last)
+			continue
+		}
+		for i := 1; i < len(l); i++ {
+			switch {
+			case l[i] == l[i-1]+1:
+			case l[i] <= l[i-1] && repeats:
+				n++
+			case l[i] <= l[i-1]:
+				p.t.Errorf("item %s: log %v: version %d handled again after %d", id, l, l[i], l[i-1])
+			default:
+				p.t.Errorf("item %s: log %v: %d after %d: a change skipped or written late", id, l, l[i], l[i-1])
+			}
+		}
+	}
+	return n
+}
+
+// refused counts the writes of worker w refused as the lease was lost.
+func (p *procFleet) count(w, event string) int {
+	n := 0
+	for _, e := range p.workers[w].events(p.t) {
+		if e.event == event {
+			n++
+		}
+	}
+	return n
+}
+
+func procRuns(t *testing.T) int {
+	if s := os.Getenv("PROC_RUNS"); s != "" {
+		n, err := strconv.Atoi(s)
+		require.NoError(t, err)
+		return n
+	}
+	return 1
+}
+
+// procScenario runs a scenario PROC_RUNS times, and logs how many runs failed.
+func procScenario(t *testing.T, name string, run func(t *testing.T)) {
+	if s := os.Getenv("PROC_SCENARIO"); s != "" && s != name {
+		t.Skip("PROC_SCENARIO=" + s)
+	}
+	if testing.Short() {
+		t.Skip("process tests take seconds: not with -short")
+	}
+	n := procRuns(t)
+	failed := 0
+	for i := range n {
+		ok := t.Run(fmt.Sprintf("run%d", i+1), run)
+		if !ok {
+			failed++
+		}
+	}
+	if n > 1 {
+		t.Logf("%s: %d of %d runs failed", name, failed, n)
+	}
+}
+
+// TestProcessKill kills the holder of the shard with SIGKILL while records
+// flow: another process takes the shard after the lease duration and resumes
+// after the checkpoint: nothing lost, each item's changes in order, repeats
+// only of what followed the checkpoint.
+func TestProcessKill(t *testing.T) {
+	procScenario(t, "kill", func(t *testing.T) {
+		ctx := context.Background()
+		p := newProcFleet(t, "kill", 2)
+		stop := make(chan struct{})
+		produced := make(chan struct{})
+		go func() { defer close(produced); p.produce(ctx, stop) }()
+		holder, _ := p.holder(ctx, "", 15*time.Second)
+		p.inFlight(holder, 10*time.Second)
+		time.Sleep(500 * time.Millisecond)
+		killed := time.Now()
+		require.NoError(t, p.workers[holder].cmd.Process.Kill())
+		next, took := p.holder(ctx, holder, 3*procLease)
+		time.Sleep(time.Second)
+		close(stop)
+		<-produced
+		p.settle(ctx, 20*time.Second)
+		first := p.firstOK(next, killed)
+		p.stopAll()
+		repeats := p.check(ctx, true)
+		t.Logf("kill -9: %s took the shard %.2fs after the kill, wrote its first record at %.2fs; %d repeats", next, took.Sub(killed).Seconds(), first.Sub(killed).Seconds(), repeats)
+	})
+}
+
+// TestProcessFreeze freezes the holder (SIGSTOP) with handlers running, past
+// its lease: another process takes the shard; then thaws it (SIGCONT). Its
+// handlers, which do not look at their context once begun, write late: with
+// fencing, every late write is refused (ErrLeaseLost) and no item's log shows
+// an old version after a newer one.
+func TestProcessFreeze(t *testing.T) {
+	procScenario(t, "sigstop", func(t *testing.T) {
+		ctx := context.Background()
+		p := newProcFleet(t, "sigstop", 2)
+		stop := make(chan struct{})
+		produced := make(chan struct{})
+		go func() { defer close(produced); p.produce(ctx, stop) }()
+		holder, _ := p.holder(ctx, "", 15*time.Second)
+		p.inFlight(holder, 10*time.Second)
+		frozen := time.Now()
+		require.NoError(t, p.workers[holder].cmd.Process.Signal(syscall.SIGSTOP))
+		next, took := p.holder(ctx, holder, 3*procLease)
+		// Let the new holder handle newer versions of every item than those
+		// the frozen handlers hold, then thaw.
+		time.Sleep(time.Second)
+		require.NoError(t, p.workers[holder].cmd.Process.Signal(syscall.SIGCONT))
+		time.Sleep(time.Second)
+		close(stop)
+		<-produced
+		p.settle(ctx, 20*time.Second)
+		first := p.firstOK(next, frozen)
+		p.stopAll()
+		repeats := p.check(ctx, true)
+		late, refused := 0, p.count(holder, "refused")
+		for _, e := range p.workers[holder].events(t) {
+			if e.event == "ok" && e.at.After(took) {
+				late++
+			}
+		}
+		t.Logf("SIGSTOP: %s took the shard %.2fs after the freeze, wrote its first record at %.2fs; %d repeats; the thawed %s: %d late writes landed, %d refused",
+			next, took.Sub(frozen).Seconds(), first.Sub(frozen).Seconds(), repeats, holder, late, refused)
+		if procFenced() {
+			require.Zero(t, late, "late writes of the thawed process landed")
+			require.NotZero(t, refused, "the thawed process wrote nothing late: the scenario did not freeze a handler")
+		}
+	})
+}
+
+// TestProcessTerm stops the holder with SIGTERM while records flow: it stops
+// reading, waits for its handlers (those still working are cut short),
+// checkpoints and releases the lease; another process takes it at once. No
+// record whose handler finished is handled again: each item's log has every
+// version once, in order.
+func TestProcessTerm(t *testing.T) {
+	procScenario(t, "sigterm", func(t *testing.T) {
+		ctx := context.Background()
+		p := newProcFleet(t, "sigterm", 2)
+		stop := make(chan struct{})
+		produced := make(chan struct{})
+		go func() { defer close(produced); p.produce(ctx, stop) }()
+		holder, _ := p.holder(ctx, "", 15*time.Second)
+		p.inFlight(holder, 10*time.Second)
+		time.Sleep(300 * time.Millisecond)
+		p.inFlight(holder, 10*time.Second)
+		stopped := time.Now()
+		require.NoError(t, p.workers[holder].cmd.Process.Signal(syscall.SIGTERM))
+		var exited time.Time
+		select {
+		case err := <-p.workers[holder].done:
+			p.workers[holder].done <- err
+			exited = time.Now()
+			require.NoError(t, err, "the stopped worker's exit")
+		case <-time.After(10 * time.Second):
+			t.Fatal("the worker did not stop within 10s of SIGTERM")
+		}
+		next, took := p.holder(ctx, holder, 3*procLease)
+		time.Sleep(time.Second)
+		close(stop)
+		<-produced
+		p.settle(ctx, 20*time.Second)
+		p.stopAll()
+		p.check(ctx, false)
+		t.Logf("SIGTERM: %s exited %.2fs after the signal (%d handlers cut short); %s took the shard %.2fs after it",
+			holder, exited.Sub(stopped).Seconds(), p.count(holder, "cut"), next, took.Sub(stopped).Seconds())
+	})
+}
+
+// procFenced reports whether the workers fence their writes: unless PROC_FENCE=0.
+func procFenced() bool { return os.Getenv("PROC_FENCE") != "0" && len(procFenceOptions()) > 0 }
+
+// procFenceOptions are the workers' fencing options.
+func procFenceOptions() []Option { return nil }

@@ -298,6 +298,10 @@ func (t *Table) TransactWith(ctx context.Context, o TxOptions, items ...TxItem) 
 		actions[i] = w.transactItem(t.name)
 	}
 	actions = append(actions, guards...)
+	actions, fence, err := t.fenceTx(ctx, actions) // fence.go: the context's fence, last
+	if err != nil {
+		return err
+	}
 	b := t.opts.Backoff.withDefaults()
 	for attempt := 1; ; attempt++ {
 		token := o.Token
@@ -318,6 +322,8 @@ func (t *Table) TransactWith(ctx context.Context, o TxOptions, items ...TxItem) 
 		switch {
 		case errors.As(err, &ipm):
 			return fmt.Errorf("singletable: Transact: token %q was used in the last ten minutes for a different transaction (other actions, values, or times: a resend must be planned from the same values and TxOptions.At); nothing was applied: %w: %w", o.Token, ErrTokenMismatch, err)
+		case errors.As(err, &tce) && fence.refused(tce, len(actions)-1):
+			return fmt.Errorf("singletable: Transact: %w", fence.error(err))
 		case errors.As(err, &tce):
 			again, err := t.cancelled(ctx, o, items, ws, actions, tce, err, attempt)
 			if again {

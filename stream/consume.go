@@ -221,6 +221,9 @@ func newConsumer(t *singletable.Table, client Client, handle func(context.Contex
 	if o.leases == nil {
 		o.leases = &MemoryStore{}
 	}
+	if _, ok := o.leases.(Fencer); o.fence && !ok {
+		return nil, fmt.Errorf("singletable: stream: FenceWrites: the lease store, a %T, cannot fence writes to the table: use a TableStore: %w", o.leases, singletable.ErrInvalidInput)
+	}
 	if o.worker == "" {
 		host, _ := os.Hostname()
 		o.worker = fmt.Sprintf("%s-%016x", host, rand.Uint64())
@@ -276,14 +279,23 @@ func (c *consumer) run(parent context.Context) error {
 // task returns the railroad task that handles r, with retries. A failure
 // stops the run before the task returns, so the next task on r's rail sees its
 // context ended and does not run.
-func (c *consumer) task(r singletable.StreamRecord, key string) func(context.Context) error {
+//
+// A handler error that matches ErrLeaseLost (a fenced write refused: the lease
+// of h has moved on) is not retried and does not stop the run: it stops the
+// shard's reading and its handlers, as a lost lease does.
+func (c *consumer) task(h *held, r singletable.StreamRecord, key string) func(context.Context) error {
 	return func(ctx context.Context) error {
 		var err error
 		for attempt := 1; ; attempt++ {
 			err = c.call(ctx, r, key, attempt)
-			if err == nil || ctx.Err() != nil || attempt >= c.o.retry.MaxAttempts || c.o.retry.Wait(ctx, attempt) != nil {
+			if err == nil || ctx.Err() != nil || errors.Is(err, ErrLeaseLost) || attempt >= c.o.retry.MaxAttempts || c.o.retry.Wait(ctx, attempt) != nil {
 				break
 			}
+		}
+		if err != nil && ctx.Err() == nil && errors.Is(err, ErrLeaseLost) {
+			h.stopTasks(ErrLeaseLost)
+			h.stopRead(ErrLeaseLost)
+			return err
 		}
 		if err != nil && ctx.Err() == nil {
 			err = fmt.Errorf("singletable: stream: handler failed on %s of %s (shard %s, sequence number %s): %w",

@@ -289,7 +289,9 @@ func (l *leader) drop(h *held) {
 }
 
 // adopt takes up the leases that name this worker but that it does not hold:
-// handed over to it, or held by an earlier run with the same worker id.
+// handed over to it, or held by an earlier run with the same worker id. It
+// takes them (TakeLease), which moves the epoch on: the fence of an earlier run
+// with the same id, frozen rather than dead, no longer holds.
 func (l *leader) adopt(ctx context.Context, leases []Lease, now time.Time) {
 	c := l.c
 	for _, x := range leases {
@@ -300,7 +302,7 @@ func (l *leader) adopt(ctx context.Context, leases []Lease, now time.Time) {
 			continue
 		}
 		callCtx, cancel := l.call(ctx, now)
-		y, err := c.o.leases.RenewLease(callCtx, x, now.Add(c.o.leaseDuration))
+		y, err := c.o.leases.TakeLease(callCtx, x, c.o.worker, now.Add(c.o.leaseDuration))
 		cancel()
 		if err != nil {
 			continue // moved on since it was listed, or a failed call: the next round sees
@@ -435,6 +437,13 @@ func (l *leader) startReaders() {
 		}
 		readCtx, stopRead := context.WithCancelCause(h.term.ctx)
 		taskCtx, stopTasks := context.WithCancelCause(h.term.ctx)
+		taskCtx, err := l.c.taskContext(taskCtx, h.lease()) // fence.go: the lease's fencing token, and its fence
+		if err != nil {
+			stopRead(err)
+			stopTasks(err)
+			l.c.fail(err)
+			return
+		}
 		h.stopRead, h.stopTasks, h.done, h.reading = stopRead, stopTasks, make(chan struct{}), true
 		l.readers.Go(func() {
 			h.result = l.c.shard(readCtx, taskCtx, h)

@@ -59,9 +59,14 @@ type Lease struct {
 	Shard string
 	// Owner is the worker id that holds the lease; "" when no worker does.
 	Owner string
-	// Counter is the fencing token: every write moves it on by one, and is
-	// conditional on the value the writer read.
+	// Counter is the fencing token of lease writes: every write moves it on by
+	// one, and is conditional on the value the writer read.
 	Counter int64
+	// Epoch moves on by one each time the lease changes hands (TakeLease,
+	// HandOver), and stays while its owner holds it: with Owner, the fencing
+	// token of the holder's writes to other items ([FenceWrites],
+	// [FencingTokenFrom]).
+	Epoch int64
 	// Expires is when the owner's lease lapses unless renewed, by the owner's
 	// clock; zero when free. Others judge expiry by the counter (see above).
 	Expires time.Time
@@ -139,7 +144,7 @@ type LeaseStore interface {
 	// shard exists; else it fails with [ErrLeaseExists].
 	CreateLease(ctx context.Context, l Lease) error
 	// TakeLease makes owner the owner of l, with Expires expires, if the
-	// stored counter is still l.Counter; it clears HandOff.
+	// stored counter is still l.Counter; it clears HandOff and moves Epoch on.
 	TakeLease(ctx context.Context, l Lease, owner string, expires time.Time) (Lease, error)
 	// RenewLease moves l's counter on and sets Expires, if l.Owner still owns
 	// it at l.Counter. The lease returned shows a HandOff asked for since.
@@ -156,7 +161,7 @@ type LeaseStore interface {
 	// next renewal succeeds and sees it.
 	AskHandOff(ctx context.Context, l Lease, worker string) error
 	// HandOver gives l to l.HandOff, if l.Owner still owns it at l.Counter
-	// and l.HandOff is still the worker that asked.
+	// and l.HandOff is still the worker that asked; it moves Epoch on.
 	HandOver(ctx context.Context, l Lease, expires time.Time) (Lease, error)
 }
 
@@ -332,7 +337,7 @@ func (m *MemoryStore) TakeLease(_ context.Context, l Lease, owner string, expire
 	if !ok || cur.Counter != l.Counter || cur.Finished {
 		return Lease{}, fmt.Errorf("singletable: take lease %s of %s at counter %d: %w", l.Shard, l.Group, l.Counter, ErrLeaseLost)
 	}
-	cur.Owner, cur.Counter, cur.Expires, cur.HandOff = owner, cur.Counter+1, expires, ""
+	cur.Owner, cur.Counter, cur.Epoch, cur.Expires, cur.HandOff = owner, cur.Counter+1, cur.Epoch+1, expires, ""
 	return m.put(cur), nil
 }
 
@@ -411,6 +416,6 @@ func (m *MemoryStore) HandOver(_ context.Context, l Lease, expires time.Time) (L
 	if cur.HandOff == "" || cur.HandOff != l.HandOff {
 		return Lease{}, fmt.Errorf("singletable: hand over lease %s of %s to %q: %w", l.Shard, l.Group, l.HandOff, ErrLeaseLost)
 	}
-	cur.Owner, cur.Counter, cur.Expires, cur.HandOff = cur.HandOff, cur.Counter+1, expires, ""
+	cur.Owner, cur.Counter, cur.Epoch, cur.Expires, cur.HandOff = cur.HandOff, cur.Counter+1, cur.Epoch+1, expires, ""
 	return m.put(cur), nil
 }

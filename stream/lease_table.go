@@ -29,9 +29,10 @@ const (
 	attrParents    = "parentShardIds"
 	attrFinished   = "finished"
 	attrHandOff    = "handOff"
+	attrEpoch      = "leaseEpoch"
 )
 
-var leaseAttrs = []string{attrOwner, attrCounter, attrExpires, attrCheckpoint, attrCPOrder, attrParents, attrFinished, attrHandOff}
+var leaseAttrs = []string{attrOwner, attrCounter, attrExpires, attrCheckpoint, attrCPOrder, attrParents, attrFinished, attrHandOff, attrEpoch}
 
 // TableStore is a [LeaseStore] kept in a DynamoDB table: the single table
 // itself, or one of its own (any table keyed like a [singletable.Table], e.g.
@@ -180,6 +181,7 @@ func (s *TableStore) decodeLease(group string, item map[string]types.AttributeVa
 	l.Shard = str(s.sk)
 	l.Owner = str(attrOwner)
 	l.Counter = num(attrCounter)
+	l.Epoch = num(attrEpoch)
 	if ms := num(attrExpires); ms != 0 {
 		l.Expires = time.UnixMilli(ms)
 	}
@@ -353,6 +355,11 @@ func owns(b *expr.Builder, l Lease) string {
 		" AND " + b.Name(attrOwner) + " = " + b.S(l.Owner)
 }
 
+// newEpoch moves the epoch on: a lease changes hands.
+func newEpoch(b *expr.Builder) string {
+	return b.Name(attrEpoch) + " = if_not_exists(" + b.Name(attrEpoch) + ", " + b.Value(&types.AttributeValueMemberN{Value: "0"}) + ") + " + b.Value(&types.AttributeValueMemberN{Value: "1"})
+}
+
 func bump(b *expr.Builder) string {
 	return b.Name(attrCounter) + " = " + b.Name(attrCounter) + " + " + b.Value(&types.AttributeValueMemberN{Value: "1"})
 }
@@ -368,7 +375,7 @@ func (s *TableStore) TakeLease(ctx context.Context, l Lease, owner string, expir
 		return Lease{}, fmt.Errorf("singletable: TakeLease: empty owner: %w", singletable.ErrInvalidInput)
 	}
 	var b expr.Builder
-	set := []string{bump(&b), b.Name(attrOwner) + " = " + b.S(owner), b.Name(attrExpires) + " = " + b.Value(expiresAV(expires))}
+	set := []string{bump(&b), newEpoch(&b), b.Name(attrOwner) + " = " + b.S(owner), b.Name(attrExpires) + " = " + b.Value(expiresAV(expires))}
 	guard := b.Name(attrCounter) + " = " + b.Value(&types.AttributeValueMemberN{Value: strconv.FormatInt(l.Counter, 10)}) +
 		" AND " + b.Name(attrFinished) + " = " + b.Value(&types.AttributeValueMemberBOOL{Value: false})
 	return s.update(ctx, "take", l, &b, set, []string{b.Name(attrHandOff)}, guard, func(cur Lease, found bool) condwrite.Verdict {
@@ -446,7 +453,7 @@ func (s *TableStore) HandOver(ctx context.Context, l Lease, expires time.Time) (
 		return Lease{}, fmt.Errorf("singletable: hand over lease %s of %s: nobody asked for it: %w", l.Shard, l.Group, ErrLeaseLost)
 	}
 	var b expr.Builder
-	set := []string{bump(&b), b.Name(attrOwner) + " = " + b.S(l.HandOff), b.Name(attrExpires) + " = " + b.Value(expiresAV(expires))}
+	set := []string{bump(&b), newEpoch(&b), b.Name(attrOwner) + " = " + b.S(l.HandOff), b.Name(attrExpires) + " = " + b.Value(expiresAV(expires))}
 	guard := owns(&b, l) + " AND " + b.Name(attrHandOff) + " = " + b.S(l.HandOff)
 	return s.update(ctx, "hand over", l, &b, set, []string{b.Name(attrHandOff)}, guard, func(cur Lease, found bool) condwrite.Verdict {
 		return leaseVerdict(found, moved(cur, l, l.HandOff, expires), heldAt(cur, l) && cur.HandOff == l.HandOff)

@@ -567,7 +567,12 @@ func TestProcessTerm(t *testing.T) {
 }
 
 // procFenced reports whether the workers fence their writes: unless PROC_FENCE=0.
-func procFenced() bool { return os.Getenv("PROC_FENCE") != "0" && len(procFenceOptions()) > 0 }
+func procFenced() bool { return os.Getenv("PROC_FENCE") != "0" }
 
 // procFenceOptions are the workers' fencing options.
-func procFenceOptions() []Option { return nil }
+func procFenceOptions() []Option {
+	if !procFenced() {
+		return nil
+	}
+	return []Option{FenceWrites()}
+}

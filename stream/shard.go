@@ -477,7 +477,7 @@ func (c *consumer) read(readCtx, taskCtx context.Context, h *held, pos position,
 			if readCtx.Err() != nil {
 				return readCtx.Err()
 			}
-			in, err := c.submit(taskCtx, id, rec, &pos)
+			in, err := c.submit(taskCtx, h, rec, &pos)
 			if err != nil {
 				return err
 			}
@@ -512,7 +512,8 @@ func (c *consumer) read(readCtx, taskCtx context.Context, h *held, pos position,
 // has no seq for a record not worth a checkpoint (the library's own items) and
 // no errc for one passed over (before pos's pin, UnknownSkip). The first
 // record not before pos's pin ends the passing over.
-func (c *consumer) submit(taskCtx context.Context, shard string, rec streamtypes.Record, pos *position) (inflight, error) {
+func (c *consumer) submit(taskCtx context.Context, h *held, rec streamtypes.Record, pos *position) (inflight, error) {
+	shard := h.shard
 	if pos.before(rec) {
 		return inflight{seq: aws.ToString(rec.Dynamodb.SequenceNumber)}, nil
 	}
@@ -524,7 +525,7 @@ func (c *consumer) submit(taskCtx context.Context, shard string, rec streamtypes
 	in := inflight{seq: r.SequenceNumber}
 	if deliver {
 		key := c.o.key(r)
-		if in.errc, err = c.rr.Submit(taskCtx, key, c.task(r, key)); err != nil {
+		if in.errc, err = c.rr.Submit(taskCtx, key, c.task(h, r, key)); err != nil {
 			return inflight{}, err
 		}
 	}

@@ -87,6 +87,37 @@ type Lease struct {
 	// HandOff names a worker that asked the owner to hand the lease over, to
 	// balance the shards; "" when none did.
 	HandOff string
+	// Handled are the sequence numbers, after Checkpoint, of records already
+	// handled when the last holder stopped, or handed the lease over: their
+	// handlers had returned nil while records before them were cut short. The
+	// next reader passes over them ([HandledStore]). Numbers at or behind
+	// Checkpoint mean nothing.
+	Handled []string
+}
+
+// HandledStore is a [LeaseStore] that keeps, beside a checkpoint, the records
+// after it already handled: a consumer that stops (or hands a lease over)
+// writes them with its last checkpoint, and the next reader of the shard
+// passes over them, so that a graceful stop repeats no record whose handler
+// finished. [MemoryStore] and [TableStore] are; with a store that is not, a
+// stop repeats the records after the checkpoint, finished or not.
+type HandledStore interface {
+	// CheckpointHandled is Checkpoint, not finished, that also sets the
+	// lease's Handled to handled (sequence numbers after checkpoint).
+	CheckpointHandled(ctx context.Context, l Lease, checkpoint string, handled []string) (Lease, error)
+}
+
+// checkHandled refuses handled sequence numbers that are not after checkpoint.
+func checkHandled(checkpoint string, handled []string) error {
+	for _, s := range handled {
+		if err := checkSeq(s); err != nil {
+			return err
+		}
+		if seqRank(s) != 3 || compareSeq(s, checkpoint) <= 0 {
+			return fmt.Errorf("singletable: handled record %q is not a sequence number after the checkpoint %q: %w", s, checkpoint, singletable.ErrInvalidInput)
+		}
+	}
+	return nil
 }
 
 // CheckpointLatest is the checkpoint of a lease made for a shard that is to
@@ -254,7 +285,10 @@ type MemoryStore struct {
 	record  bool
 }
 
-var _ LeaseStore = (*MemoryStore)(nil)
+var (
+	_ LeaseStore   = (*MemoryStore)(nil)
+	_ HandledStore = (*MemoryStore)(nil)
+)
 
 // RecordHistory makes the store keep every lease write from now on, for
 // [MemoryStore.History].
@@ -280,7 +314,7 @@ func (m *MemoryStore) put(l Lease) Lease {
 	if m.leases[l.Group] == nil {
 		m.leases[l.Group] = map[string]Lease{}
 	}
-	l.Parents = slices.Clone(l.Parents)
+	l.Parents, l.Handled = slices.Clone(l.Parents), slices.Clone(l.Handled)
 	m.leases[l.Group][l.Shard] = l
 	if m.record {
 		m.history = append(m.history, l)
@@ -305,7 +339,7 @@ func (m *MemoryStore) Leases(_ context.Context, group string) ([]Lease, error) {
 	out := make([]Lease, 0, len(g))
 	for _, id := range slices.Sorted(maps.Keys(g)) {
 		l := g[id]
-		l.Parents = slices.Clone(l.Parents)
+		l.Parents, l.Handled = slices.Clone(l.Parents), slices.Clone(l.Handled)
 		out = append(out, l)
 	}
 	return out, nil
@@ -356,6 +390,18 @@ func (m *MemoryStore) RenewLease(_ context.Context, l Lease, expires time.Time) 
 // Checkpoint sets l's checkpoint if l.Owner owns it at l.Counter and the
 // checkpoint does not move backwards.
 func (m *MemoryStore) Checkpoint(_ context.Context, l Lease, checkpoint string, finished bool) (Lease, error) {
+	return m.checkpoint(l, checkpoint, finished, nil)
+}
+
+// CheckpointHandled is Checkpoint that also sets the records after it handled.
+func (m *MemoryStore) CheckpointHandled(_ context.Context, l Lease, checkpoint string, handled []string) (Lease, error) {
+	if err := checkHandled(checkpoint, handled); err != nil {
+		return Lease{}, err
+	}
+	return m.checkpoint(l, checkpoint, false, &handled)
+}
+
+func (m *MemoryStore) checkpoint(l Lease, checkpoint string, finished bool, handled *[]string) (Lease, error) {
 	if err := checkSeq(checkpoint); err != nil {
 		return Lease{}, err
 	}
@@ -369,6 +415,9 @@ func (m *MemoryStore) Checkpoint(_ context.Context, l Lease, checkpoint string, 
 		return Lease{}, fmt.Errorf("singletable: checkpoint %s of shard %s is behind %s: %w", checkpoint, l.Shard, cur.Checkpoint, ErrLeaseLost)
 	}
 	cur.Counter, cur.Checkpoint = cur.Counter+1, checkpoint
+	if handled != nil {
+		cur.Handled = *handled
+	}
 	if finished {
 		cur.Finished, cur.Owner, cur.Expires, cur.HandOff = true, "", time.Time{}, ""
 	}

@@ -228,6 +228,20 @@ func (c *consumer) checkpoint(ctx context.Context, h *held, seq string, finished
 	return nil
 }
 
+// checkpointHandled writes the shard's checkpoint and the records after it
+// handled (HandledStore).
+func (c *consumer) checkpointHandled(ctx context.Context, h *held, hs HandledStore, seq string, handled []string) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_, err := h.write(ctx, c.o.leases, c.o.now, func(ctx context.Context, l Lease) (Lease, error) {
+		return hs.CheckpointHandled(ctx, l, seq, handled)
+	})
+	if err != nil {
+		return fmt.Errorf("singletable: stream: checkpoint %s of shard %s, %d records after it handled: %w", seq, h.shard, len(handled), err)
+	}
+	return nil
+}
+
 // position is where reading a shard begins: after a sequence number when one
 // is set, else at typ. Records dated before notBefore (when set) are passed
 // over, as handled, until the first that is not: the reading of a shard
@@ -236,6 +250,7 @@ type position struct {
 	typ       streamtypes.ShardIteratorType
 	after     string
 	notBefore time.Time
+	handled   map[string]bool // records after the checkpoint handled already (Lease.Handled): passed over
 }
 
 func positionOf(checkpoint string) position {
@@ -261,10 +276,13 @@ func (pos position) before(rec streamtypes.Record) bool {
 }
 
 // inflight is a record handed to the railroad; errc is nil for a record passed
-// over.
+// over. key is its rail key; handled is set for a record passed over as
+// handled already (Lease.Handled).
 type inflight struct {
-	seq  string
-	errc <-chan error
+	seq     string
+	errc    <-chan error
+	key     string
+	handled bool
 }
 
 // shard reads the shard of h's lease from its checkpoint to its end, or until
@@ -277,6 +295,14 @@ func (c *consumer) shard(readCtx, taskCtx context.Context, h *held) shardResult 
 	r := &shardRun{c: c, h: h, taskCtx: taskCtx, saved: l.Checkpoint, done: l.Checkpoint, tick: time.NewTicker(c.o.checkpointInterval)}
 	defer r.tick.Stop()
 	pos := positionOf(l.Checkpoint)
+	for _, seq := range l.Handled {
+		if compareSeq(seq, l.Checkpoint) > 0 {
+			if pos.handled == nil {
+				pos.handled = map[string]bool{}
+			}
+			pos.handled[seq] = true
+		}
+	}
 	var iter *string
 	if pos.typ == streamtypes.ShardIteratorTypeLatest {
 		var err error
@@ -296,7 +322,8 @@ func (c *consumer) shard(readCtx, taskCtx context.Context, h *held) shardResult 
 	}
 	if failed != nil {
 		h.stopRead(context.Canceled)
-		for range pending { // the reader stops once readCtx has ended
+		for in := range pending { // the reader stops once readCtx has ended
+			r.drain(in)
 		}
 	}
 	return r.finish(readCtx, failed, <-readErr)
@@ -332,6 +359,43 @@ type shardRun struct {
 	// it and every record before it have been handled; saved is the one written.
 	saved, done string
 	lost        bool // a lease write was refused
+	// after are the records after done once handling stopped early (the
+	// first of them was cut short, or failed), in order, and whether each
+	// finished: those a stop records as handled (see handledAfter).
+	after []afterDone
+}
+
+type afterDone struct {
+	in       inflight
+	finished bool
+}
+
+// drain waits for the outcome of a record after the one handling stopped at
+// (its handler's context has ended, or it never runs) and notes it.
+func (r *shardRun) drain(in inflight) {
+	ok := true
+	if in.errc != nil {
+		ok = <-in.errc == nil
+	}
+	r.after = append(r.after, afterDone{in: in, finished: ok})
+}
+
+// handledAfter returns the sequence numbers of the records after the
+// checkpoint whose handlers finished, but for those of a key an earlier record
+// of which did not (the next reader handles them again, in order), and of the
+// records passed over without a handler (the next reader passes over them too).
+func (r *shardRun) handledAfter() []string {
+	var out []string
+	cut := map[string]bool{}
+	for _, a := range r.after {
+		switch {
+		case !a.finished:
+			cut[a.in.key] = true
+		case (a.in.errc != nil || a.in.handled) && !cut[a.in.key]:
+			out = append(out, a.in.seq)
+		}
+	}
+	return out
 }
 
 // save writes seq as the checkpoint (finished: and marks the shard finished).
@@ -373,6 +437,7 @@ func (r *shardRun) handle(pending <-chan inflight) error {
 				return nil
 			}
 			if err := r.await(in); err != nil {
+				r.after = append(r.after, afterDone{in: in})
 				return err
 			}
 			r.done = in.seq
@@ -411,6 +476,22 @@ func (r *shardRun) finish(readCtx context.Context, failed, rerr error) shardResu
 	}
 	final, cancel := context.WithTimeout(context.WithoutCancel(r.taskCtx), finalSaveTimeout)
 	defer cancel()
+	if handled := r.handledAfter(); len(handled) > 0 {
+		if hs, ok := c.o.leases.(HandledStore); ok {
+			// A stop, or a hand-over: the records after the checkpoint that
+			// finished are written beside it, for the next reader to pass over.
+			err := c.checkpointHandled(final, r.h, hs, r.done, handled)
+			if errors.Is(err, ErrLeaseLost) {
+				r.lost = true
+				return shardLost
+			}
+			if err != nil {
+				c.fail(err)
+				return shardStopped
+			}
+			r.saved = r.done
+		}
+	}
 	if r.done != r.saved {
 		if err := r.save(final, r.done, false); err != nil {
 			c.fail(err)
@@ -517,6 +598,9 @@ func (c *consumer) submit(taskCtx context.Context, h *held, rec streamtypes.Reco
 	if pos.before(rec) {
 		return inflight{seq: aws.ToString(rec.Dynamodb.SequenceNumber)}, nil
 	}
+	if rec.Dynamodb != nil && pos.handled[aws.ToString(rec.Dynamodb.SequenceNumber)] {
+		return inflight{seq: aws.ToString(rec.Dynamodb.SequenceNumber), handled: true}, nil // handled before a stop
+	}
 	pos.notBefore = time.Time{}
 	r, deliver, own, err := c.record(shard, rec)
 	if err != nil || own {
@@ -525,6 +609,7 @@ func (c *consumer) submit(taskCtx context.Context, h *held, rec streamtypes.Reco
 	in := inflight{seq: r.SequenceNumber}
 	if deliver {
 		key := c.o.key(r)
+		in.key = key
 		if in.errc, err = c.rr.Submit(taskCtx, key, c.task(h, r, key)); err != nil {
 			return inflight{}, err
 		}

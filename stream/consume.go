@@ -103,17 +103,25 @@ const finalSaveTimeout = 30 * time.Second
 // held has a local term: a lease duration, less a twentieth, from when its
 // last write that landed (a renewal, a take, a checkpoint) was sent, by the
 // consumer's clock. When the term runs out (a lost connection, a hung lease
-// store, a stalled process) a timer stops the reading of the shard and ends
-// the context of its handlers, whatever the consumer is blocked in, before
-// another can take the lease; and no lease-store call about a lease outlives
-// its term. Every lease write is conditional on the lease's counter (a
-// fencing token) and owner: a consumer whose lease moved on can write nothing
+// store, a call that ignores its context) a timer stops the reading of the
+// shard and ends the context of its handlers, whatever the consumer is blocked
+// in, before another can take the lease; and no lease-store call about a lease
+// outlives its term. A timer cannot do that for a process that does not run:
+// one frozen past its lease (SIGSTOP, a long GC pause, a suspended VM) loses
+// the lease to another consumer, and when it wakes its handlers may be in the
+// middle of a write. [FenceWrites] makes such writes fail: every write a
+// handler makes through the library is then conditional on the lease being
+// still this consumer's, at the epoch its record was read under (the fencing
+// token, [FencingTokenFrom]); writes elsewhere need a sink that is idempotent
+// or versioned by that token. Every lease write is conditional on the lease's
+// counter and owner: a consumer whose lease moved on can write nothing
 // to it, not even a checkpoint; and every one is judged after a lost answer
 // ([TableStore] reads the lease back), so that a write of its own that landed
 // unanswered never passes for another worker's. When
 // ctx ends the consumer stops reading, waits for the handlers running (their
-// context has ended), writes its checkpoints and releases its leases, so
-// others take them at once; a consumer that dies without releasing loses its
+// context has ended), writes its checkpoints (with the records after each
+// whose handlers finished, for a [HandledStore], which the next reader passes
+// over) and releases its leases, so others take them at once; a consumer that dies without releasing loses its
 // leases after the lease duration, and another takes each shard within the
 // lease duration plus one renewal interval, and resumes after its checkpoint.
 //
@@ -128,7 +136,9 @@ const finalSaveTimeout = 30 * time.Second
 // handles them again, in their original order; (2) a handler that was running
 // when its consumer stopped or lost the lease, whose context then ended: if it
 // had done its work but returned an error, or had not returned, its record
-// comes again; (3) a handler that fails and is retried ([HandlerRetry]) after
+// comes again, and so do the records after it on the same key (with a lease
+// store that is no [HandledStore], every record after the checkpoint); (3) a
+// handler that fails and is retried ([HandlerRetry]) after
 // part of its work was done. A handler should be idempotent (compare a
 // version, use a conditional write). Records older than 24 hours are gone from
 // the stream: a consumer whose checkpoint is older than that resumes at the
@@ -143,7 +153,9 @@ const finalSaveTimeout = 30 * time.Second
 // record and may also hand on records dated up to [LatestSlack] before the pin.
 //
 // handle runs with a context that ends when ctx ends, the consumer stops, or
-// its shard's lease is lost; it may be called from many goroutines at once,
+// its shard's lease is lost, and that carries the lease's [FencingToken] (and,
+// with [FenceWrites], its fence); a handler error matching [ErrLeaseLost]
+// stops the shard's reading without retry, not the consumer. It may be called from many goroutines at once,
 // never for two records with the same key. A handler that returns an error, or
 // panics, is retried as [HandlerRetry] says; when its attempts are spent the
 // consumer stops, and the record and those after it are left for the next

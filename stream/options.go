@@ -246,8 +246,7 @@ func Rails(r singletable.RailroadOptions) Option {
 //
 // Cost: a fenced write is a transaction, 2 WCU per KB of the item, plus 2 WCU
 // for the lease's check, where the write alone costs 1 WCU per KB: a 1 KB
-// item's write goes from 1 WCU to 4, and takes about one and a half times as
-// long (see docs/streams.md). Batch writes take no condition and are refused
+// item's write goes from 1 WCU to 4 (see docs/streams.md). Batch writes take no condition and are refused
 // under a fence; [singletable.WithoutFence] lifts it for writes that need none.
 // Writes made elsewhere (another store, a queue, an API) are not fenced: see
 // [FencingTokenFrom].

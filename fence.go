@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/singletable/singletable/internal/condwrite"
 	"github.com/singletable/singletable/internal/uniqueguard"
 )
 
@@ -204,6 +205,9 @@ type fencedRun struct {
 	u       *uniqueRun // the write of unique values; nil when it has none
 	actions []types.TransactWriteItem
 	token   string
+	// maybe is set once an attempt's answer was lost: it may have landed while
+	// the fence held, so a later refusal by the fence proves nothing.
+	maybe bool
 }
 
 func (r *fencedRun) Prepare(ctx context.Context) error {
@@ -221,11 +225,17 @@ func (r *fencedRun) Prepare(ctx context.Context) error {
 	return r.NewToken()
 }
 
+// Send sends the actions under the token. The SDK resends no failure that may
+// have applied them (condwrite.DefiniteRetries): Send's loop does, knowing it.
 func (r *fencedRun) Send(ctx context.Context) error {
+	actions, token := r.actions, r.token
 	if r.u != nil {
-		return r.u.Send(ctx)
+		actions, token = r.u.actions, r.u.token
 	}
-	_, err := r.t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: r.actions, ClientRequestToken: aws.String(r.token)})
+	_, err := r.t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: actions, ClientRequestToken: aws.String(token)}, condwrite.DefiniteRetries)
+	if err != nil && ambiguous(err) {
+		r.maybe = true
+	}
 	return err
 }
 
@@ -265,6 +275,9 @@ func (r *fencedRun) Failed(ctx context.Context, tce *types.TransactionCanceledEx
 		n = len(r.u.actions)
 	}
 	if r.f.refused(tce, n-1) {
+		if r.maybe { // an earlier attempt may have landed while the fence held
+			return false, t.unproven(w, err, "an earlier attempt's answer was lost, and the fence no longer holds: the write may have landed before it moved")
+		}
 		return false, t.itemErr(w, r.f.error(err))
 	}
 	if r.u != nil {

@@ -486,5 +486,5 @@ func TestLeaseFence(t *testing.T) {
 	require.ErrorIs(t, err, singletable.ErrInvalidInput)
 	err = Consume(ctx, tbl, local.StreamsClient(t), func(context.Context, StreamRecord) error { return nil }, FenceWrites())
 	require.ErrorIs(t, err, singletable.ErrInvalidInput)
-	assert.Contains(t, err.Error(), "MemoryStore cannot fence")
+	assert.Contains(t, err.Error(), "a *stream.MemoryStore, cannot fence writes")
 }

@@ -416,7 +416,7 @@ func (m *MemoryStore) checkpoint(l Lease, checkpoint string, finished bool, hand
 	}
 	cur.Counter, cur.Checkpoint = cur.Counter+1, checkpoint
 	if handled != nil {
-		cur.Handled = *handled
+		cur.Handled = slices.Compact(slices.SortedFunc(slices.Values(*handled), compareSeq)) // as TableStore's set reads back
 	}
 	if finished {
 		cur.Finished, cur.Owner, cur.Expires, cur.HandOff = true, "", time.Time{}, ""

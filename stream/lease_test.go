@@ -488,3 +488,57 @@ func TestLeaseFence(t *testing.T) {
 	require.ErrorIs(t, err, singletable.ErrInvalidInput)
 	assert.Contains(t, err.Error(), "a *stream.MemoryStore, cannot fence writes")
 }
+
+// A lease write of the holder's whose context ended while it was out (a stop
+// cancels the periodic checkpoint, or the leader's renewal) may land after
+// the holder's next write was sent, even after that write read the lease back:
+// the counter moves on under it and it is refused. The lease is still the
+// holder's, at the same epoch: the write reads it again and goes on (before,
+// a graceful stop's last checkpoint, with the records after it already
+// handled, was lost so, and the next holder repeated finished records). A
+// lease that changed hands (a new epoch) still fails the write.
+func TestHeldWriteAfterOwnLateWrite(t *testing.T) {
+	for name, store := range leaseStores(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := t.Context()
+			g := "arn:aws:dynamodb:us-east-1:1:table/x/stream/late-" + name
+			o := defaultOptions()
+			o.leaseDuration = time.Minute
+			require.NoError(t, store.CreateLease(ctx, Lease{Group: g, Shard: "s"}))
+			leases, err := store.Leases(ctx, g)
+			require.NoError(t, err)
+			sent := time.Now()
+			a, err := store.TakeLease(ctx, leases[0], "A", sent.Add(o.leaseDuration))
+			require.NoError(t, err)
+			h := newHeld(ctx, a, sent, &o)
+			defer h.term.close()
+			checkpoint := func(seq string) error {
+				h.mu.Lock()
+				defer h.mu.Unlock()
+				_, err := h.write(ctx, store, time.Now, func(ctx context.Context, l Lease) (Lease, error) { return store.Checkpoint(ctx, l, seq, false) })
+				return err
+			}
+
+			// The late write: a checkpoint the holder sent, abandoned, that lands now.
+			_, err = store.Checkpoint(ctx, a, "10", false)
+			require.NoError(t, err)
+			require.NoError(t, checkpoint("20"), "the lease is still A's at its epoch")
+			assert.Equal(t, "20", h.lease().Checkpoint)
+			leases, err = store.Leases(ctx, g)
+			require.NoError(t, err)
+			assert.Equal(t, "20", leases[0].Checkpoint)
+
+			// Another worker takes the lease: a new epoch; A's write fails.
+			_, err = store.TakeLease(ctx, leases[0], "B", time.Now().Add(o.leaseDuration))
+			require.NoError(t, err)
+			require.ErrorIs(t, checkpoint("30"), ErrLeaseLost)
+			// A itself taking it again (a restart with the same worker id) is a
+			// new epoch too.
+			leases, err = store.Leases(ctx, g)
+			require.NoError(t, err)
+			_, err = store.TakeLease(ctx, leases[0], "A", time.Now().Add(o.leaseDuration))
+			require.NoError(t, err)
+			require.ErrorIs(t, checkpoint("30"), ErrLeaseLost, "a new epoch, though the owner's name is the same")
+		})
+	}
+}

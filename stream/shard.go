@@ -190,18 +190,35 @@ func (h *held) write(ctx context.Context, store LeaseStore, now func() time.Time
 		return Lease{}, fmt.Errorf("singletable: stream: lease of shard %s: %w", h.shard, errLapsed)
 	}
 	if h.unsure {
-		leases, err := store.Leases(ctx, h.l.Group)
+		cur, err := h.reread(ctx, store)
 		if err != nil {
 			return Lease{}, err
 		}
-		i := slices.IndexFunc(leases, func(x Lease) bool { return x.Shard == h.l.Shard })
-		if i < 0 || leases[i].Owner != h.l.Owner || leases[i].Finished || leases[i].Counter < h.l.Counter {
+		if cur.Owner != h.l.Owner || cur.Finished || cur.Counter < h.l.Counter {
 			return Lease{}, fmt.Errorf("singletable: stream: lease of shard %s moved on after a write that may have landed: %w", h.l.Shard, ErrLeaseLost)
 		}
-		h.l, h.unsure = leases[i], false
+		h.l, h.unsure = cur, false
 	}
 	owner := h.l.Owner
 	x, err := fn(ctx, h.l)
+	// A write of ours whose context ended while it was out (a stop, a call's
+	// timeout) may still be on its way, and land after this one was sent,
+	// even after the read above: the counter moves on under this write, which
+	// is refused. The lease is then still ours, at the same epoch (a change
+	// of hands moves the epoch on), a write or more later: read it and send
+	// again. Otherwise a graceful stop's last checkpoint, refused so, would
+	// be lost with the records after it already handled.
+	for range 3 {
+		if !errors.Is(err, ErrLeaseLost) || ctx.Err() != nil {
+			break
+		}
+		cur, rerr := h.reread(ctx, store)
+		if rerr != nil || cur.Owner != h.l.Owner || cur.Epoch != h.l.Epoch || cur.Finished || cur.Counter <= h.l.Counter {
+			break
+		}
+		h.l = cur
+		x, err = fn(ctx, h.l)
+	}
 	switch {
 	case err == nil:
 		h.l = x
@@ -215,6 +232,19 @@ func (h *held) write(ctx context.Context, store LeaseStore, now func() time.Time
 		}
 	}
 	return x, err
+}
+
+// reread reads h's lease as stored.
+func (h *held) reread(ctx context.Context, store LeaseStore) (Lease, error) {
+	leases, err := store.Leases(ctx, h.l.Group)
+	if err != nil {
+		return Lease{}, err
+	}
+	i := slices.IndexFunc(leases, func(x Lease) bool { return x.Shard == h.l.Shard })
+	if i < 0 {
+		return Lease{}, fmt.Errorf("singletable: stream: lease of shard %s is gone: %w", h.l.Shard, ErrLeaseLost)
+	}
+	return leases[i], nil
 }
 
 // checkpoint writes the shard's checkpoint (finished: and marks it finished).

@@ -119,7 +119,9 @@ const finalSaveTimeout = 30 * time.Second
 // ([TableStore] reads the lease back), so that a write of its own that landed
 // unanswered never passes for another worker's. When
 // ctx ends the consumer stops reading, waits for the handlers running (their
-// context has ended), writes its checkpoints (with the records after each
+// context has ended; it renews its leases meanwhile, so that a handler that
+// ignores its context keeps its shard from others and cannot make the lease
+// lapse before the checkpoint), writes its checkpoints (with the records after each
 // whose handlers finished, for a [HandledStore], which the next reader passes
 // over) and releases its leases, so others take them at once; a consumer that dies without releasing loses its
 // leases after the lease duration, and another takes each shard within the

@@ -496,7 +496,8 @@ func (l *leader) nextWake(leases []Lease, now time.Time) time.Duration {
 }
 
 // stop stops every reader (their handlers' context ends), waits for them to
-// write their checkpoints, and releases the leases still held. It returns the errors of those writes, but for leases that
+// write their checkpoints (renewing the leases meanwhile), and releases the
+// leases still held. It returns the errors of those writes, but for leases that
 // had moved on.
 func (l *leader) stop() error {
 	close(l.c.gone)
@@ -506,7 +507,7 @@ func (l *leader) stop() error {
 			h.stopTasks(context.Canceled)
 		}
 	}
-	l.readers.Wait()
+	l.waitReaders()
 	ctx, cancel := context.WithTimeout(context.Background(), finalSaveTimeout)
 	defer cancel()
 	var errs []error
@@ -554,6 +555,32 @@ func (l *leader) stop() error {
 		h.term.close()
 	}
 	return errors.Join(errs...)
+}
+
+// waitReaders waits for the readers to stop and write their checkpoints,
+// renewing the leases held meanwhile, as the rounds did: a handler that
+// ignores its ended context, or a slow process or store, must not let a lease
+// lapse before its reader's last checkpoint (and the records after it already
+// handled) is written, or the next holder would repeat records whose handlers
+// finished; nor may another worker take a shard whose handlers still run.
+func (l *leader) waitReaders() {
+	done := make(chan struct{})
+	go func() {
+		l.readers.Wait()
+		close(done)
+	}()
+	tick := time.NewTicker(l.c.o.renewInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-tick.C:
+			ctx, cancel := context.WithTimeout(context.Background(), l.c.o.leaseDuration)
+			l.renew(ctx, l.c.o.now())
+			cancel()
+		}
+	}
 }
 
 func ownedRank(x Lease) int {

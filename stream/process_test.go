@@ -69,9 +69,10 @@ const (
 	// a wait for them fails: more than a takeover, with room for load.
 	procStall = 5 * procLease
 	// procProduceEvery is the producer's pace: a new version of every item
-	// this often, which the workers' handlers keep up with, so that the
-	// backlog after the producer stops is short.
-	procProduceEvery = 200 * time.Millisecond
+	// this often (12 items: 40 records a second), which one worker's handlers
+	// (8 at once, 80 to 160ms each: about 60 a second) keep up with, so that
+	// the backlog after a takeover or the producer's stop is short.
+	procProduceEvery = 300 * time.Millisecond
 )
 
 // procWorker is the main of a worker process: it consumes the stream of the
@@ -138,7 +139,7 @@ func runProcWorker() error {
 		}
 		tok, _ := FencingTokenFrom(ctx)
 		note("start", src.ID, src.V, tok.Epoch, nil)
-		work := 100*time.Millisecond + rand.N(100*time.Millisecond)
+		work := 80*time.Millisecond + rand.N(80*time.Millisecond)
 		if frozen {
 			time.Sleep(work)
 		} else {
@@ -338,8 +339,8 @@ func (w *procWorkerOf) events(t *testing.T) []procEvent {
 }
 
 // inFlight waits until worker w has a handler running (started, not ended)
-// that began within the last 50ms, so still in its work (100ms at least)
-// when the caller signals at once.
+// that began within the last 40ms, so still in its work (80ms at least) when
+// the caller signals at once.
 func (p *procFleet) inFlight(w string, within time.Duration) {
 	p.t.Helper()
 	deadline := time.Now().Add(within)
@@ -355,7 +356,7 @@ func (p *procFleet) inFlight(w string, within time.Duration) {
 			}
 		}
 		for _, at := range running {
-			if time.Since(at) < 50*time.Millisecond {
+			if time.Since(at) < 40*time.Millisecond {
 				return
 			}
 		}

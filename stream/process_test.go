@@ -624,6 +624,15 @@ func TestProcessTerm(t *testing.T) {
 		for _, d := range forbidden {
 			t.Errorf("a record whose handler finished before the stop was handled again: %s", d)
 		}
+		if t.Failed() {
+			for _, w := range p.workers {
+				for _, e := range w.events(t) {
+					if e.event != "start" && e.event != "ok" {
+						t.Logf("%s: %.3fs after the signal: %s %s v%d epoch %d %s", w.id, e.at.Sub(stopped).Seconds(), e.event, e.id, e.v, e.epoch, e.err)
+					}
+				}
+			}
+		}
 		var returned time.Time
 		for _, e := range p.workers[holder].events(t) {
 			if e.event == "exit" {

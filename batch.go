@@ -86,7 +86,7 @@ func (e *entity) batchGetCall(ctx context.Context, keys reflect.Value, opts []Ge
 	}
 	p, err := e.table.keyPlan(e.info, o, false) // readpath.go
 	if err != nil {
-		return fmt.Errorf("singletable: BatchGet %s: %w", e.info.name, err)
+		return errorf("BatchGet %s: %w", e.info.name, err)
 	}
 	return e.batchGet(ctx, keys, &p, o.consistent, nil, res.Field(0), res.Field(1), res.Field(2))
 }
@@ -103,7 +103,7 @@ func (e *entity) batchGet(ctx context.Context, keys reflect.Value, p *readPlan, 
 	for i := range n {
 		k, err := e.batchKey(keys.Index(i))
 		if err != nil {
-			return fmt.Errorf("singletable: BatchGet %s: key %d: %w", e.info.name, i, err)
+			return errorf("BatchGet %s: key %d: %w", e.info.name, i, err)
 		}
 		id := t.keyID(k)
 		ids[i] = id
@@ -174,13 +174,13 @@ func (e *entity) batchGet(ctx context.Context, keys reflect.Value, p *readPlan, 
 		}
 	}
 	if refused {
-		return fmt.Errorf("singletable: BatchGet %s: %d keys not read: %w", e.info.name, notRead, errors.Join(loopErr, readErr))
+		return errorf("BatchGet %s: %d keys not read: %w", e.info.name, notRead, errors.Join(loopErr, readErr))
 	}
 	if loopErr != nil {
-		return fmt.Errorf("singletable: BatchGet %s: %d keys unprocessed: %w: %w", e.info.name, nUnprocessed, ErrUnprocessed, loopErr)
+		return errorf("BatchGet %s: %d keys unprocessed: %w: %w", e.info.name, nUnprocessed, ErrUnprocessed, loopErr)
 	}
 	if readErr != nil {
-		return fmt.Errorf("singletable: BatchGet %s: %w", e.info.name, readErr)
+		return errorf("BatchGet %s: %w", e.info.name, readErr)
 	}
 	return nil
 }
@@ -215,13 +215,16 @@ func (e *entity) batchPut(ctx context.Context, items, left reflect.Value) (err e
 	defer done(&err)
 	reqs := make([]types.WriteRequest, items.Len())
 	env := &planEnv{} // one clock reading for the batch
+	if xe := explainEnv(ctx); xe != nil {
+		env = xe
+	}
 	for i := range reqs {
 		// A copy: a drawn shard is not written back into the caller's slice.
 		v := reflect.New(e.info.goType).Elem()
 		v.Set(items.Index(i))
 		item, err := e.info.planBatchPut(v, env) // planner.go
 		if err != nil {
-			return fmt.Errorf("singletable: BatchPut %s: item %d: %w", e.info.name, i, err)
+			return errorf("BatchPut %s: item %d: %w", e.info.name, i, err)
 		}
 		reqs[i] = types.WriteRequest{PutRequest: &types.PutRequest{Item: item}}
 	}
@@ -255,13 +258,13 @@ func (e *entity) batchDelete(ctx context.Context, keys, left reflect.Value) (err
 			reflect.Copy(cp, keys)
 			left.Set(cp)
 		}
-		return fmt.Errorf("singletable: BatchDelete %s: %w", e.info.name, u.refuseBatch()) // unique.go
+		return errorf("BatchDelete %s: %w", e.info.name, u.refuseBatch()) // unique.go
 	}
 	reqs := make([]types.WriteRequest, keys.Len())
 	for i := range reqs {
 		k, err := e.batchKey(keys.Index(i))
 		if err != nil {
-			return fmt.Errorf("singletable: BatchDelete %s: key %d: %w", e.info.name, i, err)
+			return errorf("BatchDelete %s: key %d: %w", e.info.name, i, err)
 		}
 		reqs[i] = types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: k}}
 	}

@@ -41,6 +41,9 @@ import (
 // are migrated and written back as their entity says. refs is not modified;
 // the Refs it holds are filled in.
 func (t *Table) BatchGet(ctx context.Context, refs []ItemRef, opts ...GetOption) (_ []ItemRef, err error) {
+	if err := t.refused("Table.BatchGet"); err != nil {
+		return nil, err
+	}
 	ctx, done := t.begin(ctx, "BatchGet")
 	defer done(&err)
 	ids, err := t.checkRefs("BatchGet", refs)
@@ -116,7 +119,7 @@ func (t *Table) BatchGet(ctx context.Context, refs []ItemRef, opts ...GetOption)
 			c.state, c.rerr = refFailed, loopErr
 			left = append(left, refs[j])
 		}
-		return left, fmt.Errorf("singletable: BatchGet: %d keys not read (%s): %w", len(left), refsText(left), loopErr)
+		return left, errorf("BatchGet: %d keys not read (%s): %w", len(left), refsText(left), loopErr)
 	}
 	if loopErr != nil {
 		left := make([]ItemRef, 0, len(queue))
@@ -124,7 +127,7 @@ func (t *Table) BatchGet(ctx context.Context, refs []ItemRef, opts ...GetOption)
 			refs[j].refCore().state = refUnprocessed
 			left = append(left, refs[j])
 		}
-		return left, fmt.Errorf("singletable: BatchGet: %d keys unprocessed (%s): %w: %w", len(left), refsText(left), ErrUnprocessed, loopErr)
+		return left, errorf("BatchGet: %d keys unprocessed (%s): %w: %w", len(left), refsText(left), ErrUnprocessed, loopErr)
 	}
 	return nil, nil
 }
@@ -298,8 +301,8 @@ func (e *entity) batchDeleteItem(value any, sv reflect.Value) BatchItem {
 // could not be built are refused before anything is sent, naming them. Cost:
 // 1 WCU per 1 KB per item. items is not modified.
 func (t *Table) BatchWrite(ctx context.Context, items ...BatchItem) (_ []BatchItem, err error) {
-	if t == nil {
-		return nil, fmt.Errorf("singletable: BatchWrite: the table is nil (was the error of NewTable ignored?): %w", ErrInvalidInput)
+	if err := t.refused("BatchWrite"); err != nil {
+		return nil, err
 	}
 	ctx, done := t.begin(ctx, "BatchWrite")
 	defer done(&err)
@@ -308,13 +311,13 @@ func (t *Table) BatchWrite(ctx context.Context, items ...BatchItem) (_ []BatchIt
 	for i, it := range items {
 		switch {
 		case it.info == nil && it.err != nil:
-			return nil, fmt.Errorf("singletable: BatchWrite: item %d (%s): %w", i, it.op, it.err)
+			return nil, errorf("BatchWrite: item %d (%s): %w", i, it.op, it.err)
 		case it.info == nil:
-			return nil, fmt.Errorf("singletable: BatchWrite: item %d is a zero BatchItem; make items with an entity's BatchPutItem or BatchDeleteItem: %w", i, ErrInvalidInput)
+			return nil, errorf("BatchWrite: item %d is a zero BatchItem; make items with an entity's BatchPutItem or BatchDeleteItem: %w", i, ErrInvalidInput)
 		case it.err != nil:
-			return nil, fmt.Errorf("singletable: BatchWrite: item %d (%s %s): %w", i, it.op, it.info.name, it.err)
+			return nil, errorf("BatchWrite: item %d (%s %s): %w", i, it.op, it.info.name, it.err)
 		case it.info.table != t:
-			return nil, fmt.Errorf("singletable: BatchWrite: item %d is of %s, registered on table %s, not %s: %w", i, it.info.name, it.info.table.name, t.name, ErrInvalidInput)
+			return nil, errorf("BatchWrite: item %d is of %s, registered on table %s, not %s: %w", i, it.info.name, it.info.table.name, t.name, ErrInvalidInput)
 		}
 		key := it.req.PutRequest
 		var id itemKey
@@ -324,7 +327,7 @@ func (t *Table) BatchWrite(ctx context.Context, items ...BatchItem) (_ []BatchIt
 			id = t.keyID(it.req.DeleteRequest.Key)
 		}
 		if j, dup := at[id]; dup {
-			return nil, fmt.Errorf("singletable: BatchWrite: items %d (%s %s) and %d (%s %s) have the same key %s: a batch writes an item once: %w",
+			return nil, errorf("BatchWrite: items %d (%s %s) and %d (%s %s) have the same key %s: a batch writes an item once: %w",
 				j, items[j].op, items[j].info.name, i, it.op, it.info.name, formatKey(it.keyStr), ErrInvalidInput)
 		}
 		at[id] = i

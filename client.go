@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/singletable/singletable/internal/wrap"
 )
 
 // ItemClient is the part of the DynamoDB API that every item operation of the
@@ -122,10 +124,10 @@ func (t *Table) tableCalls(op string, need ...string) (TableClient, error) {
 	m := tableCallsOf(t.user)
 	for _, name := range need {
 		if !m.has(name) {
-			return nil, fmt.Errorf("singletable: %s %s: %w", op, t.name, m.missing(name))
+			return nil, errorf("%s %s: %w", op, t.name, m.missing(name))
 		}
 	}
-	return t.observeTable(m), nil
+	return t.observeTable(wrap.Tables{C: m, Around: t.sendTable}), nil
 }
 
 // tableCallsOf returns the table management methods c has.

@@ -89,7 +89,12 @@ type RawItem map[string]types.AttributeValue
 // does (an order and its line items, not order o10); a value that sets only the
 // partition's inputs, or a string, reads the whole partition. [Limit] counts items
 // of every type. Cost: 0.5 RCU per 4 KB read. key is not modified.
-func (t *Table) Query(ctx context.Context, key any, opts ...CollectionOption) (Page[any], error) {
+func (t *Table) Query(ctx context.Context, key any, opts ...CollectionOption) (_ Page[any], err error) {
+	if err := t.refused("Table.Query"); err != nil {
+		return Page[any]{}, err
+	}
+	ctx, done := t.begin(ctx, "Query")
+	defer done(&err)
 	pq, _, err := t.prepareCollection(key, opts)
 	if err != nil {
 		return Page[any]{}, err
@@ -105,6 +110,9 @@ func (t *Table) Query(ctx context.Context, key any, opts ...CollectionOption) (P
 // [Table.Query] decodes them. It stops at the first error, which it yields with a
 // nil value.
 func (t *Table) All(ctx context.Context, key any, opts ...CollectionOption) iter.Seq2[any, error] {
+	if err := t.refused("Table.All"); err != nil {
+		return func(yield func(any, error) bool) { yield(nil, err) }
+	}
 	return spanned(ctx, t.begin, "All", func(ctx context.Context, yield func(any, error) bool) {
 		pq, _, err := t.prepareCollection(key, opts)
 		if err == nil && pq.plan.partial {
@@ -139,7 +147,7 @@ func (t *Table) prepareCollection(key any, opts []CollectionOption) (*preparedQu
 	}
 	if s, ok := key.(string); ok {
 		if o.partition != nil && *o.partition != s {
-			return nil, nil, fmt.Errorf("singletable: Query collection: Partition(%q) and the partition %q given as the key: give one: %w", *o.partition, s, ErrInvalidInput)
+			return nil, nil, errorf("Query collection: Partition(%q) and the partition %q given as the key: give one: %w", *o.partition, s, ErrInvalidInput)
 		}
 		o.partition = &s
 		pq, err := t.prepareQuery(nil, reflect.Value{}, o, nil)
@@ -150,13 +158,13 @@ func (t *Table) prepareCollection(key any, opts []CollectionOption) (*preparedQu
 		rv = rv.Elem()
 	}
 	if !rv.IsValid() || rv.Kind() == reflect.Pointer {
-		return nil, nil, fmt.Errorf("singletable: Query collection: nil key: %w", ErrInvalidInput)
+		return nil, nil, errorf("Query collection: nil key: %w", ErrInvalidInput)
 	}
 	t.mu.RLock()
 	info, ok := t.byGoType[rv.Type()]
 	t.mu.RUnlock()
 	if !ok {
-		return nil, nil, fmt.Errorf("singletable: Query collection: key of type %s: want a string or a value of an entity registered on table %s: %w", rv.Type(), t.name, ErrInvalidInput)
+		return nil, nil, errorf("Query collection: key of type %s: want a string or a value of an entity registered on table %s: %w", rv.Type(), t.name, ErrInvalidInput)
 	}
 	pq, err := t.prepareQuery(info, rv, o, func(v any) (reflect.Value, bool) {
 		x := reflect.ValueOf(v)
@@ -246,8 +254,8 @@ func NewCollection[C any](t *Table) (*Collection[C], error) {
 // newCollection compiles the collection struct type rt for table t: which field
 // holds which entity, and how (NewCollection).
 func newCollection(t *Table, rt reflect.Type) (collection, error) {
-	if t == nil {
-		return collection{}, fmt.Errorf("singletable: NewCollection[%s]: the table is nil (was the error of NewTable ignored?): %w", rt, ErrInvalidInput)
+	if err := t.refused("NewCollection[" + rt.String() + "]"); err != nil {
+		return collection{}, err
 	}
 	name := rt.String()
 	if rt.Kind() != reflect.Struct {
@@ -358,7 +366,9 @@ func (c *Collection[C]) decoder(ctx context.Context, dst *C, p *readPlan) *collD
 // query reads one page of the collection at key (one Query call) into dst, the
 // addressable C of Collection.Query, and returns the page's cursor, items scanned
 // and capacity.
-func (c *collection) query(ctx context.Context, dst reflect.Value, key any, opts []CollectionOption) (pageMeta, error) {
+func (c *collection) query(ctx context.Context, dst reflect.Value, key any, opts []CollectionOption) (_ pageMeta, err error) {
+	ctx, done := c.begin(ctx, "Query")
+	defer done(&err)
 	pq, err := c.prepare("Query", dst, key, opts)
 	if err != nil {
 		return pageMeta{}, err
@@ -367,10 +377,21 @@ func (c *collection) query(ctx context.Context, dst reflect.Value, key any, opts
 	return meta, err
 }
 
+// begin starts the span of one of the collection's operations (Table.begin); a
+// nil collection (refused by prepare) has none.
+func (c *collection) begin(ctx context.Context, op string) (context.Context, func(*error)) {
+	if c == nil {
+		return usable(ctx, op), noDone
+	}
+	return c.table.begin(ctx, op)
+}
+
 // load reads every page of the collection at key into dst, the addressable C of
 // Collection.Load. On an error dst holds what the pages before it added: the caller
 // returns a zero C.
-func (c *collection) load(ctx context.Context, dst reflect.Value, key any, opts []CollectionOption) error {
+func (c *collection) load(ctx context.Context, dst reflect.Value, key any, opts []CollectionOption) (err error) {
+	ctx, done := c.begin(ctx, "Load")
+	defer done(&err)
 	pq, err := c.prepare("Load", dst, key, opts)
 	if err != nil {
 		return err
@@ -413,12 +434,12 @@ func (c *collection) check(op string, rt reflect.Type) error {
 	}
 	switch {
 	case c == nil:
-		return fmt.Errorf("singletable: %s collection %s: the *Collection is nil (was the error of NewCollection ignored?): %w", op, name, ErrInvalidInput)
+		return errorf("%s collection %s: the *Collection is nil (was the error of NewCollection ignored?): %w", op, name, ErrInvalidInput)
 	case c.table == nil:
-		return fmt.Errorf("singletable: %s collection %s: the Collection was not made by NewCollection: %w", op, name, ErrInvalidInput)
+		return errorf("%s collection %s: the Collection was not made by NewCollection: %w", op, name, ErrInvalidInput)
 	case c.goType != rt:
 		// The shells hand the engine their own C: this is a bug of the library.
-		return fmt.Errorf("singletable: %s collection %s: decoding into a %s: %w", op, name, c.goType, ErrInvalidInput)
+		return errorf("%s collection %s: decoding into a %s: %w", op, name, c.goType, ErrInvalidInput)
 	}
 	return nil
 }
@@ -480,7 +501,7 @@ func (d *collDecoder) addOne(info *entityInfo, item map[string]types.AttributeVa
 			return err
 		case verdict == itemRaw:
 			if d.c.unknown == nil {
-				return fmt.Errorf("singletable: %s: OnUnknown(UnknownCollect) needs a []singletable.RawItem field tagged `singletable:\",unknown\"`: %w", d.c.name, ErrInvalidInput)
+				return errorf("%s: OnUnknown(UnknownCollect) needs a []singletable.RawItem field tagged `singletable:\",unknown\"`: %w", d.c.name, ErrInvalidInput)
 			}
 			fv := d.dst.FieldByIndex(d.c.unknown)
 			fv.Set(reflect.Append(fv, reflect.ValueOf(RawItem(item))))
@@ -499,7 +520,7 @@ func (d *collDecoder) addOne(info *entityInfo, item map[string]types.AttributeVa
 	switch f.kind {
 	case collOne, collPtr:
 		if d.seen[typ] {
-			return fmt.Errorf("singletable: %s.%s holds one %s, but the collection has more: %w", d.c.name, f.goName, info.name, ErrInvalidInput)
+			return errorf("%s.%s holds one %s, but the collection has more: %w", d.c.name, f.goName, info.name, ErrInvalidInput)
 		}
 		d.seen[typ] = true
 		if f.kind == collPtr {
@@ -529,7 +550,7 @@ func (d *collDecoder) addOne(info *entityInfo, item map[string]types.AttributeVa
 		return nil
 	}
 	if err := d.p.decode(d.ctx, info, item, target); err != nil {
-		return fmt.Errorf("singletable: %s.%s: %w", d.c.name, f.goName, err)
+		return errorf("%s.%s: %w", d.c.name, f.goName, err)
 	}
 	return nil
 }

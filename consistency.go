@@ -3,7 +3,6 @@ package singletable
 import (
 	"context"
 	"errors"
-	"fmt"
 	"maps"
 	"reflect"
 	"strconv"
@@ -82,10 +81,13 @@ func WaitFor[R any](ctx context.Context, read func(context.Context) (R, error), 
 // over; keep is called after an attempt that read a value that did not end it.
 // done reports whether an attempt ended it.
 func waitLoop(ctx context.Context, attempt func(context.Context) (bool, error), keep func(), opts []RetryOption) (done bool, _ WaitStats, _ error) {
+	if ctx == nil {
+		return false, WaitStats{}, errorf("WaitFor: the context is nil; pass context.Background(), context.TODO() or the request's context: %w", ErrInvalidInput)
+	}
 	var b Backoff
 	for i, o := range opts {
 		if o == nil {
-			return false, WaitStats{}, fmt.Errorf("singletable: wait: option %d is nil: %w", i+1, ErrInvalidInput)
+			return false, WaitStats{}, errorf("wait: option %d is nil: %w", i+1, ErrInvalidInput)
 		}
 		o.applyRetry(&b)
 	}
@@ -122,12 +124,12 @@ func waitLoop(ctx context.Context, attempt func(context.Context) (bool, error), 
 // the context's own error for a cancellation.
 func waitEnded(ctx context.Context, stats WaitStats, err error) error {
 	if ctx.Err() == nil { // the wait itself stopped (a Backoff.Sleep's error, Explain)
-		return fmt.Errorf("singletable: wait stopped after %d attempts: %w", stats.Attempts, err)
+		return errorf("wait stopped after %d attempts: %w", stats.Attempts, err)
 	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return &ConsistencyTimeoutError{Attempts: stats.Attempts, Elapsed: stats.Elapsed, Err: err}
 	}
-	return fmt.Errorf("singletable: wait cancelled after %d attempts: %w", stats.Attempts, ctx.Err())
+	return errorf("wait cancelled after %d attempts: %w", stats.Attempts, ctx.Err())
 }
 
 func permanentError(err error) bool {
@@ -139,10 +141,10 @@ func permanentError(err error) bool {
 // when the index has one) and reports whether the one at v's primary key is there.
 func (e *entity) indexLookup(index string, sv reflect.Value) (func(context.Context) (reflect.Value, error), error) {
 	if index == "" {
-		return nil, fmt.Errorf("singletable: wait %s: no index named: the base table is read consistently, with Get(ctx, k, Consistent()): %w", e.info.name, ErrInvalidInput)
+		return nil, errorf("wait %s: no index named: the base table is read consistently, with Get(ctx, k, Consistent()): %w", e.info.name, ErrInvalidInput)
 	}
 	if _, _, _, err := e.table.queryTemplates(e.info, index); err != nil {
-		return nil, fmt.Errorf("singletable: wait %s: %w", e.info.name, err)
+		return nil, errorf("wait %s: %w", e.info.name, err)
 	}
 	pair := e.info.indexes[index]
 	_, want, err := e.info.primaryKey(sv)
@@ -163,7 +165,7 @@ func (e *entity) indexLookup(index string, sv reflect.Value) (func(context.Conte
 					break
 				}
 			}
-			return nil, fmt.Errorf("singletable: wait %s: the value does not render index %s's sort key %s %q%s: %w", e.info.name, index, skT.attr, skT.tmpl.String(), unset, ErrInvalidKey)
+			return nil, errorf("wait %s: the value does not render index %s's sort key %s %q%s: %w", e.info.name, index, skT.attr, skT.tmpl.String(), unset, ErrInvalidKey)
 		}
 		opts = append(opts, SKEqual(sk))
 	}
@@ -181,7 +183,7 @@ func (e *entity) indexLookup(index string, sv reflect.Value) (func(context.Conte
 			in.ExclusiveStartKey = start
 			out, err := e.table.client.Query(ctx, &in)
 			if err != nil {
-				return reflect.Value{}, fmt.Errorf("singletable: wait %s on %s: %w", e.info.name, index, err)
+				return reflect.Value{}, errorf("wait %s on %s: %w", e.info.name, index, err)
 			}
 			for _, item := range out.Items {
 				if got := e.table.keyStrings(item); got[tk.PartitionKey] != want[tk.PartitionKey] || got[tk.SortKey] != want[tk.SortKey] {
@@ -232,7 +234,7 @@ func (e *entity) waitIndexed(ctx context.Context, index string, sv, out reflect.
 	}
 	want, err := e.info.plan.Encode(sv)
 	if err != nil {
-		return WaitStats{}, fmt.Errorf("singletable: wait %s: %w: %w", e.info.name, ErrInvalidInput, err)
+		return WaitStats{}, errorf("wait %s: %w: %w", e.info.name, ErrInvalidInput, err)
 	}
 	var cur reflect.Value
 	ended, stats, err := waitLoop(ctx, func(ctx context.Context) (bool, error) {
@@ -320,7 +322,7 @@ func (e *entity) waitErr(index string, err error) error {
 	}
 	var te *ConsistencyTimeoutError
 	if errors.As(err, &te) {
-		return fmt.Errorf("singletable: wait %s on %s: %w", e.info.name, index, err)
+		return errorf("wait %s on %s: %w", e.info.name, index, err)
 	}
 	return err
 }

@@ -2,7 +2,6 @@ package singletable
 
 import (
 	"context"
-	"fmt"
 	"reflect"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -91,13 +90,18 @@ func (e *entity) scanCount(ctx context.Context, opts []ScanOption) (_ Count, err
 // Count counts the items of every type that [Table.Query] with the same key and
 // options would return (Query with Select COUNT, until done), at the cost of
 // reading them. [Limit] and [OnUnknown] do not apply to a count and are refused.
-func (t *Table) Count(ctx context.Context, key any, opts ...CollectionOption) (Count, error) {
+func (t *Table) Count(ctx context.Context, key any, opts ...CollectionOption) (_ Count, err error) {
+	if err := t.refused("Table.Count"); err != nil {
+		return Count{}, err
+	}
+	ctx, done := t.begin(ctx, "Count")
+	defer done(&err)
 	pq, o, err := t.prepareCollection(key, opts)
 	if err != nil {
 		return Count{}, err
 	}
 	if o.unknownSet {
-		return Count{}, fmt.Errorf("singletable: Count collection: OnUnknown does not apply to a count, which decodes nothing and counts every type: %w", ErrInvalidInput)
+		return Count{}, errorf("Count collection: OnUnknown does not apply to a count, which decodes nothing and counts every type: %w", ErrInvalidInput)
 	}
 	if err := t.countable(pq, "Count", nil); err != nil {
 		return Count{}, err
@@ -108,13 +112,18 @@ func (t *Table) Count(ctx context.Context, key any, opts ...CollectionOption) (C
 // ScanCount counts every item [Table.Scan] with the same options would return
 // (Scan with Select COUNT, until done), at the cost of a Scan. [Limit] and
 // [OnUnknown] do not apply to a count and are refused.
-func (t *Table) ScanCount(ctx context.Context, opts ...TableScanOption) (Count, error) {
+func (t *Table) ScanCount(ctx context.Context, opts ...TableScanOption) (_ Count, err error) {
+	if err := t.refused("Table.ScanCount"); err != nil {
+		return Count{}, err
+	}
+	ctx, done := t.begin(ctx, "ScanCount")
+	defer done(&err)
 	pq, o, err := t.prepareTableScan(opts)
 	if err != nil {
 		return Count{}, err
 	}
 	if o.unknownSet {
-		return Count{}, fmt.Errorf("singletable: ScanCount table: OnUnknown does not apply to a count, which decodes nothing and counts every type: %w", ErrInvalidInput)
+		return Count{}, errorf("ScanCount table: OnUnknown does not apply to a count, which decodes nothing and counts every type: %w", ErrInvalidInput)
 	}
 	if err := t.countable(pq, "ScanCount", nil); err != nil {
 		return Count{}, err
@@ -134,10 +143,10 @@ func (t *Table) countable(pq *preparedQuery, call string, info *entityInfo) erro
 		limit = pq.scan.Limit
 	}
 	if limit != nil {
-		return fmt.Errorf("singletable: %s %s: Limit(%d) does not apply to a count, which reads every page: %w", call, what, *limit, ErrInvalidInput)
+		return errorf("%s %s: Limit(%d) does not apply to a count, which reads every page: %w", call, what, *limit, ErrInvalidInput)
 	}
 	if info != nil && pq.plan.parseKeys {
-		return fmt.Errorf("singletable: %s %s: index %s projects %s, without the type attribute %q, so only reading the items could tell %s's from others: %w", call, what, pq.index.Name, t.projectionText(pq.index), t.opts.TypeAttribute, what, ErrInvalidInput)
+		return errorf("%s %s: index %s projects %s, without the type attribute %q, so only reading the items could tell %s's from others: %w", call, what, pq.index.Name, t.projectionText(pq.index), t.opts.TypeAttribute, what, ErrInvalidInput)
 	}
 	return nil
 }
@@ -176,7 +185,7 @@ func (t *Table) count(ctx context.Context, pq *preparedQuery, info *entityInfo, 
 	c, err := count.Sum(len(parts), func(i int, start count.Item) (count.Page, error) {
 		out, err := t.send(ctx, parts[i], start)
 		if err != nil {
-			return count.Page{}, fmt.Errorf("singletable: %s %s (count): %w", pq.call(), what, err)
+			return count.Page{}, errorf("%s %s (count): %w", pq.call(), what, err)
 		}
 		return count.Page{Count: out.Count, Scanned: out.ScannedCount, Capacity: out.ConsumedCapacity, Last: out.LastEvaluatedKey}, nil
 	})

@@ -138,7 +138,7 @@ func (c *counterFeature) setCount(info *entityInfo, sv reflect.Value, n int64) e
 	case fv.CanUint() && n >= 0 && !fv.OverflowUint(uint64(n)):
 		fv.SetUint(uint64(n))
 	default:
-		return fmt.Errorf("singletable: %s: the count %d does not fit %s: %w", info.attrName(c.f), n, fv.Type(), ErrInvalidInput)
+		return errorf("%s: the count %d does not fit %s: %w", info.attrName(c.f), n, fv.Type(), ErrInvalidInput)
 	}
 	return nil
 }

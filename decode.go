@@ -2,7 +2,6 @@ package singletable
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -17,7 +16,7 @@ func collectDecodeOptions(opts []DecodeOption) (decodeOptions, error) {
 			continue
 		}
 		if err := opt.applyDecode(&o); err != nil {
-			return o, fmt.Errorf("singletable: Decode: %w", err)
+			return o, errorf("Decode: %w", err)
 		}
 	}
 	return o, nil
@@ -33,6 +32,9 @@ func collectDecodeOptions(opts []DecodeOption) (decodeOptions, error) {
 // Decode sends nothing and does not modify item; the value may share byte
 // slices with it. It is safe for concurrent use.
 func (t *Table) Decode(item RawItem, opts ...DecodeOption) (any, error) {
+	if err := t.refused("Table.Decode"); err != nil {
+		return nil, err
+	}
 	o, err := collectDecodeOptions(opts)
 	if err != nil {
 		return nil, err
@@ -56,6 +58,9 @@ func (t *Table) Decode(item RawItem, opts ...DecodeOption) (any, error) {
 // decoded as OnUnknown says. r is a value: the caller's copy is not changed.
 // DecodeRecord sends nothing.
 func (t *Table) DecodeRecord(r StreamRecord, opts ...DecodeOption) (_ StreamRecord, deliver bool, err error) {
+	if err := t.refused("Table.DecodeRecord"); err != nil {
+		return StreamRecord{}, false, err
+	}
 	o, err := collectDecodeOptions(opts)
 	if err != nil {
 		return r, false, err

@@ -3,7 +3,6 @@ package singletable
 import (
 	"context"
 	"errors"
-	"fmt"
 	"maps"
 	"slices"
 
@@ -38,6 +37,9 @@ import (
 // tags with an empty or repeated key fail with [ErrInvalidInput]. It calls
 // nothing; every call returns a new input, which the caller may change.
 func (t *Table) CreateTableInput(edits ...func(*dynamodb.CreateTableInput)) (*dynamodb.CreateTableInput, error) {
+	if err := t.refused("Table.CreateTableInput"); err != nil {
+		return nil, err
+	}
 	attrs := make([]types.AttributeDefinition, 0, len(t.keys))
 	for _, name := range t.definedAttributes() { // multiattr.go: native index attributes too
 		attrs = append(attrs, types.AttributeDefinition{AttributeName: aws.String(name), AttributeType: t.keyType(name)})
@@ -52,12 +54,12 @@ func (t *Table) CreateTableInput(edits ...func(*dynamodb.CreateTableInput)) (*dy
 	}
 	for i, e := range edits {
 		if e == nil {
-			return nil, fmt.Errorf("singletable: table definition %s: edit %d is nil: %w", t.name, i+1, ErrInvalidInput)
+			return nil, errorf("table definition %s: edit %d is nil: %w", t.name, i+1, ErrInvalidInput)
 		}
 		e(in)
 	}
 	if err := tabledef.Check(in, t.name, t.opts.PartitionKey, t.opts.SortKey); err != nil {
-		return nil, fmt.Errorf("singletable: table definition %s: %w: %w", t.name, err, ErrInvalidInput)
+		return nil, errorf("table definition %s: %w: %w", t.name, err, ErrInvalidInput)
 	}
 	return in, nil
 }
@@ -68,6 +70,9 @@ func (t *Table) CreateTableInput(edits ...func(*dynamodb.CreateTableInput)) (*dy
 // methods of [design.Definition]: CloudFormationJSON (which NoSQL Workbench
 // imports), CloudFormationYAML and Terraform. It calls nothing.
 func (t *Table) Definition(edits ...func(*dynamodb.CreateTableInput)) (*design.Definition, error) {
+	if err := t.refused("Table.Definition"); err != nil {
+		return nil, err
+	}
 	in, err := t.CreateTableInput(edits...)
 	if err != nil {
 		return nil, err
@@ -87,6 +92,9 @@ func (t *Table) Definition(edits ...func(*dynamodb.CreateTableInput)) (*design.D
 // does not declare, or a local index (which only CreateTable can add), fails with
 // [ErrInvalidInput].
 func (t *Table) CreateIndexInput(name string) (*dynamodb.UpdateTableInput, error) {
+	if err := t.refused("Table.CreateIndexInput"); err != nil {
+		return nil, err
+	}
 	in, err := t.CreateTableInput()
 	if err != nil {
 		return nil, err
@@ -96,9 +104,9 @@ func (t *Table) CreateIndexInput(name string) (*dynamodb.UpdateTableInput, error
 	case up != nil:
 		return up, nil
 	case local:
-		return nil, fmt.Errorf("singletable: CreateIndexInput(%q) on %s: a local secondary index can only be created with its table: %w", name, t.name, ErrInvalidInput)
+		return nil, errorf("CreateIndexInput(%q) on %s: a local secondary index can only be created with its table: %w", name, t.name, ErrInvalidInput)
 	}
-	return nil, fmt.Errorf("singletable: CreateIndexInput(%q) on %s: the table declares no such global index%s: %w", name, t.name, didYouMean(name, names), ErrInvalidInput)
+	return nil, errorf("CreateIndexInput(%q) on %s: the table declares no such global index%s: %w", name, t.name, didYouMean(name, names), ErrInvalidInput)
 }
 
 // StreamView is an edit for [Table.CreateTable], [Table.CreateTableInput] and
@@ -151,7 +159,12 @@ func Tags(tags map[string]string) func(*dynamodb.CreateTableInput) {
 // (DescribeTable) until the table is ACTIVE or ctx ends, and turns TTL on when
 // the table has a TTL attribute ([Table.EnableTTL]). Each edit may adjust the
 // input before it is sent, for example to enable a stream ([EnableStream]).
-func (t *Table) CreateTable(ctx context.Context, edits ...func(*dynamodb.CreateTableInput)) error {
+func (t *Table) CreateTable(ctx context.Context, edits ...func(*dynamodb.CreateTableInput)) (err error) {
+	if err := t.refused("Table.CreateTable"); err != nil {
+		return err
+	}
+	ctx, done := t.begin(ctx, "CreateTable")
+	defer done(&err)
 	if err := t.refuseExplain(ctx, "CreateTable"); err != nil { // explain.go
 		return err
 	}
@@ -164,7 +177,7 @@ func (t *Table) CreateTable(ctx context.Context, edits ...func(*dynamodb.CreateT
 		return err
 	}
 	if _, err := tc.CreateTable(ctx, in); err != nil {
-		return fmt.Errorf("singletable: CreateTable %s: %w", t.name, err)
+		return errorf("CreateTable %s: %w", t.name, err)
 	}
 	if err := tabledef.WaitActive(ctx, tc, t.name); err != nil {
 		return err
@@ -174,7 +187,12 @@ func (t *Table) CreateTable(ctx context.Context, edits ...func(*dynamodb.CreateT
 
 // DeleteTable calls DeleteTable and waits until the table is gone. A table that does
 // not exist is not an error. Meant for tests.
-func (t *Table) DeleteTable(ctx context.Context) error {
+func (t *Table) DeleteTable(ctx context.Context) (err error) {
+	if err := t.refused("Table.DeleteTable"); err != nil {
+		return err
+	}
+	ctx, done := t.begin(ctx, "DeleteTable")
+	defer done(&err)
 	if err := t.refuseExplain(ctx, "DeleteTable"); err != nil { // explain.go
 		return err
 	}
@@ -188,7 +206,7 @@ func (t *Table) DeleteTable(ctx context.Context) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("singletable: DeleteTable %s: %w", t.name, err)
+		return errorf("DeleteTable %s: %w", t.name, err)
 	}
 	return tabledef.WaitGone(ctx, tc, t.name)
 }

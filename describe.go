@@ -21,6 +21,9 @@ import (
 //
 //	fmt.Println(table.Describe().Markdown())
 func (t *Table) Describe() *design.Design {
+	if t == nil {
+		t = &Table{}
+	}
 	t.mu.RLock()
 	infos := make([]*entityInfo, 0, len(t.entities))
 	for _, info := range t.entities {

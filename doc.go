@@ -64,9 +64,30 @@
 // is identical to attributevalue.MarshalMap's, but compiled once per type, and an
 // unknown tag option is an error rather than ignored.
 //
-// Fields may carry a role in a `singletable:"..."` tag: version, shard,
-// createdAt, updatedAt (time.Time, or Unix seconds; ",unixms"), counter, ttl (Unix
-// seconds), or default=TEXT (the value of a zero field in a whole item written).
+// A field may carry one role in a `singletable:"..."` tag:
+//
+//	version             optimistic locking, an integer field (Concurrency, below)
+//	shard               the write shard, an integer field (Write sharding, below)
+//	createdAt           set when the item is created (time.Time, or Unix seconds)
+//	updatedAt           set by every write but Delete; createdAt,unixms and
+//	                    updatedAt,unixms store Unix milliseconds
+//	counter             incremented by every write to an existing item
+//	ttl                 the item's expiry in Unix seconds (DynamoDB's TTL attribute)
+//	ttl,from=A,after=D  the same, derived from the time field A plus the duration
+//	                    D (a Go duration, or whole days: 30d)
+//	unique              no two items of the entity hold the value (guard items)
+//	default=TEXT        the value of a zero field in a whole item written (the
+//	                    rest of the tag, commas included)
+//	generate=ulid       a new id in a zero string field before keys are rendered;
+//	                    or generate=uuidv7
+//
+// The blank field's `singletable:"..."` tag takes the entity's options, joined by
+// commas:
+//
+//	shards=N            spread each partition over N shards (Write sharding, below)
+//	shardBy=a+b         the shard is a hash of these primary key inputs, not random
+//	unique=a+b          no two items of the entity hold these values together
+//
 // A Validate() error method on T, [Validator] and [FieldValidator] check values
 // before they are sent.
 //
@@ -92,11 +113,16 @@
 // a condition that keeps them off items of another entity type at the same key.
 // No method mutates the values handed to it. Cursors are checked against the query
 // they resume and can never move it to another partition. Errors wrap the AWS error
-// and one of the package's sentinels ([ErrNotFound], [ErrCondition],
-// [ErrAlreadyExists], [ErrInvalidKey], [ErrInvalidEntity], [ErrInvalidCursor],
-// [ErrInvalidInput], [ErrUnprocessed], [ErrTypeMismatch]) for [errors.Is], and
-// typed errors ([*KeyError], [*EntityError], [*ItemError], [*TxError]) for
-// [errors.As].
+// and one of the package's sentinels for [errors.Is]: [ErrNotFound],
+// [ErrCondition], [ErrAlreadyExists], [ErrInvalidKey], [ErrInvalidEntity],
+// [ErrInvalidCursor], [ErrInvalidInput], [ErrUnprocessed], [ErrTypeMismatch],
+// [ErrConflict], [ErrAmbiguous], [ErrUnknownType], [ErrConsistencyTimeout],
+// [ErrQueueFull], [ErrRailroadClosed], [ErrValidation], [ErrTokenMismatch],
+// [ErrNotUnique] and [ErrFenced]. Typed errors say more, for [errors.As]:
+// [*KeyError], [*EntityError], [*ItemError], [*ConflictError], [*UniqueError],
+// [*ValidationError], [*TxError], [*ShardError], [*MigrationError],
+// [*UnknownTypeError], [*ConsistencyTimeoutError], [*FenceError] and
+// [*PanicError].
 //
 // # Concurrency and exactly-once writes
 //
@@ -120,7 +146,20 @@
 //
 // `singletable:"shards=N"` on the blank field and a `singletable:"shard"` field
 // spread a hot partition over N; [Entity.QueryShards] reads them all concurrently
-// and merges them in sort key order, with a cursor that resumes every shard.
+// and merges them in sort key order, with a cursor that resumes every shard. A
+// partition key bucketed by day holds a time field of its own, which [Days] names
+// by its stored attribute to read every day of a range:
+//
+//	type Event struct {
+//	    _       struct{}  `Type:"Event" PK:"EVENTS#{day:date}#SHARD{shard}" SK:"{at:time}#{eventId}" singletable:"shards=8,shardBy=eventId"`
+//	    Day     time.Time `dynamodbav:"day"` // the day field: Days sets it to each day in turn
+//	    At      time.Time `dynamodbav:"at"`
+//	    EventID string    `dynamodbav:"eventId"`
+//	    Shard   int       `dynamodbav:"shard" singletable:"shard"`
+//	}
+//
+//	page, err := events.QueryShards(ctx, Event{}, singletable.Days("day", from, to),
+//	    singletable.Descending(), singletable.Limit(100)) // 8 shards × each day, merged
 //
 // # Lazy migration
 //

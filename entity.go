@@ -3,7 +3,6 @@ package singletable
 import (
 	"context"
 	"errors"
-	"fmt"
 	"reflect"
 	"strconv"
 	"time"
@@ -82,9 +81,9 @@ func (e *entity) refused(op string) error {
 		return nil
 	}
 	if e.unset.isNil {
-		return fmt.Errorf("singletable: %s %s: the *Entity is nil (was the error of Register ignored?): %w", op, e.unset.goType.Name(), ErrInvalidInput)
+		return errorf("%s %s: the *Entity is nil (was the error of Register ignored?): %w", op, e.unset.goType.Name(), ErrInvalidInput)
 	}
-	return fmt.Errorf("singletable: %s %s: the Entity is a zero value; make it with Register: %w", op, e.unset.goType.Name(), ErrInvalidInput)
+	return errorf("%s %s: the Entity is a zero value; make it with Register: %w", op, e.unset.goType.Name(), ErrInvalidInput)
 }
 
 // Register compiles T for use on table t and returns its typed access. T must be a
@@ -120,8 +119,8 @@ func Register[T any](t *Table, opts ...RegisterOption) (*Entity[T], error) {
 
 // register is Register for the Go type typ.
 func register(t *Table, typ reflect.Type, opts []RegisterOption) (*entityInfo, error) {
-	if t == nil {
-		return nil, fmt.Errorf("singletable: Register[%s]: the table is nil (was the error of NewTable ignored?): %w", typ, ErrInvalidInput)
+	if err := t.refused("Register[" + typ.String() + "]"); err != nil {
+		return nil, err
 	}
 	info, err := compileEntity(t, typ)
 	if err != nil {
@@ -134,6 +133,11 @@ func register(t *Table, typ reflect.Type, opts []RegisterOption) (*entityInfo, e
 			return nil, &EntityError{Entity: info.name, Reason: "Register option " + strconv.Itoa(i) + " is nil"}
 		}
 		if err := o.apply(t, info); err != nil {
+			return nil, err
+		}
+	}
+	if info.adopt && info.migration == nil { // adopt.go: an empty schema history, to stamp adopted items
+		if err := applyMigrations(t, info, info.goType, nil, nil, WriteBackSync, nil, 0); err != nil {
 			return nil, err
 		}
 	}
@@ -329,6 +333,7 @@ func (e *entity) put(ctx context.Context, sv reflect.Value, kind writeKind, opts
 	if len(opts) > 0 {
 		o = collectWriteOptions(opts)
 	}
+	o.env = explainEnv(ctx)                    // explain.go: nil but under Explain
 	w, err := e.info.planPut(sv, kind, o, nil) // planner.go
 	if err != nil {
 		return e.itemErr(kind.String(), nil, err)
@@ -378,6 +383,7 @@ func (e *entity) delete(ctx context.Context, sv reflect.Value, opts []WriteOptio
 	} else if err != nil {
 		return e.itemErr("Delete", nil, err)
 	}
+	o.env = explainEnv(ctx) // explain.go: nil but under Explain
 	w, err := e.info.planDelete(sv, o, nil)
 	if err != nil {
 		return e.itemErr("Delete", nil, err)

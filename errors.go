@@ -2,6 +2,7 @@ package singletable
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 )
 
@@ -30,8 +31,12 @@ var (
 	// ErrTypeMismatch means an item was found at the key but its Type attribute names
 	// another entity.
 	ErrTypeMismatch = errors.New("singletable: item has another type")
-	// ErrConflict means a versioned write lost a race: the item's version is not the
-	// one the caller held, or the item is gone. The error is a [*ConflictError].
+	// ErrConflict means a write lost a race: a versioned write's version is not
+	// the one the caller held, or the item is gone (the error is then a
+	// [*ConflictError]); or a write of unique values gave up after
+	// Backoff.MaxAttempts attempts, each lost to another write that changed the
+	// item's unique values (or to conflicting transactions), with nothing
+	// written (see the notes on unique values).
 	ErrConflict = errors.New("singletable: version conflict")
 	// ErrAmbiguous means a write's response was lost and reading the item back could
 	// not prove whether the write was applied: it may have landed on an item that was
@@ -165,3 +170,24 @@ func (e *ItemError) Error() string {
 
 // Unwrap returns the cause.
 func (e *ItemError) Unwrap() error { return e.Err }
+
+// errorf is fmt.Errorf for the package's own messages: the text starts with
+// "singletable: " once, however deep the wrapping. Every error argument (a
+// sentinel such as ErrInvalidInput, whose text starts "singletable: ", or an
+// error made by errorf or a typed error) is rendered without that prefix, and
+// still wrapped as itself (%w), so errors.Is and errors.As see what they saw.
+func errorf(format string, args ...any) error {
+	for i, a := range args {
+		if err, ok := a.(error); ok && err != nil {
+			args[i] = unprefixed{err}
+		}
+	}
+	return fmt.Errorf("singletable: "+format, args...)
+}
+
+// unprefixed is an error whose text is its cause's without a leading
+// "singletable: " (errorf). It unwraps to the cause.
+type unprefixed struct{ err error }
+
+func (u unprefixed) Error() string { return strings.TrimPrefix(u.err.Error(), "singletable: ") }
+func (u unprefixed) Unwrap() error { return u.err }

@@ -4,7 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
+	"io"
+	"sync"
 
 	"github.com/singletable/singletable/internal/explain"
 	"github.com/singletable/singletable/internal/wrap"
@@ -66,13 +67,13 @@ import (
 func Explain(ctx context.Context, fn func(context.Context) error) (*Explanation, error) {
 	switch {
 	case ctx == nil:
-		return nil, fmt.Errorf("singletable: Explain: a nil context: %w", ErrInvalidInput)
+		return nil, errorf("Explain: a nil context: %w", ErrInvalidInput)
 	case fn == nil:
-		return nil, fmt.Errorf("singletable: Explain: a nil function: %w", ErrInvalidInput)
+		return nil, errorf("Explain: a nil function: %w", ErrInvalidInput)
 	case explaining(ctx) != nil:
-		return nil, fmt.Errorf("singletable: Explain inside an Explain: the context already records its calls; call Explain once, around them all: %w", ErrInvalidInput)
+		return nil, errorf("Explain inside an Explain: the context already records its calls; call Explain once, around them all: %w", ErrInvalidInput)
 	}
-	rec := &explain.Recorder{}
+	rec := &explain.Recorder{Rand: &syncReader{r: newDerivedStream("singletable/explain", "plans")}}
 	err := fn(context.WithValue(ctx, explainKey{}, rec))
 	reqs, notes := rec.Finish()
 	x := &Explanation{Notes: notes}
@@ -83,7 +84,7 @@ func Explain(ctx context.Context, fn func(context.Context) error) (*Explanation,
 	case err == nil, errors.Is(err, ErrNotFound), errors.Is(err, ErrAmbiguous), errors.Is(err, explain.ErrWait):
 		return x, nil
 	}
-	return x, fmt.Errorf("singletable: Explain: %w", err)
+	return x, errorf("Explain: %w", err)
 }
 
 // Explanation is what [Explain] recorded: the requests a call would send, in
@@ -122,6 +123,9 @@ type Request struct {
 
 	size   []int     // item sizes of the Puts, by action (the cost model's)
 	ixCost []float64 // the index write units of the Puts, by action
+	// ixWhole and ixPart are the index writes of the Updates and Deletes, by
+	// action (internal/explain).
+	ixWhole, ixPart []int
 }
 
 // Action is one item operation of a [Request], with its key and expressions
@@ -176,8 +180,43 @@ type explainKey struct{}
 
 // explaining returns the recorder of an Explain that ctx runs under, or nil.
 func explaining(ctx context.Context) *explain.Recorder {
+	if ctx == nil { // a caller's mistake, refused by the call (usable, trace.go)
+		return nil
+	}
 	r, _ := ctx.Value(explainKey{}).(*explain.Recorder)
 	return r
+}
+
+// explainEnv is the plan environment of a write under Explain: its receipts,
+// incarnation ids and tokens drawn from the Explain's fixed stream, so that the
+// same calls explain the same; nil (the table's clock and crypto/rand) when ctx
+// is not explaining.
+func explainEnv(ctx context.Context) *planEnv {
+	if r := explaining(ctx); r != nil {
+		return &planEnv{rand: r.Rand}
+	}
+	return nil
+}
+
+// txToken draws a transaction's token: from the Explain's stream under Explain,
+// else newToken.
+func txToken(ctx context.Context) (string, error) {
+	if env := explainEnv(ctx); env != nil {
+		return env.token()
+	}
+	return newToken()
+}
+
+// syncReader is r for concurrent readers.
+type syncReader struct {
+	mu sync.Mutex
+	r  io.Reader
+}
+
+func (l *syncReader) Read(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.r.Read(p)
 }
 
 // explainSchema is what describing t's requests reads of t.
@@ -186,7 +225,27 @@ func (t *Table) explainSchema() *explain.Schema {
 	for _, ix := range t.opts.Indexes {
 		s.Indexes = append(s.Indexes, explain.Index{Keys: ix.keyAttrNames(), Projection: ix.Projection, NonKey: ix.NonKeyAttributes})
 	}
+	s.InIndex = t.entityInIndex
 	return s
+}
+
+// entityInIndex reports whether items of the entity named entity (its Go name)
+// can be in the table's index i: it renders the index's keys, or stores every
+// attribute of a native index's key; an unknown name can be in any.
+func (t *Table) entityInIndex(entity string, i int) bool {
+	ix := t.opts.Indexes[i]
+	for _, info := range t.entities {
+		if info.name != entity {
+			continue
+		}
+		if ix.Native() {
+			v := info.native[ix.Name]
+			return v != nil && v.Member()
+		}
+		_, ok := info.indexes[ix.Name]
+		return ok
+	}
+	return true
 }
 
 // explainWait is what a wait does under Explain: nothing, but a note and
@@ -203,7 +262,7 @@ func (t *Table) refuseExplain(ctx context.Context, op string) error {
 	if explaining(ctx) == nil {
 		return nil
 	}
-	return fmt.Errorf("singletable: %s %s under Explain: table management is not explained, and nothing is sent; Table.Definition shows the CreateTable request: %w", op, t.name, ErrInvalidInput)
+	return errorf("%s %s under Explain: table management is not explained, and nothing is sent; Table.Definition shows the CreateTable request: %w", op, t.name, ErrInvalidInput)
 }
 
 // recordExplained records a call to t's client made under Explain, and reports
@@ -269,7 +328,7 @@ func (x *Explanation) internal() []explain.Request {
 // internal copies r for internal/explain.
 func (r Request) internal() explain.Request {
 	x := explain.Request{API: r.API, Table: r.Table, Entity: r.Entity, Token: r.Token, Input: r.Input, InputErr: r.InputErr,
-		Size: r.size, IxCost: r.ixCost, Actions: make([]explain.Action, len(r.Actions))}
+		Size: r.size, IxCost: r.ixCost, IxWhole: r.ixWhole, IxPart: r.ixPart, Actions: make([]explain.Action, len(r.Actions))}
 	for i, a := range r.Actions {
 		x.Actions[i] = explain.Action{Op: a.Op, Key: a.Key, Index: a.Index,
 			KeyCondition: explain.Expression(a.KeyCondition), Filter: explain.Expression(a.Filter), Condition: explain.Expression(a.Condition),
@@ -283,7 +342,7 @@ func (r Request) internal() explain.Request {
 // requestOf copies a request that internal/explain described into a Request.
 func requestOf(x *explain.Request) Request {
 	r := Request{API: x.API, Table: x.Table, Entity: x.Entity, Token: x.Token, Input: x.Input, InputErr: x.InputErr,
-		size: x.Size, ixCost: x.IxCost, Actions: make([]Action, len(x.Actions))}
+		size: x.Size, ixCost: x.IxCost, ixWhole: x.IxWhole, ixPart: x.IxPart, Actions: make([]Action, len(x.Actions))}
 	for i, a := range x.Actions {
 		r.Actions[i] = Action{Op: a.Op, Key: a.Key, Index: a.Index,
 			KeyCondition: Expression(a.KeyCondition), Filter: Expression(a.Filter), Condition: Expression(a.Condition),

@@ -419,10 +419,11 @@ func TestExplainCost(t *testing.T) {
 	assert.Equal(t, 0.5, x.Requests[3].Cost(0).ReadUnits, "at least one 4 KB block")
 	assert.Equal(t, 1.5, x.Requests[4].Cost(1000).ReadUnits, "10 items of 1000 bytes: 3 blocks of 4 KB, eventually")
 	assert.Equal(t, 128.0, x.Requests[5].Cost(1000).ReadUnits, "no limit: a 1 MB page, eventually")
-	assert.Equal(t, 2*(9.0+3), x.Requests[6].Cost(3000).WriteUnits, "transactional: twice the put's 9 and the delete's 3 (3000 bytes)")
+	assert.Equal(t, 2*(9.0+3+3*3), x.Requests[6].Cost(3000).WriteUnits,
+		"transactional: twice the put's 9 and the delete's 3 (3000 bytes) and its entries, 3 in each of the three indexes (a transaction's Delete names no entity: every index may hold it)")
 	assert.Equal(t, 8.0, x.Requests[7].Cost(5000).ReadUnits, "transactional: 2 RCU per 4 KB, two items of 5000 bytes")
 	total := x.Cost(5000)
-	assert.Equal(t, 9.0+1+2*(9+5)*1.0, total.WriteUnits)
+	assert.Equal(t, 9.0+1+2*(9+5+3*5)*1.0, total.WriteUnits)
 	assert.Equal(t, 1+0.5+1.5+128+4.0, x.Cost(1000).ReadUnits, "reads summed: two Gets, two pages, a TransactGet of two")
 	assert.Contains(t, x.Requests[0].Cost(0).Basis, "more if it replaces a larger item", "what is an estimate is said")
 	assert.Equal(t, attrvalue.Size(map[string]types.AttributeValue{"a": &types.AttributeValueMemberS{Value: "bc"}}), 3)
@@ -599,4 +600,55 @@ func TestExplainNothingRecorded(t *testing.T) {
 	assert.Nil(t, x.Requests)
 	assert.Nil(t, x.Notes)
 	assert.Equal(t, Cost{}.ReadUnits, x.Cost(0).ReadUnits)
+}
+
+// TestExplainIndexWritesAndDeterminism: the cost of an Update or a Delete counts
+// the index writes it causes in the indexes that can hold the entity's items,
+// and the same calls explain the same, byte for byte, receipts and transaction
+// tokens included, so an Explanation can be kept as a golden file (issue 37,
+// scenario 17).
+func TestExplainIndexWritesAndDeterminism(t *testing.T) {
+	tbl := offlineTable(t, WithClock(func() time.Time { return time.Unix(1700000000, 0) }))
+	orders := MustRegister[tOrder](tbl)
+	counters := MustRegister[vCounter](tbl)
+	ctx := context.Background()
+	o := tOrder{CustomerID: "c1", OrderID: "o1", Status: "open", CreatedAt: time.Unix(1600000000, 0)}
+	cost := func(fn func(ctx context.Context) error) Cost {
+		x, err := Explain(ctx, fn)
+		require.NoError(t, err)
+		require.Len(t, x.Requests, 1)
+		return x.Requests[0].Cost(0)
+	}
+	// tOrder is in GSI1 (STATUS#{status}) and GSI2 (CUST#{customerId}), both
+	// projecting ALL; not in GSI3.
+	c := cost(func(ctx context.Context) error { _, err := orders.Update(ctx, o, Set("status", "paid")); return err })
+	assert.Equal(t, 4.0, c.WriteUnits, "the item, GSI1's entry moved (2), GSI2's changed (1): %s", c.Basis)
+	c = cost(func(ctx context.Context) error { _, err := orders.Update(ctx, o, Set("note", "n")); return err })
+	assert.Equal(t, 3.0, c.WriteUnits, "the item, and a projected attribute in GSI1 and GSI2: %s", c.Basis)
+	c = cost(func(ctx context.Context) error { return orders.Delete(ctx, o) })
+	assert.Equal(t, 3.0, c.WriteUnits, "the item and its entries in GSI1 and GSI2: %s", c.Basis)
+	assert.Contains(t, c.Basis, "a Delete 1 write")
+
+	explainText := func(fn func(ctx context.Context) error) string {
+		x, err := Explain(ctx, fn)
+		require.NoError(t, err)
+		return x.String()
+	}
+	for name, fn := range map[string]func(ctx context.Context) error{
+		"versioned Put": func(ctx context.Context) error {
+			_, err := counters.Put(ctx, vCounter{ID: "a", Version: 3})
+			return err
+		},
+		"versioned Update": func(ctx context.Context) error {
+			_, err := counters.Update(ctx, vCounter{ID: "a", Version: 3}, Set("n", 1))
+			return err
+		},
+		"Create": func(ctx context.Context) error { _, err := counters.Create(ctx, vCounter{ID: "b"}); return err },
+		"Transact": func(ctx context.Context) error {
+			return tbl.Transact(ctx, counters.TxPut(vCounter{ID: "a", Version: 3}), orders.TxDelete(o))
+		},
+	} {
+		first := explainText(fn)
+		assert.Equal(t, first, explainText(fn), name)
+	}
 }

@@ -189,7 +189,7 @@ func (e *entity) prepareFanout(key reflect.Value, opts []ShardQueryOption) (*fan
 	}
 	o.fixInstant(e.table) // every partition judges expiry at one instant (readpath.go)
 	fail := func(format string, args ...any) error {
-		return fmt.Errorf("singletable: QueryShards %s: "+format, append([]any{info.name}, args...)...)
+		return errorf("QueryShards %s: "+format, append([]any{info.name}, args...)...)
 	}
 	if info.shard == nil {
 		return nil, fail("the entity is not sharded (no `singletable:\"shards=N\"`); use Query: %w", ErrInvalidInput)
@@ -313,7 +313,7 @@ func (e *entity) fanoutPage(ctx context.Context, fq *fanoutQuery, items reflect.
 	res, err := fq.Next(ctx, func(ctx context.Context, i int, item fanout.Item) (bool, error) {
 		kept, err := fq.pqs[i].plan.readInto(ctx, item, &sl) // readpath.go
 		if err != nil {
-			return false, fmt.Errorf("singletable: QueryShards %s: %w", e.info.name, err)
+			return false, errorf("QueryShards %s: %w", e.info.name, err)
 		}
 		return kept, nil
 	})

@@ -62,6 +62,7 @@ type FenceError struct {
 	err  error  // the fence's Err
 }
 
+// Error says which fence refused the write, and that nothing was applied.
 func (e *FenceError) Error() string {
 	what := e.What
 	if what == "" {
@@ -127,11 +128,11 @@ func fenceOf(ctx context.Context, op string) (*Fence, error) {
 	}
 	switch {
 	case f.Table == "":
-		return nil, fmt.Errorf("singletable: %s: the context's fence (%s) names no table: %w", op, f.What, ErrInvalidInput)
+		return nil, errorf("%s: the context's fence (%s) names no table: %w", op, f.What, ErrInvalidInput)
 	case len(f.Key) == 0:
-		return nil, fmt.Errorf("singletable: %s: the context's fence (%s) has no key: %w", op, f.What, ErrInvalidInput)
+		return nil, errorf("%s: the context's fence (%s) has no key: %w", op, f.What, ErrInvalidInput)
 	case f.Condition == "":
-		return nil, fmt.Errorf("singletable: %s: the context's fence (%s) has no condition: %w", op, f.What, ErrInvalidInput)
+		return nil, errorf("%s: the context's fence (%s) has no condition: %w", op, f.What, ErrInvalidInput)
 	}
 	return f, nil
 }
@@ -165,7 +166,7 @@ func (t *Table) fenceTx(ctx context.Context, actions []types.TransactWriteItem) 
 		return actions, nil, err
 	}
 	if len(actions) >= maxTxActions {
-		return nil, nil, fmt.Errorf("singletable: Transact: %d actions and the context's fence (%s) come to %d, over the %d of a transaction: %w", len(actions), f.What, len(actions)+1, maxTxActions, ErrInvalidInput)
+		return nil, nil, errorf("Transact: %d actions and the context's fence (%s) come to %d, over the %d of a transaction: %w", len(actions), f.What, len(actions)+1, maxTxActions, ErrInvalidInput)
 	}
 	return append(actions, f.action()), f, nil
 }
@@ -174,7 +175,7 @@ func (t *Table) fenceTx(ctx context.Context, actions []types.TransactWriteItem) 
 // no condition.
 func refuseFenced(ctx context.Context, op string) error {
 	if f, _ := ctx.Value(fenceKey{}).(*Fence); f != nil {
-		return fmt.Errorf("singletable: %s: the context carries a fence (%s), and a batch write takes no condition: write with Put, Delete or Transact, or lift the fence with WithoutFence: %w", op, f.What, ErrInvalidInput)
+		return errorf("%s: the context carries a fence (%s), and a batch write takes no condition: write with Put, Delete or Transact, or lift the fence with WithoutFence: %w", op, f.What, ErrInvalidInput)
 	}
 	return nil
 }
@@ -192,7 +193,7 @@ func (t *Table) executeFenced(ctx context.Context, w *writeRequest, f *Fence) (m
 		r.u = &uniqueRun{t: t, w: w, base: w.b.Clone(), baseCond: w.cond, notMine: map[string]bool{}}
 	}
 	b := t.opts.Backoff.withDefaults()
-	return uniqueguard.Send(ctx, r, uniqueguard.Policy{MaxAttempts: b.MaxAttempts, Wait: b.Wait, Lost: ambiguous, Conflicts: onlyConflicts, Condition: ErrCondition})
+	return uniqueguard.Send(ctx, r, uniqueguard.Policy{MaxAttempts: b.MaxAttempts, Wait: b.Wait, Lost: ambiguous, Conflicts: onlyConflicts, GaveUp: r.gaveUp})
 }
 
 // fencedRun is the uniqueguard.Attempts of a fenced write: a uniqueRun's, with
@@ -291,6 +292,20 @@ func (r *fencedRun) Failed(ctx context.Context, tce *types.TransactionCanceledEx
 		return false, t.explain(w, cur, known, err)
 	}
 	return false, t.writeFailed(w, txHint([]*writeRequest{w}, err))
+}
+
+// gaveUp is the error of a fenced write given up after n attempts, each
+// cancelled (uniqueguard.Policy.GaveUp): a write of unique values says it as
+// any such write does; another, as its own.
+func (r *fencedRun) gaveUp(n int, conflicts bool, err error) error {
+	if r.u != nil {
+		return r.u.gaveUp(n, conflicts, err)
+	}
+	why := "other writers' transactions on the item or the fence's item conflicted with each (TransactionConflict)"
+	if !conflicts {
+		why = "each found the item changed from what the write was planned against"
+	}
+	return r.t.itemErr(r.w, fmt.Errorf("nothing was written: gave up after %d attempts: %s: %w: %w: %w", n, why, ErrConflict, ErrCondition, err))
 }
 
 func (r *fencedRun) Refused(err error) error {

@@ -197,4 +197,18 @@ func TestFenceLostAnswer(t *testing.T) {
 	cur, err = counters.Get(ctx, vCounter{ID: "x"}, Consistent())
 	require.NoError(t, err)
 	assert.Contains(t, []int{2, 9}, cur.N, "the refused write applied nothing")
+
+	// A transaction of the call's own token, landed while the fence held, its
+	// answer lost, the fence moved before the resend: the resend under the same
+	// token, or the read-back, proves it landed; never a refusal.
+	setFenceOwner(t, tbl, "b", "me")
+	inj.Add(fault.Rule{Ops: []string{"TransactWriteItems"}, Times: 1, Fault: fault.LoseResponse().Then(func() { setFenceOwner(t, tbl, "b", "another") })})
+	err = tbl.Transact(held, counters.TxPut(vCounter{ID: "tx", N: 5}))
+	if err != nil {
+		require.ErrorIs(t, err, ErrAmbiguous)
+		require.NotErrorIs(t, err, ErrFenced)
+	}
+	got, err = counters.Get(ctx, vCounter{ID: "tx"}, Consistent())
+	require.NoError(t, err)
+	assert.Equal(t, 5, got.N, "landed once")
 }

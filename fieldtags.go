@@ -2,11 +2,14 @@ package singletable
 
 import (
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/singletable/singletable/design"
 	"github.com/singletable/singletable/internal/codec"
+	"github.com/singletable/singletable/internal/genid"
+	"github.com/singletable/singletable/internal/ttlexpiry"
 )
 
 // Field tags: `singletable:"..."` on a field gives it a role the library keeps.
@@ -24,7 +27,26 @@ import (
 //	unique               the value is held by one item of the entity at most (unique.go)
 //
 // One role per field. default= takes the rest of the tag, commas included, so it
-// comes alone.
+// comes alone. The blank field's tag takes the entity's options (entityTagOptions).
+//
+// The lists below are every word of a `singletable:"..."` tag the parser
+// accepts; the parser refuses any other, naming them, and TestTagReferenceComplete
+// holds README.md's "Tags in brief" and the package doc (doc.go) to them.
+var (
+	// fieldRoles are the roles a field's tag gives (compileFieldTag).
+	fieldRoles = []string{"version", "shard", "createdAt", "updatedAt", "counter", "ttl", "unique"}
+	// stampOptions follow createdAt or updatedAt.
+	stampOptions = []string{"unixms"}
+	// ttlOptions follow ttl: a ttl derived from a time field (ttlderived.go).
+	ttlOptions = ttlexpiry.TagOptions
+	// fieldForms take the rest of the tag: default=TEXT, generate=KIND.
+	fieldForms = []string{"default=", "generate="}
+	// generateKinds are the ids generate= makes (generate.go).
+	generateKinds = genid.Names
+	// entityTagOptions are the blank field's options, joined by commas:
+	// shards=N, shardBy=a+b (shard.go), unique=a+b (unique.go).
+	entityTagOptions = []string{"shards=", "shardBy=", "unique="}
+)
 
 // writeHooks holds the roles an entity's field tags and validators give its
 // fields, as Register compiles them: defaults, timestamps, a counter, a TTL
@@ -77,6 +99,9 @@ func compileFieldTag(info *entityInfo, index []int, sf reflect.StructField, tag 
 	}
 	opts := strings.Split(tag, ",")
 	role, mods := opts[0], opts[1:]
+	if !slices.Contains(fieldRoles, role) {
+		return fail("unknown singletable tag option " + strconv.Quote(role) + " (want " + strings.Join(fieldRoles, ", ") + ", " + strings.Join(fieldForms, "... or ") + "...)")
+	}
 	if role == "ttl" && len(mods) > 0 {
 		return compileTTLTag(info, index, sf, mods) // ttlderived.go
 	}
@@ -84,10 +109,10 @@ func compileFieldTag(info *entityInfo, index []int, sf reflect.StructField, tag 
 		switch {
 		case strings.HasPrefix(m, "default="):
 			return fail("default= comes alone: a field with a role (" + strconv.Quote(role) + ") takes no default")
-		case m != "unixms":
+		case !slices.Contains(stampOptions, m):
 			return fail("unknown singletable tag option " + strconv.Quote(m) + " after " + strconv.Quote(role) + " (want \"unixms\" after createdAt or updatedAt)")
 		case role != "createdAt" && role != "updatedAt":
-			return fail("unixms applies to createdAt and updatedAt, not " + strconv.Quote(role))
+			return fail(m + " applies to createdAt and updatedAt, not " + strconv.Quote(role))
 		}
 	}
 	switch role {
@@ -104,7 +129,7 @@ func compileFieldTag(info *entityInfo, index []int, sf reflect.StructField, tag 
 	case "unique":
 		return compileUniqueField(info, index, sf) // unique.go
 	}
-	return fail("unknown singletable tag option " + strconv.Quote(role) + " (want version, shard, createdAt, updatedAt, counter, ttl, unique, default=... or generate=...)")
+	return fail("the role " + strconv.Quote(role) + " is listed in fieldRoles but not compiled") // unreachable: the switch compiles every role
 }
 
 // roleTaken refuses a field that has a role already (as version or shard).

@@ -27,8 +27,13 @@ import (
 // The time is the table's clock ([WithClock]), read once per write (an id made
 // with createdAt holds createdAt's millisecond); the randomness is the table's
 // [WithIDSource] (crypto/rand by default). Ids of one entity made in one process
-// increase strictly, also within a millisecond (ulid: monotonic entropy; uuidv7:
-// a 12-bit counter in rand_a), so both sort as text by time: a sort key
+// increase strictly in the order they are made, also within a millisecond (ulid:
+// monotonic entropy; uuidv7: a 12-bit counter in rand_a), whatever the
+// goroutines making them: a clock reading before the last millisecond used is
+// taken as that millisecond. When the counter cannot move on within a
+// millisecond (it would overflow, or a constant id source gives no usable
+// increment), the id takes the next millisecond: never a repeat, never a hang.
+// So both sort as text by time: a sort key
 // "ORDER#{id}" lists items in the order they were made, to the millisecond across
 // processes (clock skew between writers reorders; use {createdAt:time}#{id} where
 // exact order matters).
@@ -92,7 +97,7 @@ func compileGenerate(info *entityInfo, index []int, sf reflect.StructField, text
 func (g *genField) newID(info *entityInfo, env *planEnv, now time.Time) (string, error) {
 	ms := uint64(now.UnixMilli())
 	if now.UnixMilli() < 0 {
-		return "", fmt.Errorf("singletable: %s: the clock's time %s is before 1970: %w", info.attrName(g.f), now, ErrInvalidInput)
+		return "", errorf("%s: the clock's time %s is before 1970: %w", info.attrName(g.f), now, ErrInvalidInput)
 	}
 	var replay io.Reader // a plan that must come out the same when made again
 	if env != nil {
@@ -100,7 +105,7 @@ func (g *genField) newID(info *entityInfo, env *planEnv, now time.Time) (string,
 	}
 	id, err := g.ids.Make(ms, replay, info.table.opts.IDSource)
 	if err != nil {
-		return "", fmt.Errorf("singletable: %s: %w", info.attrName(g.f), err)
+		return "", errorf("%s: %w", info.attrName(g.f), err)
 	}
 	return id, nil
 }

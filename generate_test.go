@@ -37,22 +37,10 @@ type genDoc struct {
 	N   int      `dynamodbav:"n"`
 }
 
-// lockedReader makes a seeded PRNG safe for concurrent use.
-type lockedReader struct {
-	mu sync.Mutex
-	r  io.Reader
-}
-
-func (l *lockedReader) Read(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.r.Read(p)
-}
-
 func seeded(seed byte) io.Reader {
 	var s [32]byte
 	s[0] = seed
-	return &lockedReader{r: rand.NewChaCha8(s)}
+	return &syncReader{r: rand.NewChaCha8(s)} // explain.go: safe for concurrent use
 }
 
 var genClock = time.Date(2026, 5, 4, 3, 2, 1, 500_000_000, time.UTC)

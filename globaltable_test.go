@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -84,4 +86,31 @@ func TestReplicatedWriteConflictRetried(t *testing.T) {
 	got2, err := counters.Get(ctx, vCounter{ID: "g"}, Consistent())
 	require.NoError(t, err)
 	assert.Equal(t, got, got2, "nothing applied")
+}
+
+// TestReplicatedWriteConflictWriteBack: a migration's write-back refused with
+// ReplicatedWriteConflictException applied nothing, and is sent again like every
+// write: on a read (WriteBackSync) and in a Sweep, which counts it migrated, not
+// failed (issue 37, scenario 15).
+func TestReplicatedWriteConflictWriteBack(t *testing.T) {
+	tbl, inj := faultTable(t, WithBackoff(Backoff{Base: time.Millisecond, Cap: 2 * time.Millisecond, MaxAttempts: 5}))
+	var reported []error
+	issues := MustRegister[mIssue](tbl, Migrations(Migration[mIssue]{Steps: issueSteps(nil), OnError: func(err error) { reported = append(reported, err) }}))
+	ctx := context.Background()
+	putV1(t, tbl, 1)
+	putV1(t, tbl, 2)
+
+	inj.Add(fault.Rule{Ops: []string{"UpdateItem"}, Fault: replicatedConflictFault(), Times: 2})
+	_, err := issues.Get(ctx, issueKey(1))
+	require.NoError(t, err)
+	raw, err := tbl.Client().GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(tbl.Name()), Key: map[string]types.AttributeValue{"PK": sAV("REPO#aws#sdk"), "SK": sAV("ISSUE#00000001")}, ConsistentRead: aws.Bool(true)})
+	require.NoError(t, err)
+	assert.Equal(t, &types.AttributeValueMemberN{Value: "3"}, raw.Item["_schema"], "written back after the conflict passed")
+
+	inj.Add(fault.Rule{Ops: []string{"UpdateItem"}, Fault: replicatedConflictFault(), Times: 2})
+	stats, err := issues.Sweep(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), stats.Migrated, "issue 2")
+	assert.Zero(t, stats.Failed)
+	assert.Empty(t, reported)
 }

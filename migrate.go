@@ -73,7 +73,10 @@ type Step[T any] struct {
 }
 
 // Migration describes an entity's schema history and how migrated items are
-// written back.
+// written back. Items carry their schema version in the table's schema attribute
+// ([TableOptions].SchemaAttribute, "_schema" by default); an item without it
+// (written before the entity had migrations, or by other code) is at schema
+// version 1, so Steps[0] migrates it.
 type Migration[T any] struct {
 	// Steps[i] migrates items at schema version i+1 to i+2; the current version is
 	// len(Steps)+1.
@@ -202,6 +205,13 @@ func (info *entityInfo) decodeInto(item map[string]types.AttributeValue, rv refl
 	}
 	t := info.table
 	from, ok := t.schemaOf(item)
+	if ok && from == mp.current && info.unstamped(item) { // adopt.go: to be stamped
+		work := maps.Clone(item)
+		if err := info.plan.DecodeIgnoring(work, rv, info.ignored); err != nil {
+			return nil, err
+		}
+		return work, nil
+	}
 	keyErr := func(f, to int, err error) error {
 		return &MigrationError{Entity: info.name, Key: t.keyStrings(item), From: f, To: to, Err: err}
 	}
@@ -289,7 +299,7 @@ func (info *entityInfo) afterMigrate(ctx context.Context, stored, work map[strin
 	case mp.queue <- w:
 	default:
 		mp.dropped.Add(1)
-		mp.report(fmt.Errorf("singletable: write-back of %s%s dropped: the queue of %d is full", info.name, formatKey(w.keyStr), cap(mp.queue)))
+		mp.report(errorf("write-back of %s%s dropped: the queue of %d is full", info.name, formatKey(w.keyStr), cap(mp.queue)))
 	}
 }
 
@@ -300,9 +310,22 @@ func (mp *migrationPlan) report(err error) {
 }
 
 // send writes a migrated item back; losing the race to a newer write is not an
-// error (written=false, err=nil). Other failures are reported and returned.
+// error (written=false, err=nil). A write refused by a global table's
+// ReplicatedWriteConflictException applied nothing, and is sent again after the
+// table's Backoff, its condition judged afresh, like every write. Other failures
+// are reported and returned.
 func (mp *migrationPlan) send(ctx context.Context, t *Table, w *writeRequest) (written bool, err error) {
-	_, err = w.call(ctx, t)
+	b := t.opts.Backoff.withDefaults()
+	for attempt := 1; ; attempt++ {
+		_, err = w.call(ctx, t)
+		if !replicatedConflict(err) || attempt >= b.MaxAttempts {
+			break
+		}
+		if werr := b.Wait(ctx, attempt); werr != nil {
+			err = fmt.Errorf("%w (waiting to send it again: %w)", err, werr)
+			break
+		}
+	}
 	switch {
 	case err == nil:
 		mp.written.Add(1)
@@ -313,7 +336,7 @@ func (mp *migrationPlan) send(ctx context.Context, t *Table, w *writeRequest) (w
 	case ctx.Err() != nil:
 		return false, err // stopped: the item is migrated again later, at worst twice in memory
 	default:
-		err = fmt.Errorf("singletable: write-back of %s: %w", formatKey(w.keyStr), err)
+		err = errorf("write-back of %s: %w", formatKey(w.keyStr), err)
 		mp.report(err)
 		return false, err
 	}
@@ -353,10 +376,10 @@ func (info *entityInfo) planWriteBack(stored, work map[string]types.AttributeVal
 	base := map[string]types.AttributeValue{}
 	bv := reflect.New(info.goType).Elem()
 	if err := info.plan.DecodeIgnoring(work, bv, info.ignored); err != nil {
-		return nil, fmt.Errorf("singletable: write-back of %s: %w", info.name, err)
+		return nil, errorf("write-back of %s: %w", info.name, err)
 	}
 	if err := info.plan.EncodeInto(bv, base); err != nil {
-		return nil, fmt.Errorf("singletable: write-back of %s: %w", info.name, err)
+		return nil, errorf("write-back of %s: %w", info.name, err)
 	}
 	// The image the item should have: what the raw steps left, with the fields
 	// the typed steps changed, the keys recomputed, the type and the schema.
@@ -385,7 +408,7 @@ func (info *entityInfo) planWriteBack(stored, work map[string]types.AttributeVal
 	// item whose fields disagree with its key.
 	for _, a := range t.baseKeyAttrs() {
 		if !attrvalue.Equal(stored[a], enc[a]) {
-			return nil, fmt.Errorf("singletable: write-back of %s%s: the migrated value renders another primary key (%s): a migration cannot move an item; nothing written: %w", info.name, formatKey(t.keyStrings(stored)), a, ErrInvalidInput)
+			return nil, errorf("write-back of %s%s: the migrated value renders another primary key (%s): a migration cannot move an item; nothing written: %w", info.name, formatKey(t.keyStrings(stored)), a, ErrInvalidInput)
 		}
 	}
 	if err := info.unique.checkWriteBack(stored, want); err != nil { // unique.go
@@ -422,7 +445,7 @@ func (info *entityInfo) planWriteBack(stored, work map[string]types.AttributeVal
 // unchangedVersion: the item still has the schema and version it was read with.
 func (info *entityInfo) unchangedVersion(b *expr.Builder, stored map[string]types.AttributeValue) string {
 	t := info.table
-	conds := []string{expr.Same(b, t.opts.SchemaAttribute, stored), expr.Same(b, info.version.Name, stored), b.Name(t.opts.TypeAttribute) + " = " + b.S(info.discriminator)}
+	conds := []string{expr.Same(b, t.opts.SchemaAttribute, stored), expr.Same(b, info.version.Name, stored), expr.Same(b, t.opts.TypeAttribute, stored)}
 	return expr.And(conds...)
 }
 
@@ -430,7 +453,7 @@ func (info *entityInfo) unchangedVersion(b *expr.Builder, stored map[string]type
 // attribute the entity knows has appeared.
 func (info *entityInfo) unchangedImage(b *expr.Builder, stored map[string]types.AttributeValue) string {
 	t := info.table
-	known := []string{t.opts.SchemaAttribute}
+	known := []string{t.opts.SchemaAttribute, t.opts.TypeAttribute}
 	for _, f := range info.plan.Fields() {
 		known = append(known, f.Name)
 	}

@@ -199,6 +199,9 @@ func keyAttrTexts(attrs []KeyAttribute) []string { return nativekey.Texts(native
 type nativeKeysFeature struct {
 	noOwner
 	keys nativekey.Fields
+	// views are the entity's native indexes, in the table's order, whose key
+	// sizes are checked (DynamoDB's aggregate limits).
+	views []namedView
 	// order is keys' fields in T's field order, so that a value refused for
 	// several names the first of them, every time.
 	order []*codec.Field
@@ -207,15 +210,17 @@ type nativeKeysFeature struct {
 // newNativeKeysFeature returns the plan of info's native key fields, or nil.
 func newNativeKeysFeature(info *entityInfo) featurePlan {
 	keys := nativekey.Fields{}
+	var views []namedView
 	for _, ix := range info.table.opts.Indexes {
 		if v := info.native[ix.Name]; v != nil {
 			keys.Add(ix.Name, v)
+			views = append(views, namedView{ix.Name, v})
 		}
 	}
 	if len(keys) == 0 {
 		return nil
 	}
-	n := &nativeKeysFeature{keys: keys}
+	n := &nativeKeysFeature{keys: keys, views: views}
 	for _, f := range info.plan.Fields() {
 		if _, ok := keys[f]; ok {
 			n.order = append(n.order, f)
@@ -229,7 +234,14 @@ func newNativeKeysFeature(info *entityInfo) featurePlan {
 	return n
 }
 
+// namedView is an entity's view of one native index.
+type namedView struct {
+	name string
+	v    *nativeView
+}
+
 func (n *nativeKeysFeature) plan(p *writePlan) error {
+	values := map[*codec.Field]reflect.Value{} // the key fields the write stores
 	switch {
 	case p.whole():
 		for _, f := range n.order {
@@ -240,6 +252,7 @@ func (n *nativeKeysFeature) plan(p *writePlan) error {
 			if err := n.check(p.info, f, fv); err != nil {
 				return err
 			}
+			values[f] = fv
 		}
 	case p.kind == kindUpdate:
 		for _, c := range p.checks {
@@ -247,7 +260,37 @@ func (n *nativeKeysFeature) plan(p *writePlan) error {
 				if err := n.check(p.info, c.f, c.fv); err != nil {
 					return err
 				}
+				values[c.f] = c.fv
 			}
+		}
+	}
+	return n.checkSizes(p.info, values)
+}
+
+// checkSizes refuses a write whose native index keys would exceed DynamoDB's
+// aggregate limits (MaxPartitionKeyBytes, MaxSortKeyBytes) with the values it
+// stores; an Update is checked on the attributes it sets.
+func (n *nativeKeysFeature) checkSizes(info *entityInfo, values map[*codec.Field]reflect.Value) error {
+	if len(values) == 0 {
+		return nil
+	}
+	for _, nv := range n.views {
+		vals := make([]types.AttributeValue, len(nv.v.Attrs))
+		var first *codec.Field
+		for i, f := range nv.v.Fields {
+			fv, ok := values[f]
+			if f == nil || !ok {
+				continue
+			}
+			if av, keep, err := f.Encode(fv); err == nil && keep {
+				vals[i] = av
+				if first == nil {
+					first = f
+				}
+			}
+		}
+		if reason := nv.v.Oversize(nv.name, vals, MaxPartitionKeyBytes, MaxSortKeyBytes); reason != "" {
+			return &ValidationError{Entity: info.name, Field: first.GoName, Attribute: first.Name, Err: errors.New(reason)}
 		}
 	}
 	return nil

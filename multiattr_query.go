@@ -80,15 +80,15 @@ func (t *Table) prepareNativeQuery(info *entityInfo, ix Index, sv reflect.Value,
 	pq := &preparedQuery{index: ix, native: &nativeQuery{eq: plan.Eq}, partition: plan.Partition}
 	pq.identity = []byte(t.name + "\x00" + o.index + "\x00" + kind + "\x00" + plan.Ident + "\x00" + strconv.FormatBool(o.desc))
 	if pq.plan, err = t.pagePlan(info, ix, o); err != nil { // readpath.go
-		return nil, fmt.Errorf("singletable: Query %s: %w", p.What, err)
+		return nil, errorf("Query %s: %w", p.What, err)
 	}
 	if err := t.queryInput(pq, &b, plan.Condition, o); err != nil {
-		return nil, fmt.Errorf("singletable: Query %s: %w", p.What, err)
+		return nil, errorf("Query %s: %w", p.What, err)
 	}
 	if o.cursor != "" {
 		start, err := t.decodeCursor(o.cursor, pq)
 		if err != nil {
-			return nil, fmt.Errorf("singletable: Query %s: %w", p.What, err)
+			return nil, errorf("Query %s: %w", p.What, err)
 		}
 		pq.in.ExclusiveStartKey = start
 	}

@@ -434,3 +434,54 @@ func TestMultiAttrWriteRefusesUnindexableValues(t *testing.T) {
 	}
 	assert.Zero(t, n, "without rank the item is not in ByTenantStatus")
 }
+
+// TestNativeKeyAggregateSize: DynamoDB limits the bytes of a native key's
+// attributes together (2,048 for the partition, 1,024 for the sort key). A write
+// or a query past them is refused before anything is sent, naming the fields and
+// their sizes; at the limit it is stored (issue 37, scenario 11).
+func TestNativeKeyAggregateSize(t *testing.T) {
+	tbl, client := newTestTable(t, byTenantStatus())
+	orders := MustRegister[maOrder](tbl)
+	ctx := context.Background()
+	created := time.Unix(1700000000, 0)
+	fits := maOrder{CustomerID: "c", OrderID: "o1", Tenant: strings.Repeat("t", 1024), Status: strings.Repeat("s", 1024), Created: created}
+	_, err := orders.Put(ctx, fits)
+	require.NoError(t, err, "2,048 bytes together: at the limit")
+
+	total := func() (n int64) {
+		for op := range client.calls {
+			n += client.count(op)
+		}
+		return n
+	}
+	sent := total()
+	over := fits
+	over.OrderID, over.Status = "o2", strings.Repeat("s", 1025)
+	for name, call := range map[string]func() error{
+		"Put":    func() error { _, err := orders.Put(ctx, over); return err },
+		"Create": func() error { _, err := orders.Create(ctx, over); return err },
+		"Update": func() error {
+			_, err := orders.Update(ctx, over, Set("tenant", over.Tenant), Set("status", over.Status), Upsert())
+			return err
+		},
+		"Transact": func() error { return tbl.Transact(ctx, orders.TxPut(over)) },
+		"BatchPut": func() error { _, err := orders.BatchPut(ctx, []maOrder{over}); return err },
+	} {
+		err := call()
+		require.ErrorIs(t, err, ErrValidation, name)
+		for _, want := range []string{"ByTenantStatus", "partition", "2049 bytes", "Tenant (\"tenant\") 1024", "Status (\"status\") 1025", "2048"} {
+			assert.Contains(t, err.Error(), want, name)
+		}
+	}
+	_, err = orders.Query(ctx, over, On("ByTenantStatus"))
+	require.ErrorIs(t, err, ErrInvalidInput)
+	assert.Contains(t, err.Error(), "2049 bytes")
+	assert.Equal(t, sent, total(), "nothing sent")
+
+	// The sort key: created (a number) and orderId together past 1,024 bytes.
+	long := fits
+	long.OrderID = strings.Repeat("o", 1020)
+	_, err = orders.Put(ctx, long)
+	require.ErrorIs(t, err, ErrValidation)
+	assert.Contains(t, err.Error(), "sort key attributes together hold")
+}

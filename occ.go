@@ -79,6 +79,11 @@ func (e *ConflictError) detail() string {
 		b.WriteString(", but the item is missing")
 	case e.CurrentKnown:
 		b.WriteString(", found " + strconv.FormatUint(e.Current, 10))
+		if e.Expected == 0 && e.Current > 0 && (e.Op == "Update" || e.Op == "Delete" || e.Op == "Put") {
+			b.WriteString(": the value passed holds version 0 (no version yet) in its version field," +
+				" but the stored item has a version; pass the version read in the value (the item Get returned)," +
+				" or use Clobber() to skip the check")
+		}
 	default:
 		b.WriteString(", found an unreadable version")
 	}
@@ -192,13 +197,13 @@ func (e *entity) mutate(ctx context.Context, ksv, out reflect.Value, fnv any, op
 	}
 	fn := reflect.ValueOf(fnv)
 	if fn.IsNil() {
-		return fmt.Errorf("singletable: Mutate %s: a nil function: %w", e.info.name, ErrInvalidInput)
+		return errorf("Mutate %s: a nil function: %w", e.info.name, ErrInvalidInput)
 	}
 	ctx, done := e.begin(ctx, "Mutate")
 	defer done(&err)
 	defer zeroOnError(&err, out)
 	if e.info.version == nil {
-		return fmt.Errorf("singletable: Mutate %s: the entity has no version field: %w", e.info.name, ErrInvalidInput)
+		return errorf("Mutate %s: the entity has no version field: %w", e.info.name, ErrInvalidInput)
 	}
 	b := e.table.opts.Backoff
 	if b.MaxAttempts == 0 && b.MaxElapsed == 0 {
@@ -289,6 +294,7 @@ func (e *entity) mutateOnce(ctx context.Context, key reflect.Value, k map[string
 	}
 	// Planned as a Put pinned to what was read: the version plan refuses a
 	// function that changed the version.
+	o.env = explainEnv(ctx)                       // explain.go: nil but under Explain
 	w, err := e.info.planPut(next, kindPut, o, p) // planner.go
 	if err != nil {
 		return e.itemErr("Mutate", wantKey, err)

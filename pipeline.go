@@ -4,11 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/aws/smithy-go"
-	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/singletable/singletable/internal/attrvalue"
 	"github.com/singletable/singletable/internal/condwrite"
@@ -73,10 +70,16 @@ func (t *Table) execute(ctx context.Context, w *writeRequest) (map[string]types.
 	}
 	b := t.opts.Backoff.withDefaults()
 	maybeSent := false // an earlier attempt may have been applied
+	blind := false     // and it was sent again without reading the item (resendable)
 	for attempt := 1; ; attempt++ {
 		attrs, err := w.call(ctx, t, condwrite.DefiniteRetries)
 		if err == nil {
 			return t.settled(w, attrs, false)
+		}
+		if blind && !isConditionFailed(err) && !ambiguous(err) {
+			// Sent again after a lost answer without judging it: this failure
+			// says nothing of the earlier attempt, which may have landed.
+			return nil, t.unproven(w, err, fmt.Sprintf("the answer to attempt %d was lost and the write was sent again, which failed", attempt-1))
 		}
 		if replicatedConflict(err) && attempt < b.MaxAttempts {
 			// Refused, applied nothing: sent again after the backoff, its
@@ -106,7 +109,8 @@ func (t *Table) execute(ctx context.Context, w *writeRequest) (map[string]types.
 		var v verdict
 		var why string
 		var cur map[string]types.AttributeValue
-		if w.resendable && !ccf {
+		blind = w.resendable && !ccf
+		if blind {
 			v = notLanded // idempotent: the SDK would have sent it again too
 			t.event(ctx, SpanEvent{Name: EventAmbiguous, How: "resend", Err: err})
 		} else {
@@ -133,10 +137,16 @@ func (t *Table) execute(ctx context.Context, w *writeRequest) (map[string]types.
 		default:
 			return nil, t.unproven(w, err, why)
 		}
+		if blind && attempt >= b.MaxAttempts {
+			return nil, t.unproven(w, err, fmt.Sprintf("sent %d times (it is idempotent), and every answer was lost", attempt))
+		}
 		if attempt >= b.MaxAttempts {
 			return nil, t.itemErr(w, fmt.Errorf("not applied after %d attempts: %w", attempt, err))
 		}
 		if werr := b.Wait(ctx, attempt); werr != nil {
+			if blind {
+				return nil, t.unproven(w, err, "its answer was lost, and the wait to send it again ended: "+werr.Error())
+			}
 			return nil, t.itemErr(w, fmt.Errorf("not applied: %w: %w", err, werr))
 		}
 	}
@@ -307,24 +317,10 @@ func (t *Table) itemErr(w *writeRequest, err error) error {
 }
 
 // ambiguous reports whether a failed call may have been applied: the request may
-// have reached DynamoDB but no answer came back, or the answer was a 5xx. A
-// connection that could not be opened sent nothing.
-func ambiguous(err error) bool {
-	var send *smithyhttp.RequestSendError
-	var de *smithy.DeserializationError
-	var ce *smithy.CanceledError
-	var re *smithyhttp.ResponseError
-	var op *net.OpError
-	switch {
-	case errors.As(err, &send) && errors.As(err, &op) && op.Op == "dial":
-		return false
-	case errors.As(err, &send), errors.As(err, &de), errors.As(err, &ce):
-		return true
-	case errors.As(err, &re):
-		return re.HTTPStatusCode() >= 500
-	}
-	return false
-}
+// have reached DynamoDB but no answer came back, or the answer was a 5xx, or the
+// client answered nothing at all. A connection that could not be opened sent
+// nothing, nor did a call refused before sending (its context had ended).
+func ambiguous(err error) bool { return condwrite.AmbiguousSent(err) }
 
 // replicatedConflict reports whether err is a ReplicatedWriteConflictException:
 // a write to a global table with multi-Region strong consistency refused, having

@@ -7,7 +7,6 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
-	"fmt"
 	"io"
 	"time"
 )
@@ -51,7 +50,7 @@ func (e *planEnv) read(b []byte) error {
 		r = e.rand
 	}
 	if _, err := io.ReadFull(r, b); err != nil {
-		return fmt.Errorf("singletable: random source: %w", err)
+		return errorf("random source: %w", err)
 	}
 	return nil
 }

@@ -1,7 +1,6 @@
 package singletable
 
 import (
-	"fmt"
 	"reflect"
 	"strconv"
 
@@ -468,15 +467,17 @@ func (p *writePlan) condition(user expression.ConditionBuilder) error {
 	case len(p.guards) == 0 && w.pin == nil && w.update == "":
 		return w.setFixedCondition(info.putGuard, user)
 	}
-	existing := expr.And(append([]string{w.b.Name(t.opts.TypeAttribute) + " = " + w.b.S(info.discriminator)}, p.guards...)...)
+	existing := func() string { return expr.And(append([]string{info.typeIs(&w.b)}, p.guards...)...) } // adopt.go
 	var guard string
 	switch {
 	case p.mayCreate():
-		guard = info.absentOr(&w.b, existing)
+		guard = info.absentOr(&w.b, existing())
+	case p.kind == kindUpdate && info.adopt: // the type guard is an OR (adopt.go): each term in parentheses
+		guard = expr.And(append([]string{"attribute_exists(" + w.b.Name(t.opts.PartitionKey) + ")", info.typeIs(&w.b)}, p.guards...)...)
 	case p.kind == kindUpdate:
-		guard = "attribute_exists(" + w.b.Name(t.opts.PartitionKey) + ") AND " + existing
+		guard = "attribute_exists(" + w.b.Name(t.opts.PartitionKey) + ") AND " + existing()
 	default:
-		guard = existing
+		guard = existing()
 	}
 	return w.setCondition(expr.And(w.pinGuard(t), guard), user)
 }
@@ -497,7 +498,7 @@ func (w *writeRequest) settle(attrs map[string]types.AttributeValue, lost bool) 
 func (w *writeRequest) setCondition(guard string, cond expression.ConditionBuilder) error {
 	user, err := w.b.Condition(cond)
 	if err != nil {
-		return fmt.Errorf("singletable: condition: %w: %w", ErrInvalidInput, err)
+		return errorf("condition: %w: %w", ErrInvalidInput, err)
 	}
 	w.userCond = user != ""
 	w.cond = expr.And(guard, user)
@@ -541,7 +542,7 @@ func (w *writeRequest) pinGuard(t *Table) string {
 // typeGuard is the condition that keeps a write from touching an item of another
 // entity type at the same key: the item is absent or of this type.
 func (info *entityInfo) typeGuard(b *expr.Builder) string {
-	return "attribute_not_exists(" + b.Name(info.table.opts.PartitionKey) + ") OR " + b.Name(info.table.opts.TypeAttribute) + " = " + b.S(info.discriminator)
+	return "attribute_not_exists(" + b.Name(info.table.opts.PartitionKey) + ") OR " + info.typeIs(b) // adopt.go
 }
 
 // absentOr is the guard of a write that may create the item: none at the key, or

@@ -81,7 +81,7 @@ func (e *entity) project(attrs []string) projection {
 	}
 	for _, a := range attrs {
 		if _, ok := e.info.plan.Field(a); !ok {
-			p.err = fmt.Errorf("singletable: Project %s: %q is not a stored attribute of %s%s (its attributes: %s): %w", e.info.name, a, e.info.name, e.info.suggestAttr(a), strings.Join(e.info.fieldNames(), ", "), ErrInvalidInput)
+			p.err = errorf("Project %s: %q is not a stored attribute of %s%s (its attributes: %s): %w", e.info.name, a, e.info.name, e.info.suggestAttr(a), strings.Join(e.info.fieldNames(), ", "), ErrInvalidInput)
 			return p
 		}
 		if !slices.Contains(p.attrs, a) {
@@ -288,7 +288,7 @@ func (p *projection) project(o *queryOptions, call string) error {
 	}
 	list, err := e.table.readList(e.info, ix, p.attrs)
 	if err != nil {
-		return fmt.Errorf("singletable: %s %s: Project: %w", call, e.info.name, err)
+		return errorf("%s %s: Project: %w", call, e.info.name, err)
 	}
 	o.project = list
 	return nil
@@ -403,7 +403,7 @@ func (p *projection) batchGetRead(ctx context.Context, keys reflect.Value, opts 
 	}
 	plan, err := e.table.keyPlan(e.info, o, true) // readpath.go: partial, never written back
 	if err != nil {
-		return false, fmt.Errorf("singletable: BatchGet %s: %w", e.info.name, err)
+		return false, errorf("BatchGet %s: %w", e.info.name, err)
 	}
 	list, _ := e.table.readList(e.info, Index{}, p.attrs)
 	list = plan.expiry.readsTTL(list) // ttl.go: SkipExpired reads the TTL too
@@ -477,7 +477,7 @@ func (p *projection) all(ctx context.Context, sv reflect.Value, opts []QueryOpti
 // refuseIterPartial refuses an iterator over a read that would be partial: its
 // values could not say so. hint names the calls that can make the read.
 func (t *Table) refuseIterPartial(call, what string, ix Index, hint string) error {
-	return fmt.Errorf("singletable: %s %s: index %s projects %s, which does not hold every field: its items would be partial, and an iterator's values cannot say so; %s: %w",
+	return errorf("%s %s: index %s projects %s, which does not hold every field: its items would be partial, and an iterator's values cannot say so; %s: %w",
 		call, what, ix.Name, t.projectionText(ix), hint, ErrInvalidInput)
 }
 

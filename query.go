@@ -44,10 +44,10 @@ func (c consistentOption) applyCollection(o *queryOptions) error { return c.appl
 func applyOptions[O any](o *queryOptions, call, what string, opts []O, apply func(O, *queryOptions) error) error {
 	for i, opt := range opts {
 		if any(opt) == nil {
-			return fmt.Errorf("singletable: %s %s: option %d is nil: %w", call, what, i+1, ErrInvalidInput)
+			return errorf("%s %s: option %d is nil: %w", call, what, i+1, ErrInvalidInput)
 		}
 		if err := apply(opt, o); err != nil {
-			return fmt.Errorf("singletable: %s %s: %w", call, what, err)
+			return errorf("%s %s: %w", call, what, err)
 		}
 	}
 	return nil
@@ -346,7 +346,7 @@ func (t *Table) prepareQuery(info *entityInfo, sv reflect.Value, o *queryOptions
 		what = info.name
 	}
 	fail := func(format string, args ...any) error {
-		return fmt.Errorf("singletable: Query %s: "+format, append([]any{what}, args...)...)
+		return errorf("Query %s: "+format, append([]any{what}, args...)...)
 	}
 	if ix, ok := t.index(o.index); ok && ix.Native() {
 		return t.prepareNativeQuery(info, ix, sv, o, asEntity) // multiattr_query.go
@@ -447,14 +447,14 @@ func (t *Table) queryPartition(info *entityInfo, sv reflect.Value, o *queryOptio
 	case o.partition != nil:
 		pv := *o.partition
 		if err := t.checkKeyText(t.partitionAttr(o.index), pv, MaxPartitionKeyBytes); err != nil { // keytypes.go
-			return "", fmt.Errorf("singletable: Query %s: Partition(%q): %w", what, pv, err)
+			return "", errorf("Query %s: Partition(%q): %w", what, pv, err)
 		}
 		return pv, nil
 	case pkT == nil:
-		return "", fmt.Errorf("singletable: Query %s: no partition value: %w", what, ErrInvalidInput)
+		return "", errorf("Query %s: no partition value: %w", what, ErrInvalidInput)
 	}
 	if err := info.checkShard(sv); err != nil && pkT == info.pk {
-		return "", fmt.Errorf("singletable: Query %s: %w (query every shard with QueryShards)", what, err)
+		return "", errorf("Query %s: %w (query every shard with QueryShards)", what, err)
 	}
 	pv, _, err := pkT.render(info, sv, false)
 	return pv, err
@@ -615,7 +615,7 @@ func nonNil(items reflect.Value) {
 // appends it to sl when the read keeps it.
 func (e *entity) addItem(ctx context.Context, pq *preparedQuery, sl *wire.Slice, item map[string]types.AttributeValue) error {
 	if _, err := pq.plan.readInto(ctx, item, sl); err != nil {
-		return fmt.Errorf("singletable: %s %s: %w", pq.call(), e.info.name, err)
+		return errorf("%s %s: %w", pq.call(), e.info.name, err)
 	}
 	return nil
 }
@@ -631,7 +631,7 @@ type pageMeta struct {
 func (t *Table) fetchPage(ctx context.Context, pq *preparedQuery, start map[string]types.AttributeValue, what string) (*dynamodb.QueryOutput, pageMeta, error) {
 	out, err := t.send(ctx, pq, start)
 	if err != nil {
-		return nil, pageMeta{}, fmt.Errorf("singletable: %s %s: %w", pq.call(), what, err)
+		return nil, pageMeta{}, errorf("%s %s: %w", pq.call(), what, err)
 	}
 	if pq.treeRoot != "" {
 		out.Items = t.keepTree(out.Items, pq)
@@ -675,7 +675,7 @@ func (t *Table) pageMeta(pq *preparedQuery, out *dynamodb.QueryOutput, what stri
 	if len(out.LastEvaluatedKey) > 0 {
 		c, err := t.encodeCursor(pq, out.LastEvaluatedKey)
 		if err != nil {
-			return pageMeta{}, fmt.Errorf("singletable: %s %s: %w", pq.call(), what, err)
+			return pageMeta{}, errorf("%s %s: %w", pq.call(), what, err)
 		}
 		meta.cursor = c
 	}

@@ -200,7 +200,7 @@ func (r *Railroad[K]) submit(ctx context.Context, key K, task func(context.Conte
 // which would wait for itself.
 func (r *Railroad[K]) Close(ctx context.Context) error {
 	if err := r.rr.Close(ctx); err != nil {
-		return fmt.Errorf("singletable: railroad close: %w", err)
+		return errorf("railroad close: %w", err)
 	}
 	return nil
 }

@@ -87,7 +87,7 @@ func collectKeyOptions(call, what string, opts []GetOption) (getOptions, error) 
 	var o getOptions
 	for i, opt := range opts {
 		if opt == nil {
-			return o, fmt.Errorf("singletable: %s %s: option %d is nil: %w", call, what, i+1, ErrInvalidInput)
+			return o, errorf("%s %s: option %d is nil: %w", call, what, i+1, ErrInvalidInput)
 		}
 		opt.applyGet(&o)
 	}
@@ -172,7 +172,7 @@ func (p *readPlan) checkType(item map[string]types.AttributeValue) (*entityInfo,
 // same (internal/wire: it decodes only an item whose type is {"S": the type}).
 func (info *entityInfo) isType(item map[string]types.AttributeValue) bool {
 	got, ok := item[info.table.opts.TypeAttribute].(*types.AttributeValueMemberS)
-	return ok && got != nil && got.Value == info.discriminator
+	return ok && got != nil && got.Value == info.discriminator || info.adoptable(item) // adopt.go
 }
 
 // checkWireType is phase a for an item the wire path decoded as entity typ.
@@ -227,11 +227,11 @@ func (p *readPlan) typeMismatch(av types.AttributeValue) error {
 	attr, want := p.t.opts.TypeAttribute, p.info.discriminator
 	switch x := av.(type) {
 	case *types.AttributeValueMemberS:
-		return fmt.Errorf("singletable: item has %s %q, want %q: %w", attr, x.Value, want, ErrTypeMismatch)
+		return errorf("item has %s %q, want %q: %w", attr, x.Value, want, ErrTypeMismatch)
 	case nil:
-		return fmt.Errorf("singletable: item has no %s attribute, so it is not provably a %s (%s %q): %w", attr, p.info.name, attr, want, ErrTypeMismatch)
+		return errorf("item has no %s attribute, so it is not provably a %s (%s %q): %w", attr, p.info.name, attr, want, ErrTypeMismatch)
 	}
-	return fmt.Errorf("singletable: item's %s attribute is %s, not a string, so it is not provably a %s (%s %q): %w", attr, attrvalue.Kind(av), p.info.name, attr, want, ErrTypeMismatch)
+	return errorf("item's %s attribute is %s, not a string, so it is not provably a %s (%s %q): %w", attr, attrvalue.Kind(av), p.info.name, attr, want, ErrTypeMismatch)
 }
 
 // expiredItem is phase b on a stored item.
@@ -263,7 +263,7 @@ func (p *readPlan) decodeItem(info *entityInfo, item map[string]types.AttributeV
 		if errors.As(err, &me) {
 			return nil, err
 		}
-		return nil, fmt.Errorf("singletable: decode %s: %w", info.name, err)
+		return nil, errorf("decode %s: %w", info.name, err)
 	}
 	return migrated, nil
 }

@@ -3,7 +3,6 @@ package singletable
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"fmt"
 	"reflect"
 	"strconv"
 	"strings"
@@ -41,7 +40,7 @@ const tokenLen = 32
 func newToken() (string, error) {
 	var b [16]byte
 	if _, err := rand.Read(b[:]); err != nil {
-		return "", fmt.Errorf("singletable: random token: %w", err)
+		return "", errorf("random token: %w", err)
 	}
 	return hex.EncodeToString(b[:]), nil
 }

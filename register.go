@@ -23,6 +23,7 @@ type entityInfo struct {
 	table         *Table
 	plan          *codec.Plan
 	pk, sk        *keyTemplate
+	adopt         bool                       // AdoptUntyped: untyped items at its keys are its own (adopt.go)
 	indexes       map[string][2]*keyTemplate // index name -> partition, sort (sort may be nil)
 	version       *codec.Field               // the `singletable:"version"` field, or nil
 	shard         *shardPlan                 // write sharding, or nil

@@ -221,7 +221,7 @@ func TestRegisterNilTable(t *testing.T) {
 	require.Nil(t, tbl)
 	e, err := Register[vTask](tbl)
 	require.ErrorIs(t, err, ErrInvalidInput)
-	assert.Contains(t, err.Error(), "the table is nil")
+	assert.Contains(t, err.Error(), "the *Table is nil")
 	require.Nil(t, e)
 	_, err = Register[vTask](offlineTable(t), nil)
 	assert.ErrorIs(t, err, ErrInvalidEntity, "a nil option")

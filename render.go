@@ -2,7 +2,6 @@ package singletable
 
 import (
 	"errors"
-	"fmt"
 	"reflect"
 	"slices"
 	"strconv"
@@ -172,7 +171,7 @@ func (info *entityInfo) encodeItem(sv reflect.Value) (map[string]types.Attribute
 func (info *entityInfo) encodeWhole(sv reflect.Value) (map[string]types.AttributeValue, error) {
 	item := make(map[string]types.AttributeValue, len(info.plan.Fields())+len(info.all)+1)
 	if err := info.plan.EncodeInto(sv, item); err != nil {
-		return nil, fmt.Errorf("singletable: encode %s: %w: %w", info.name, ErrInvalidInput, err)
+		return nil, errorf("encode %s: %w: %w", info.name, ErrInvalidInput, err)
 	}
 	// The base keys and the type, in one allocation.
 	avs := &[3]types.AttributeValueMemberS{2: {Value: info.discriminator}}

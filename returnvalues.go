@@ -219,7 +219,7 @@ func (e *entity) updateResult(ctx context.Context, w *writeRequest, attrs map[st
 	// UPDATED_*: a part of the item, decoded as it is (never migrated).
 	err := e.info.plan.DecodeIgnoring(attrs, rv, e.info.ignored)
 	if err != nil {
-		return fmt.Errorf("singletable: decode %s: %w", e.info.name, err)
+		return errorf("decode %s: %w", e.info.name, err)
 	}
 	return nil
 }

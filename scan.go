@@ -199,7 +199,12 @@ func (e *entity) prepareScan(opts []ScanOption, p *projection) (*preparedQuery, 
 // default they fail the page). [Segments] and [Segment] make it one segment of a
 // parallel scan, as for [Entity.Scan]. Cost: every item read, 0.5 RCU per 4 KB
 // (1 with [Consistent]).
-func (t *Table) Scan(ctx context.Context, opts ...TableScanOption) (Page[any], error) {
+func (t *Table) Scan(ctx context.Context, opts ...TableScanOption) (_ Page[any], err error) {
+	if err := t.refused("Table.Scan"); err != nil {
+		return Page[any]{}, err
+	}
+	ctx, done := t.begin(ctx, "Scan")
+	defer done(&err)
 	pq, _, err := t.prepareTableScan(opts)
 	if err != nil {
 		return Page[any]{}, err
@@ -215,6 +220,9 @@ func (t *Table) Scan(ctx context.Context, opts ...TableScanOption) (Page[any], e
 // return, page after page. It stops at the first error, which it yields with a
 // nil value.
 func (t *Table) ScanAll(ctx context.Context, opts ...TableScanOption) iter.Seq2[any, error] {
+	if err := t.refused("Table.ScanAll"); err != nil {
+		return func(yield func(any, error) bool) { yield(nil, err) }
+	}
 	return spanned(ctx, t.begin, "ScanAll", func(ctx context.Context, yield func(any, error) bool) {
 		pq, _, err := t.prepareTableScan(opts)
 		if err == nil && pq.plan.partial {
@@ -258,7 +266,7 @@ func (t *Table) prepareScan(info *entityInfo, o *queryOptions) (*preparedQuery, 
 		what = info.name
 	}
 	fail := func(format string, args ...any) error {
-		return fmt.Errorf("singletable: Scan %s: "+format, append([]any{what}, args...)...)
+		return errorf("Scan %s: "+format, append([]any{what}, args...)...)
 	}
 	ix, _, _, err := t.queryTemplates(info, o.index)
 	if err != nil {
@@ -283,7 +291,7 @@ func (t *Table) prepareScan(info *entityInfo, o *queryOptions) (*preparedQuery, 
 	if info != nil {
 		kind = info.discriminator
 		if !pq.plan.parseKeys { // items that hold their type are filtered on it by DynamoDB
-			filter = expr.And(filter, b.Name(t.opts.TypeAttribute)+" = "+b.S(info.discriminator))
+			filter = expr.And(filter, info.typeIs(&b)) // adopt.go: untyped items too, for an entity that adopts them
 		}
 	}
 	if x := pq.plan.expiry; x != nil { // SkipExpired (ttl.go)

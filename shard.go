@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -72,6 +73,9 @@ func compileSharding(info *entityInfo, opts string) error {
 	var by []string
 	for _, opt := range strings.Split(opts, ",") {
 		k, v, _ := strings.Cut(strings.TrimSpace(opt), "=")
+		if !slices.Contains(entityTagOptions, k+"=") {
+			k = "" // refused below
+		}
 		switch k {
 		case "shards":
 			n, err := strconv.Atoi(v)
@@ -85,7 +89,7 @@ func compileSharding(info *entityInfo, opts string) error {
 			}
 			by = strings.Split(v, "+")
 		default:
-			return fail("unknown entity option " + strconv.Quote(opt) + " (want shards=N or shardBy=attr+attr)")
+			return fail("unknown entity option " + strconv.Quote(opt) + " (want shards=N, shardBy=attr+attr or unique=attr+attr)")
 		}
 	}
 	if count == 0 {
@@ -186,9 +190,9 @@ func (s *shardFeature) plan(p *writePlan) error {
 	if len(s.sp.by) == 0 && p.kind != kindBatchPut {
 		switch {
 		case p.kind == kindCreate:
-			return fmt.Errorf("singletable: %s is sharded at random, so two Creates of one item can land in two shards and both succeed: Create needs one place per item; shard by a hash of the item's id (singletable:\"shards=N,shardBy=id\") or use Put: %w", info.name, ErrInvalidInput)
+			return errorf("%s is sharded at random, so two Creates of one item can land in two shards and both succeed: Create needs one place per item; shard by a hash of the item's id (singletable:\"shards=N,shardBy=id\") or use Put: %w", info.name, ErrInvalidInput)
 		case p.zeroVersion && (p.shardDrawn || s.sp.shardOf(p.sv) == 0):
-			return fmt.Errorf("singletable: %s is sharded at random and versioned: a Put at version 0 creates the item or fails if it exists, but a shard drawn at random can check only itself, so a copy in another shard would go unseen; set the shard, shard by a hash of the item's id (singletable:\"shards=N,shardBy=id\"), or pass Clobber(): %w", info.name, ErrInvalidInput)
+			return errorf("%s is sharded at random and versioned: a Put at version 0 creates the item or fails if it exists, but a shard drawn at random can check only itself, so a copy in another shard would go unseen; set the shard, shard by a hash of the item's id (singletable:\"shards=N,shardBy=id\"), or pass Clobber(): %w", info.name, ErrInvalidInput)
 		case p.env.replay:
 			return fmt.Errorf("%s is sharded at random, so a TxPut planned again draws another shard: a transaction with a token must be the same when resent; shard by a hash (shardBy): %w", info.name, ErrInvalidInput)
 		}
@@ -280,7 +284,7 @@ func (e *entity) locateShard(ctx context.Context, sv reflect.Value, consistent b
 			t.name: {Keys: pending[:n], ConsistentRead: aws.Bool(consistent)},
 		}})
 		if err != nil {
-			return nil, fmt.Errorf("singletable: locate %s's shard: %w", e.info.name, err)
+			return nil, errorf("locate %s's shard: %w", e.info.name, err)
 		}
 		for _, item := range out.Responses[t.name] {
 			for s, k := range keys {
@@ -293,7 +297,7 @@ func (e *entity) locateShard(ctx context.Context, sv reflect.Value, consistent b
 		again := out.UnprocessedKeys[t.name].Keys
 		pending = append(again, pending[n:]...)
 		if err := retry.After(ctx, n, len(again)); err != nil {
-			return nil, fmt.Errorf("singletable: locate %s's shard: %w: %w", e.info.name, ErrUnprocessed, err)
+			return nil, errorf("locate %s's shard: %w: %w", e.info.name, ErrUnprocessed, err)
 		}
 	}
 	return nil, fmt.Errorf("no item at any of its %d shards: %w", sp.count, ErrNotFound)

@@ -3,9 +3,12 @@ package singletable
 import (
 	"fmt"
 	"reflect"
+	"slices"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/singletable/singletable/internal/codec"
 	"github.com/singletable/singletable/internal/expr"
 	"github.com/singletable/singletable/internal/keytmpl"
 	"github.com/singletable/singletable/internal/sortcond"
@@ -58,6 +61,12 @@ func sortKey(op skOp, values ...any) QueryOption {
 // begins with its prefix (see [Template.Prefix]): SKBeginsWith matches them all,
 // SKLessThan and SKGreaterThanEqual bound below the group, SKLessThanEqual and
 // SKGreaterThan bound above it.
+//
+// A value of the entity type that sets fields its rendering would ignore is
+// refused before anything is sent, naming the field and the sort key's inputs:
+// one that sets none of the sort key's inputs but other fields
+// (SK[Task]().Between(Task{Title: "a"}, ...) on SK "TASK#{taskId}"), or an input
+// after an unset one. A whole value (its inputs set, other fields too) is taken.
 //
 // A value of any other type is refused before anything is sent, naming the sort
 // key's placeholders and their fields; so is, in an entity query, a string that the
@@ -177,9 +186,50 @@ func (k skCondition) build(b *expr.Builder, c *skCond) (string, string, error) {
 		if sv, ok := k.asEntity(v); ok {
 			vals[j] = k.render(sv)
 			vals[j].V = v
+			if err := k.ignored(sv, vals[j].Missing, c.op); err != nil {
+				return "", "", err
+			}
 		}
 	}
 	return cond.Build(b, c.op, vals)
+}
+
+// ignored refuses a condition value sv that sets a field its rendering ignores:
+// an input of the sort key after the first unset one (rendering stops there), or,
+// when it sets no input of the sort key at all, a field that is none of its
+// inputs (nor the partition key's). Such a condition would be sent as the
+// template's prefix alone and match other items than the value says.
+func (k skCondition) ignored(sv reflect.Value, missing int, op skOp) error {
+	if missing < 0 || k.info == nil {
+		return nil
+	}
+	kt := k.tmpl
+	label := func(f *codec.Field) string { return f.Name + " (" + k.info.name + "." + f.GoName + ")" }
+	var inputs []string
+	for _, f := range kt.fields {
+		inputs = append(inputs, label(f))
+	}
+	fail := func(f *codec.Field, why string) error {
+		return errorf("Query %s: %s: the value sets %s, %s %s %q renders from %s, in that order, up to the first unset one: set the inputs before it, or give the rendered key as a string: %w",
+			k.what, skFuncNames[op], label(f), why, kt.attr, kt.tmpl.k.Text, strings.Join(inputs, ", "), ErrInvalidInput)
+	}
+	for _, f := range kt.fields[missing+1:] {
+		if sortcond.Input(f, sv).Kind != keytmpl.KindMissing {
+			return fail(f, "but "+label(kt.fields[missing])+" before it is unset, so it is not rendered:")
+		}
+	}
+	if missing > 0 {
+		return nil
+	}
+	for _, f := range k.info.plan.Fields() {
+		if slices.Contains(kt.fields, f) || (k.pk != nil && slices.Contains(k.pk.fields, f)) {
+			continue
+		}
+		if fv, ok := f.ValueOf(sv); ok && !fv.IsZero() {
+			return fail(f, "which is not an input of the sort key, and none of its inputs:")
+		}
+	}
+	return nil
 }
 
 // render renders the sort key template from sv as a prefix, its inputs read as

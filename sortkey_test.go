@@ -189,3 +189,57 @@ func TestTypedSortKeyConditions(t *testing.T) {
 	assert.ErrorIs(t, err, ErrInvalidInput)
 	_ = customers
 }
+
+// TestTypedSortKeyConditionIgnoredFields: a condition value whose fields the sort
+// key would not render (none of its inputs set, other fields set; or an input set
+// after an unset one) is refused before sending, naming the field and the key's
+// inputs, on the table's sort key and an index's, for every call that takes a
+// condition; a whole value (its inputs set) and a key value's partition inputs
+// pass (issue 37, scenario 13).
+func TestTypedSortKeyConditionIgnoredFields(t *testing.T) {
+	tbl := offlineTable(t)
+	orders := MustRegister[tOrder](tbl)
+	key := tOrder{CustomerID: "c1"}
+	ctx := context.Background()
+	var sent []string
+	for name, opt := range map[string]QueryOption{
+		"SK[T].Between of fields that are not inputs":   SK[tOrder]().Between(tOrder{Note: "a"}, tOrder{Note: "z"}),
+		"SKGreaterThan of a field that is not an input": SKGreaterThan(tOrder{Total: 5}),
+		"SK[T].BeginsWith": SK[tOrder]().BeginsWith(tOrder{Status: "open"}),
+	} {
+		_, err := orders.core().prepareQuery(reflectValue(&key), []QueryOption{opt})
+		require.ErrorIs(t, err, ErrInvalidInput, name)
+		assert.Contains(t, err.Error(), "which is not an input of the sort key", name)
+		assert.Contains(t, err.Error(), "orderId (tOrder.OrderID)", name)
+		assert.Contains(t, err.Error(), `"ORDER#{orderId}"`, name)
+		sent = append(sent, name)
+	}
+	// On GSI1, whose sort key is {createdAt:time}#{orderId}: orderId without createdAt.
+	gsiKey := tOrder{Status: "open"}
+	_, err := orders.core().prepareQuery(reflectValue(&gsiKey), []QueryOption{On("GSI1"), SK[tOrder]().GreaterThan(tOrder{OrderID: "o1"})})
+	require.ErrorIs(t, err, ErrInvalidInput)
+	assert.Contains(t, err.Error(), "but createdAt (tOrder.CreatedAt) before it is unset")
+	// Every call that takes a condition refuses it, before sending (the table is offline).
+	bad := SK[tOrder]().Between(tOrder{Note: "a"}, tOrder{Note: "z"})
+	_, err = orders.Query(ctx, key, bad)
+	assert.ErrorIs(t, err, ErrInvalidInput)
+	_, err = orders.Count(ctx, key, bad)
+	assert.ErrorIs(t, err, ErrInvalidInput)
+	_, err = orders.Project("orderId").Query(ctx, key, bad)
+	assert.ErrorIs(t, err, ErrInvalidInput)
+	for _, err := range orders.All(ctx, key, bad) {
+		assert.ErrorIs(t, err, ErrInvalidInput)
+	}
+
+	// A whole value (its inputs set, other fields too), a zero value (the
+	// template's prefix) and a partition input alone are accepted.
+	for _, opt := range []QueryOption{
+		SK[tOrder]().GreaterThan(tOrder{CustomerID: "c1", OrderID: "o1", Note: "n", Total: 3}),
+		SK[tOrder]().BeginsWith(tOrder{}),
+		SK[tOrder]().BeginsWith(tOrder{CustomerID: "c1"}),
+	} {
+		_, err := orders.core().prepareQuery(reflectValue(&key), []QueryOption{opt})
+		assert.NoError(t, err)
+	}
+	assert.Len(t, sent, 3)
+}

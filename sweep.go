@@ -165,7 +165,7 @@ func (e *entity) sweep(ctx context.Context, opts []SweepOption) (_ SweepStats, e
 	defer done(&err)
 	mp := e.info.migration
 	if mp == nil {
-		return SweepStats{}, fmt.Errorf("singletable: Sweep %s: the entity has no migrations: %w", e.info.name, ErrInvalidInput)
+		return SweepStats{}, errorf("Sweep %s: the entity has no migrations: %w", e.info.name, ErrInvalidInput)
 	}
 	o := sweepOptions{Config: sweep.Config{Total: 4, Scan: sweep.Scan{PageSize: 100}}}
 	for _, opt := range opts {
@@ -173,11 +173,11 @@ func (e *entity) sweep(ctx context.Context, opts []SweepOption) (_ SweepStats, e
 			continue
 		}
 		if err := opt.applySweep(&o); err != nil {
-			return SweepStats{}, fmt.Errorf("singletable: Sweep %s: %w", e.info.name, err)
+			return SweepStats{}, errorf("Sweep %s: %w", e.info.name, err)
 		}
 	}
 	if err := o.CheckRange(ErrInvalidInput); err != nil {
-		return SweepStats{}, fmt.Errorf("singletable: Sweep %s: %w", e.info.name, err)
+		return SweepStats{}, errorf("Sweep %s: %w", e.info.name, err)
 	}
 	if o.store == nil {
 		o.store = &MemoryStore{}
@@ -198,6 +198,12 @@ func (e *entity) sweep(ctx context.Context, opts []SweepOption) (_ SweepStats, e
 	}
 	c.Scan.Client, c.Scan.Table, c.Scan.TypeAttribute, c.Scan.Type = t.client, t.name, t.opts.TypeAttribute, info.discriminator
 	c.Scan.SchemaAttribute, c.Scan.Current = t.opts.SchemaAttribute, info.migration.current
+	if info.adopt { // adopt.go: untyped items at the entity's keys are stamped too
+		c.Scan.Untyped, c.Scan.PartitionKey = true, t.opts.PartitionKey
+		if info.pk != nil && info.pk.typ == "" {
+			c.Scan.UntypedPrefix = info.pk.tmpl.StaticPrefix()
+		}
+	}
 	c.Item = func(ctx context.Context, item sweep.Item) sweep.Result { return e.migrateItem(ctx, &plan, item) }
 	c.Encode, c.Decode, c.KeyOf, c.Sleep = t.encodeScanCursor, t.decodeScanCursor, t.keyOf, sleepContext
 	if o.progress != nil {
@@ -206,7 +212,7 @@ func (e *entity) sweep(ctx context.Context, opts []SweepOption) (_ SweepStats, e
 	st, err := sweep.Run(ctx, c)
 	stats := sweepStats(st)
 	if err != nil {
-		return stats, fmt.Errorf("singletable: Sweep %s: %w", e.info.name, err)
+		return stats, errorf("Sweep %s: %w", e.info.name, err)
 	}
 	return stats, nil
 }

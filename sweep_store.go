@@ -2,7 +2,6 @@ package singletable
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/singletable/singletable/internal/sweepstore"
 )
@@ -97,14 +96,14 @@ var _ SweepStore = (*TableStore)(nil)
 // failed) is a key or type attribute of t.
 func NewTableStore(t *Table) (*TableStore, error) {
 	if t == nil {
-		return nil, fmt.Errorf("singletable: NewTableStore: nil table: %w", ErrInvalidInput)
+		return nil, errorf("NewTableStore: nil table: %w", ErrInvalidInput)
 	}
 	if !t.stringKeys() { // keytypes.go
-		return nil, fmt.Errorf("singletable: NewTableStore %s: the store keeps its items under string partition and sort keys, and this table has a number, binary or no sort key: use a table of its own: %w", t.name, ErrInvalidInput)
+		return nil, errorf("NewTableStore %s: the store keeps its items under string partition and sort keys, and this table has a number, binary or no sort key: use a table of its own: %w", t.name, ErrInvalidInput)
 	}
 	for _, a := range sweepstore.Attrs {
 		if _, isKey := t.keys[a]; isKey || a == t.opts.TypeAttribute {
-			return nil, fmt.Errorf("singletable: NewTableStore %s: attribute %q is a key or type attribute of the table: %w", t.name, a, ErrInvalidInput)
+			return nil, errorf("NewTableStore %s: attribute %q is a key or type attribute of the table: %w", t.name, a, ErrInvalidInput)
 		}
 	}
 	return &TableStore{t: t}, nil

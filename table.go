@@ -378,6 +378,20 @@ type Table struct {
 	failedItems atomic.Int32
 }
 
+// refused returns the error of a call (op) on a nil or zero Table, which only
+// NewTable makes usable; nil for a Table NewTable made. Every method of Table
+// that can fail, and Register and NewCollection, ask it first, so that such a
+// Table is an error naming the mistake, never a panic.
+func (t *Table) refused(op string) error {
+	switch {
+	case t == nil:
+		return errorf("%s: the *Table is nil (was the error of NewTable ignored?): %w", op, ErrInvalidInput)
+	case t.client == nil:
+		return errorf("%s: the Table is a zero value; make it with NewTable: %w", op, ErrInvalidInput)
+	}
+	return nil
+}
+
 // libraryAttributes lists the attributes the library writes itself, those most
 // items carry first: the base table's key and type attributes, the indexes' keys,
 // the schema attribute and the receipt slots.
@@ -446,6 +460,9 @@ func (t *Table) addCloser(f func()) {
 // everything else (a later migrated read then writes back nothing). Close is
 // idempotent and safe to call concurrently with reads.
 func (t *Table) Close() {
+	if t == nil {
+		return
+	}
 	t.mu.Lock()
 	closers := t.closers
 	t.closers = nil
@@ -470,7 +487,7 @@ type keyRole struct {
 // see ItemClient for which get the wire path and SDK middleware.
 func NewTable(client ItemClient, name string, opts ...TableOption) (*Table, error) {
 	if client == nil {
-		return nil, fmt.Errorf("singletable: NewTable %q: nil client: %w", name, ErrInvalidInput)
+		return nil, errorf("NewTable %q: nil client: %w", name, ErrInvalidInput)
 	}
 	if err := checkTableName(name); err != nil {
 		return nil, err
@@ -478,19 +495,19 @@ func NewTable(client ItemClient, name string, opts ...TableOption) (*Table, erro
 	var o TableOptions
 	for i, opt := range opts {
 		if opt == nil {
-			return nil, fmt.Errorf("singletable: NewTable %q: option %d is nil: %w", name, i+1, ErrInvalidInput)
+			return nil, errorf("NewTable %q: option %d is nil: %w", name, i+1, ErrInvalidInput)
 		}
 		if err := opt.applyTable(&o); err != nil {
-			return nil, fmt.Errorf("singletable: NewTable %q: %w", name, err)
+			return nil, errorf("NewTable %q: %w", name, err)
 		}
 	}
 	o.fillDefaults()
 	if err := keyError(keytmpl.CheckDelimiter(o.Delimiter)); err != nil {
-		return nil, fmt.Errorf("singletable: NewTable %q: %w", name, err)
+		return nil, errorf("NewTable %q: %w", name, err)
 	}
 	traits := clientTraits(&o, client) // client.go
 	if o.WireDecoding != nil && *o.WireDecoding && !traits.wire() {
-		return nil, fmt.Errorf("singletable: NewTable %q: WithWireDecoding(true): the client (%T) is not known to apply SDK middleware (APIOptions) and return the SDK's outputs unchanged, which the wire path needs; declare it with WithClientTraits or TraitsClient, or leave the option out: %w", name, client, ErrInvalidInput)
+		return nil, errorf("NewTable %q: WithWireDecoding(true): the client (%T) is not known to apply SDK middleware (APIOptions) and return the SDK's outputs unchanged, which the wire path needs; declare it with WithClientTraits or TraitsClient, or leave the option out: %w", name, client, ErrInvalidInput)
 	}
 	t := &Table{
 		user:     client,
@@ -510,10 +527,10 @@ func NewTable(client ItemClient, name string, opts ...TableOption) (*Table, erro
 		t.client = wrap.Items{C: t.client, Around: t.observed}
 	}
 	if err := t.addKeys(); err != nil {
-		return nil, fmt.Errorf("singletable: NewTable %q: %w", name, err)
+		return nil, errorf("NewTable %q: %w", name, err)
 	}
 	if err := t.checkOwnAttributes(); err != nil {
-		return nil, fmt.Errorf("singletable: NewTable %q: %w", name, err)
+		return nil, errorf("NewTable %q: %w", name, err)
 	}
 	return t, nil
 }
@@ -608,11 +625,11 @@ func (t *Table) addKey(attr string, role keyRole) error {
 	if attr == t.opts.TypeAttribute {
 		return fmt.Errorf("key attribute %q is also the type attribute: %w", attr, ErrInvalidInput)
 	}
-	prev, dup := t.keys[attr]
-	if dup && prev.partition != role.partition {
-		return fmt.Errorf("attribute %q is a partition key in one index and a sort key in another: %w", attr, ErrInvalidInput)
-	}
-	if !dup {
+	// One attribute may be a partition key in one index and a sort key in
+	// another: the inverted index of an adjacency list (partition key SK, sort
+	// key PK) is the best-known case. Each index reads the attribute in its own
+	// role; the collision proof (disjoint.go) is the base table's alone.
+	if _, dup := t.keys[attr]; !dup {
 		t.keys[attr] = role
 	}
 	return nil
@@ -626,22 +643,35 @@ func checkTableName(name string) error {
 		}
 	}
 	if !ok {
-		return fmt.Errorf("singletable: table name %q must be 3-255 characters of [a-zA-Z0-9_.-]: %w", name, ErrInvalidInput)
+		return errorf("table name %q must be 3-255 characters of [a-zA-Z0-9_.-]: %w", name, ErrInvalidInput)
 	}
 	return nil
 }
 
 // Name returns the table name.
-func (t *Table) Name() string { return t.name }
+func (t *Table) Name() string {
+	if t == nil {
+		return ""
+	}
+	return t.name
+}
 
 // Client returns the client given to [NewTable], as it was given when it is a
 // [Client]; a client without the table management methods comes back with
 // those it lacks failing with [ErrInvalidInput]. Calls made through it directly
 // are not the table's, and are not observed.
-func (t *Table) Client() Client { return asClient(t.user) }
+func (t *Table) Client() Client {
+	if t == nil || t.user == nil {
+		return nil
+	}
+	return asClient(t.user)
+}
 
 // Options returns a copy of the table's options, defaults filled in.
 func (t *Table) Options() TableOptions {
+	if t == nil {
+		return TableOptions{}
+	}
 	o := t.opts
 	o.Indexes = append([]Index(nil), o.Indexes...)
 	for i := range o.Indexes {

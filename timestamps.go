@@ -125,7 +125,7 @@ func (s *stampField) isZero(sv reflect.Value) bool {
 func (s *stampField) set(info *entityInfo, sv reflect.Value, now time.Time) error {
 	fv, err := s.f.Settable(sv)
 	if err != nil {
-		return fmt.Errorf("singletable: %s: %w: %w", info.attrName(s.f), ErrInvalidInput, err)
+		return errorf("%s: %w: %w", info.attrName(s.f), ErrInvalidInput, err)
 	}
 	if fv.Kind() == reflect.Pointer {
 		fv.Set(reflect.New(fv.Type().Elem()))
@@ -140,12 +140,12 @@ func (s *stampField) set(info *entityInfo, sv reflect.Value, now time.Time) erro
 		}
 		if fv.CanInt() {
 			if fv.OverflowInt(n) {
-				return fmt.Errorf("singletable: %s: %d does not fit %s: %w", info.attrName(s.f), n, fv.Type(), ErrInvalidInput)
+				return errorf("%s: %d does not fit %s: %w", info.attrName(s.f), n, fv.Type(), ErrInvalidInput)
 			}
 			fv.SetInt(n)
 		} else {
 			if n < 0 || fv.OverflowUint(uint64(n)) {
-				return fmt.Errorf("singletable: %s: %d does not fit %s: %w", info.attrName(s.f), n, fv.Type(), ErrInvalidInput)
+				return errorf("%s: %d does not fit %s: %w", info.attrName(s.f), n, fv.Type(), ErrInvalidInput)
 			}
 			fv.SetUint(uint64(n))
 		}
@@ -161,7 +161,7 @@ func roundTrip(info *entityInfo, f *codec.Field, sv reflect.Value) error {
 	}
 	av, keep, err := f.Encode(fv)
 	if err != nil {
-		return fmt.Errorf("singletable: %s: %w: %w", info.attrName(f), ErrInvalidInput, err)
+		return errorf("%s: %w: %w", info.attrName(f), ErrInvalidInput, err)
 	}
 	if !keep {
 		return nil

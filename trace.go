@@ -150,6 +150,7 @@ func (t *Table) event(ctx context.Context, e SpanEvent) {
 // entity for the calls it makes. The caller defers the returned function with
 // the address of its error result.
 func (e *entity) begin(ctx context.Context, op string) (context.Context, func(*error)) {
+	ctx = usable(ctx, op)
 	ctx = e.observe(ctx)
 	if e.table.opts.Tracer == nil {
 		return ctx, noDone
@@ -160,6 +161,7 @@ func (e *entity) begin(ctx context.Context, op string) (context.Context, func(*e
 
 // begin starts the span of one of the table's operations; see Entity.begin.
 func (t *Table) begin(ctx context.Context, op string) (context.Context, func(*error)) {
+	ctx = usable(ctx, op)
 	if t == nil || t.opts.Tracer == nil {
 		return ctx, noDone
 	}
@@ -168,6 +170,20 @@ func (t *Table) begin(ctx context.Context, op string) (context.Context, func(*er
 }
 
 func noDone(*error) {}
+
+// usable returns ctx, or for a nil one (a caller's mistake) a context that has
+// already ended, its cause an error matching ErrInvalidInput that names op:
+// every call begins here (begin), and the client boundary sends nothing on an
+// ended context (sendItem), so a nil context fails the call with that error
+// instead of a panic.
+func usable(ctx context.Context, op string) context.Context {
+	if ctx != nil {
+		return ctx
+	}
+	ended, cancel := context.WithCancelCause(context.Background())
+	cancel(errorf("%s: the context is nil; pass context.Background(), context.TODO() or the request's context: %w", op, ErrInvalidInput))
+	return ended
+}
 
 // spanned is an iterator whose body runs in the span of operation op, started
 // by begin (Entity.begin or Table.begin) when the caller starts iterating and

@@ -81,30 +81,41 @@ func (t *Table) ttlAttribute() string {
 // TTLAttribute returns the table's TTL attribute: the one given with
 // [WithTTLAttribute], else that of the registered entities' ttl fields; "" when
 // there is none.
-func (t *Table) TTLAttribute() string { return t.ttlAttribute() }
+func (t *Table) TTLAttribute() string {
+	if t == nil {
+		return ""
+	}
+	return t.ttlAttribute()
+}
 
 // EnableTTL turns DynamoDB's TTL on for the table's TTL attribute
 // (DescribeTimeToLive, then UpdateTimeToLive unless it is on already). It is
 // idempotent; TTL on for another attribute is an error, as DynamoDB allows one.
 // DynamoDB may take up to an hour to apply the change. The table's client must be
 // a [TTLClient].
-func (t *Table) EnableTTL(ctx context.Context) error {
+func (t *Table) EnableTTL(ctx context.Context) (err error) {
+	if err := t.refused("Table.EnableTTL"); err != nil {
+		return err
+	}
+	ctx, done := t.begin(ctx, "EnableTTL")
+	defer done(&err)
 	if err := t.refuseExplain(ctx, "EnableTTL"); err != nil { // explain.go
 		return err
 	}
 	attr := t.ttlAttribute()
 	if attr == "" {
-		return fmt.Errorf("singletable: EnableTTL %s: no TTL attribute: tag a field singletable:\"ttl\" or use WithTTLAttribute: %w", t.name, ErrInvalidInput)
+		return errorf("EnableTTL %s: no TTL attribute: tag a field singletable:\"ttl\" or use WithTTLAttribute: %w", t.name, ErrInvalidInput)
 	}
 	c, ok := t.user.(TTLClient)
 	if !ok {
-		return fmt.Errorf("singletable: EnableTTL %s: the table's client (%T) has no UpdateTimeToLive and DescribeTimeToLive (TTLClient): %w", t.name, t.user, ErrInvalidInput)
+		return errorf("EnableTTL %s: the table's client (%T) has no UpdateTimeToLive and DescribeTimeToLive (TTLClient): %w", t.name, t.user, ErrInvalidInput)
 	}
+	c = wrap.TTL{C: c, Around: t.sendTable}
 	if t.observing() {
 		c = wrap.TTL{C: c, Around: t.observed}
 	}
 	if err := ttlexpiry.Enable(ctx, c, t.namePtr(), attr, ErrInvalidInput); err != nil {
-		return fmt.Errorf("singletable: EnableTTL %s: %w", t.name, err)
+		return errorf("EnableTTL %s: %w", t.name, err)
 	}
 	return nil
 }
@@ -116,7 +127,7 @@ func (t *Table) enableTTLAfterCreate(ctx context.Context) error {
 		return nil
 	}
 	if err := t.EnableTTL(ctx); err != nil {
-		return fmt.Errorf("singletable: CreateTable %s: the table was created, but: %w", t.name, err)
+		return errorf("CreateTable %s: the table was created, but: %w", t.name, err)
 	}
 	return nil
 }

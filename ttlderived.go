@@ -25,10 +25,18 @@ import (
 // may carry a ttl derived from a base no longer stored); a zero base leaves the
 // ttl out (the item does not expire). An Update that Sets the base stores the new
 // ttl in the same request; one that stamps the base (from=updatedAt) too, so the
-// expiry slides with every write; from=createdAt: a Put or an Upsert stores the
-// ttl with if_not_exists beside createdAt, so an existing item keeps both. An
-// Update may not Set or Remove the ttl field, nor Remove the base (the ttl would
-// outlive it: Put the item instead). Delete and TxCheck store nothing; migration
+// expiry slides with every write. from=createdAt: a Put, an Upsert or an Update
+// stores the ttl with if_not_exists beside createdAt, so an existing item keeps
+// both; an item written before the ttl was declared (its createdAt stored, no
+// ttl) gets its stored createdAt + after, never now + after: the write is
+// conditioned on the item holding its ttl or no createdAt, and when it does
+// not, sent again with the ttl derived from the createdAt it holds (one more
+// request, once per such item; a transaction's action, which cannot be sent
+// again alone, stores the ttl its own createdAt gives). An Update may not Set
+// or Remove the ttl field, nor Remove the base (the ttl would outlive it: Put
+// the item instead), nor Add to it, SetIfNotExists it or change it as a list
+// (the ttl could not move with it: Set it instead); each is refused before
+// sending. Delete and TxCheck store nothing; migration
 // write-back writes only what the migration changed. Reads judge expiry with
 // [SkipExpired] from the ttl stored, as for any ttl field. Cost: none beyond the
 // attribute.
@@ -173,12 +181,18 @@ func (d *derivedTTLFeature) plan(p *writePlan) error {
 			if keep {
 				p.setIfAbsent(ttl.Name, av, nil, reflect.Value{})
 				p.stake(&derivedTTLPart{f: ttl})
+				d.guardLegacy(p)
 			}
 		}
 		return nil
 	}
 	if p.kind != kindUpdate {
 		return nil
+	}
+	for _, c := range p.edits {
+		if c.Attr == d.from.Name && c.Op != opSet && c.Op != opRemove {
+			return fmt.Errorf("%s: %s of the base of the derived ttl %s is not supported (the ttl must move with the value the base takes, which the update cannot know): use Set: %w", info.attrName(d.from), opNames[c.Op], ttl.Name, ErrInvalidInput)
+		}
 	}
 	for _, c := range p.checks {
 		if c.f != d.from {
@@ -205,21 +219,65 @@ func (d *derivedTTLFeature) plan(p *writePlan) error {
 	}
 	if a, ok := stamped(p.absent); ok { // createdAt, stored where the item has none
 		if sec, ok := d.expiry(a.fv); ok {
-			return d.store(p, sec, true)
+			if err := d.store(p, sec, true); err != nil {
+				return err
+			}
+			d.guardLegacy(p)
 		}
 	}
 	return nil
 }
 
-// store has an Update store the ttl sec (ifAbsent: where the item has none).
-func (d *derivedTTLFeature) store(p *writePlan, sec int64, ifAbsent bool) error {
-	tv := reflect.New(p.info.goType).Elem()
-	if err := d.setTTL(p.info, tv, sec, true); err != nil {
-		return err
+// guardLegacy guards a write that stores the ttl with if_not_exists beside the
+// createdAt it keeps against an item written before the ttl was declared (its
+// createdAt stored, no ttl): such an item gets its stored createdAt + after
+// (ttlexpiry.Legacy: the write is adapted and sent again). A transaction's
+// action, which cannot be sent again alone, is left as planned.
+func (d *derivedTTLFeature) guardLegacy(p *writePlan) {
+	if p.env != nil && p.env.tx {
+		return
+	}
+	info := p.info
+	l, guard := ttlexpiry.NewLegacy(&p.w.b, d.d.ttl.Name, d.from.Name, func(base types.AttributeValue) (types.AttributeValue, bool) {
+		return d.derive(info, base)
+	})
+	p.w.legacy = l
+	p.guard(guard)
+}
+
+// derive is the ttl derived from a stored base; false when it holds no time.
+func (d *derivedTTLFeature) derive(info *entityInfo, base types.AttributeValue) (types.AttributeValue, bool) {
+	v := reflect.New(info.goType).Elem()
+	fv, err := d.from.Settable(v)
+	if err != nil || d.from.Decode(base, fv) != nil {
+		return nil, false
+	}
+	sec, ok := d.expiry(fv)
+	if !ok {
+		return nil, false
+	}
+	av, err := d.ttlAV(info, sec)
+	return av, err == nil && av != nil
+}
+
+// ttlAV is the ttl sec as the ttl field stores it (nil: not stored).
+func (d *derivedTTLFeature) ttlAV(info *entityInfo, sec int64) (types.AttributeValue, error) {
+	tv := reflect.New(info.goType).Elem()
+	if err := d.setTTL(info, tv, sec, true); err != nil {
+		return nil, err
 	}
 	fv, _ := d.d.ttl.ValueOf(tv)
 	av, keep, err := d.d.ttl.Encode(fv)
 	if err != nil || !keep {
+		return nil, err
+	}
+	return av, nil
+}
+
+// store has an Update store the ttl sec (ifAbsent: where the item has none).
+func (d *derivedTTLFeature) store(p *writePlan, sec int64, ifAbsent bool) error {
+	av, err := d.ttlAV(p.info, sec)
+	if err != nil || av == nil {
 		return err
 	}
 	if ifAbsent {

@@ -16,6 +16,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
+
+	"github.com/singletable/singletable/internal/condwrite"
 )
 
 // TxItem is one action of a write transaction, made by an entity's TxPut, TxCreate,
@@ -149,7 +151,7 @@ func (e *entity) txCheck(sv reflect.Value, cond expression.ConditionBuilder) TxI
 			err = errors.New("empty condition")
 		}
 		if err != nil {
-			return nil, fmt.Errorf("singletable: condition: %w: %w", ErrInvalidInput, err)
+			return nil, errorf("condition: %w: %w", ErrInvalidInput, err)
 		}
 		w.cond = c
 		return w, nil
@@ -233,11 +235,12 @@ func (e *TxError) Is(target error) bool {
 }
 
 // Transact runs write actions atomically (TransactWriteItems): all happen or none.
-// It sets a ClientRequestToken so that the SDK's own retries of the same call are
-// idempotent on DynamoDB for ten minutes; where that does not hold (older DynamoDB
-// Local), the receipts of versioned actions tell a transaction that landed from one
-// that did not. A cancellation caused only by TransactionConflict (another
-// transaction on the same items) is retried with a new token, by the table's
+// It sets a ClientRequestToken of its own: a lost answer is resent under it, by the
+// table's Backoff, which DynamoDB applies at most once in ten minutes; after the
+// last attempt, or a resend refused for good, the items read back (the receipts of
+// versioned actions) tell a transaction that landed, else [ErrAmbiguous]. A
+// cancellation caused only by TransactionConflict (another transaction on the
+// same items) applied nothing, and is retried with a new token, by the table's
 // Backoff. Cost: 2 WCU per 1 KB per action. DynamoDB allows 100 actions (25 on
 // DynamoDB Local 1.x) on distinct items. A cancelled transaction returns a
 // [*TxError] naming each failed action; failed conditions are explained from the
@@ -245,6 +248,9 @@ func (e *TxError) Is(target error) bool {
 // returns none. The actions are planned here, at one clock reading for all; see
 // [Table.TransactWith] for a token of the caller's, which survives a restart.
 func (t *Table) Transact(ctx context.Context, items ...TxItem) error {
+	if err := t.refused("Table.Transact"); err != nil {
+		return err
+	}
 	return t.TransactWith(ctx, TxOptions{}, items...)
 }
 
@@ -280,12 +286,12 @@ const maxTokenLen = 36
 // [TxOptions]). With a token, a response lost or a conflict is retried with that
 // same token by the table's Backoff, which DynamoDB applies at most once.
 func (t *Table) TransactWith(ctx context.Context, o TxOptions, items ...TxItem) (err error) {
-	if t == nil {
-		return fmt.Errorf("singletable: Transact: the table is nil (was the error of NewTable ignored?): %w", ErrInvalidInput)
+	if err := t.refused("Table.TransactWith"); err != nil {
+		return err
 	}
 	ctx, done := t.begin(ctx, "Transact")
 	defer done(&err)
-	ws, err := t.planTx(o, items)
+	ws, err := t.planTx(o, items, explainEnv(ctx))
 	if err != nil {
 		return err
 	}
@@ -303,17 +309,23 @@ func (t *Table) TransactWith(ctx context.Context, o TxOptions, items ...TxItem) 
 		return err
 	}
 	b := t.opts.Backoff.withDefaults()
+	lost := false // an attempt's answer was lost: it may have been applied
+	// The token: the caller's, else one of the call's own, kept while an attempt
+	// may have landed, so that a resend is applied at most once.
+	token := o.Token
 	for attempt := 1; ; attempt++ {
-		token := o.Token
 		if token == "" {
-			if token, err = newToken(); err != nil {
+			if token, err = txToken(ctx); err != nil { // explain.go
 				return err
 			}
 		}
+		// DefiniteRetries: the SDK's retryer resends only failures that applied
+		// nothing, so that a lost answer reaches the judging below rather than
+		// hide behind a later throttle.
 		_, err = t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
 			TransactItems:      actions,
 			ClientRequestToken: aws.String(token),
-		})
+		}, condwrite.DefiniteRetries)
 		if err == nil {
 			return nil
 		}
@@ -321,21 +333,37 @@ func (t *Table) TransactWith(ctx context.Context, o TxOptions, items ...TxItem) 
 		var ipm *types.IdempotentParameterMismatchException
 		switch {
 		case errors.As(err, &ipm):
-			return fmt.Errorf("singletable: Transact: token %q was used in the last ten minutes for a different transaction (other actions, values, or times: a resend must be planned from the same values and TxOptions.At); nothing was applied: %w: %w", o.Token, ErrTokenMismatch, err)
+			return errorf("Transact: token %q was used in the last ten minutes for a different transaction (other actions, values, or times: a resend must be planned from the same values and TxOptions.At); nothing was applied: %w: %w", o.Token, ErrTokenMismatch, err)
 		case errors.As(err, &tce) && fence.refused(tce, len(actions)-1):
-			return fmt.Errorf("singletable: Transact: %w", fence.error(err))
+			if !lost {
+				return errorf("Transact: %w", fence.error(err))
+			}
+			// An earlier attempt's answer was lost: it may have landed while
+			// the fence held, before it moved. Landed, or unknown.
+			t.event(ctx, SpanEvent{Name: EventAmbiguous, How: "read back", Err: err})
+			if ctx.Err() == nil && t.txLanded(ctx, ws, nil, nil) {
+				t.event(ctx, SpanEvent{Name: EventResolved, Outcome: "landed"})
+				return nil
+			}
+			t.event(ctx, SpanEvent{Name: EventResolved, Outcome: "unproven"})
+			return errorf("Transact: %w: an earlier attempt's answer was lost, and the fence (%s) no longer holds: the transaction may have landed before it moved: %w", ErrAmbiguous, fence.What, err)
 		case errors.As(err, &tce):
 			again, err := t.cancelled(ctx, o, items, ws, actions, tce, err, attempt)
 			if again {
+				if o.Token == "" && !lost { // nothing applied: the next attempt is a transaction of its own
+					token = ""
+				}
 				continue
 			}
 			return err
 		case ambiguous(err):
-			if o.Token != "" && ctx.Err() == nil && attempt < b.MaxAttempts {
-				// The same token: DynamoDB applies the transaction at most once.
+			lost = true
+			if ctx.Err() == nil && attempt < b.MaxAttempts {
+				// The same token (the caller's or the call's own): DynamoDB
+				// applies the transaction at most once.
 				t.event(ctx, SpanEvent{Name: EventAmbiguous, How: "resend", Err: err}) // trace.go
 				if werr := b.Wait(ctx, attempt); werr != nil {
-					return fmt.Errorf("singletable: Transact: %w: %w (last: %w)", ErrAmbiguous, werr, err)
+					return errorf("Transact: %w: %w (last: %w)", ErrAmbiguous, werr, err)
 				}
 				continue
 			}
@@ -345,9 +373,20 @@ func (t *Table) TransactWith(ctx context.Context, o TxOptions, items ...TxItem) 
 				return nil
 			}
 			t.event(ctx, SpanEvent{Name: EventResolved, Outcome: "unproven"})
-			return fmt.Errorf("singletable: Transact: %w: %w", ErrAmbiguous, err)
+			return errorf("Transact: %w: %w", ErrAmbiguous, err)
+		case lost:
+			// Resent under the same token after a lost answer, and refused this
+			// time (throttled past the SDK's retries, say): the refusal says
+			// nothing of the lost attempt. Landed, or unknown.
+			t.event(ctx, SpanEvent{Name: EventAmbiguous, How: "read back", Err: err})
+			if ctx.Err() == nil && t.txLanded(ctx, ws, nil, nil) {
+				t.event(ctx, SpanEvent{Name: EventResolved, Outcome: "landed"})
+				return nil
+			}
+			t.event(ctx, SpanEvent{Name: EventResolved, Outcome: "unproven"})
+			return errorf("Transact: %w: the answer to an earlier attempt was lost, and its resend under the same token (%q) failed; send it again with that token within ten minutes to apply it at most once: %w", ErrAmbiguous, token, txHint(ws, err))
 		}
-		return fmt.Errorf("singletable: Transact: %w", txHint(ws, err))
+		return errorf("Transact: %w", txHint(ws, err))
 	}
 }
 
@@ -360,7 +399,7 @@ func (t *Table) cancelled(ctx context.Context, o TxOptions, items []TxItem, ws [
 	b := t.opts.Backoff.withDefaults()
 	if onlyConflicts(tce) && attempt < b.MaxAttempts {
 		if werr := b.Wait(ctx, attempt); werr != nil {
-			return false, fmt.Errorf("singletable: Transact: %w (last: %w)", werr, err)
+			return false, errorf("Transact: %w (last: %w)", werr, err)
 		}
 		return true, nil
 	}
@@ -380,12 +419,12 @@ func (t *Table) cancelled(ctx context.Context, o TxOptions, items []TxItem, ws [
 
 // planTx checks a transaction's actions and options and plans every action,
 // before anything is sent.
-func (t *Table) planTx(o TxOptions, items []TxItem) ([]*writeRequest, error) {
+func (t *Table) planTx(o TxOptions, items []TxItem, explained *planEnv) ([]*writeRequest, error) {
 	if len(items) == 0 {
-		return nil, fmt.Errorf("singletable: Transact: no actions: %w", ErrInvalidInput)
+		return nil, errorf("Transact: no actions: %w", ErrInvalidInput)
 	}
 	if o.Token != "" && (len(o.Token) > maxTokenLen || !utf8.ValidString(o.Token)) {
-		return nil, fmt.Errorf("singletable: Transact: token %q: DynamoDB takes 1 to %d characters of UTF-8: %w", o.Token, maxTokenLen, ErrInvalidInput)
+		return nil, errorf("Transact: token %q: DynamoDB takes 1 to %d characters of UTF-8: %w", o.Token, maxTokenLen, ErrInvalidInput)
 	}
 	at := o.At
 	if at.IsZero() {
@@ -394,18 +433,21 @@ func (t *Table) planTx(o TxOptions, items []TxItem) ([]*writeRequest, error) {
 	ws := make([]*writeRequest, len(items))
 	for i, it := range items {
 		if it.info == nil && it.err != nil {
-			return nil, fmt.Errorf("singletable: Transact: action %d (%s): %w", i, it.kind, it.err)
+			return nil, errorf("Transact: action %d (%s): %w", i, it.kind, it.err)
 		}
 		if it.kind == 0 || it.info == nil {
-			return nil, fmt.Errorf("singletable: Transact: action %d is a zero TxItem; make actions with an entity's TxPut, TxCreate, TxUpdate, TxDelete or TxCheck: %w", i, ErrInvalidInput)
+			return nil, errorf("Transact: action %d is a zero TxItem; make actions with an entity's TxPut, TxCreate, TxUpdate, TxDelete or TxCheck: %w", i, ErrInvalidInput)
 		}
 		fail := func(err error) error {
-			return fmt.Errorf("singletable: Transact: action %d (%s %s): %w", i, it.kind, it.info.name, err)
+			return errorf("Transact: action %d (%s %s): %w", i, it.kind, it.info.name, err)
 		}
 		if it.err != nil {
 			return nil, fail(it.err)
 		}
 		env := &planEnv{at: at, atGiven: !o.At.IsZero(), tx: true}
+		if explained != nil {
+			env.rand = explained.rand // Explain's stream; a token's derived one below
+		}
 		if o.Token != "" {
 			// Planned again after a restart, the action must be the same: the
 			// plans refuse what they cannot plan the same way twice.

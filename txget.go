@@ -134,7 +134,7 @@ func (c *refCore) valueErr() error {
 		return c.err // a Ref of a nil or zero Entity
 	}
 	if c.info == nil {
-		return fmt.Errorf("singletable: Ref.Value: a zero Ref; make refs with an entity's Ref: %w", ErrInvalidInput)
+		return errorf("Ref.Value: a zero Ref; make refs with an entity's Ref: %w", ErrInvalidInput)
 	}
 	if c.err != nil {
 		return c.e.itemErr("Get", nil, c.err)
@@ -204,7 +204,7 @@ func (t *Table) refPlans(call string, refs []ItemRef, o getOptions) (peek string
 		if !ok {
 			kp, err := t.keyPlan(c.info, o, false)
 			if err != nil {
-				return "", fmt.Errorf("singletable: %s: ref %d (%s): %w", call, i, refLabel(c), err)
+				return "", errorf("%s: ref %d (%s): %w", call, i, refLabel(c), err)
 			}
 			p = &kp
 			plans[c.info] = p
@@ -231,24 +231,24 @@ func (t *Table) checkRefs(call string, refs []ItemRef) ([]itemKey, error) {
 	at := make(map[itemKey]int, len(refs))
 	for i, ref := range refs {
 		if ref == nil || reflect.ValueOf(ref).IsNil() {
-			return nil, fmt.Errorf("singletable: %s: ref %d is nil: %w", call, i, ErrInvalidInput)
+			return nil, errorf("%s: ref %d is nil: %w", call, i, ErrInvalidInput)
 		}
 		c := ref.refCore()
 		if c.info == nil && c.err != nil {
-			return nil, fmt.Errorf("singletable: %s: ref %d: %w", call, i, c.err)
+			return nil, errorf("%s: ref %d: %w", call, i, c.err)
 		}
 		if c.info == nil {
-			return nil, fmt.Errorf("singletable: %s: ref %d is a zero Ref; make refs with an entity's Ref: %w", call, i, ErrInvalidInput)
+			return nil, errorf("%s: ref %d is a zero Ref; make refs with an entity's Ref: %w", call, i, ErrInvalidInput)
 		}
 		if c.err != nil {
-			return nil, fmt.Errorf("singletable: %s: ref %d (%s): %w", call, i, c.info.name, c.err)
+			return nil, errorf("%s: ref %d (%s): %w", call, i, c.info.name, c.err)
 		}
 		if c.info.table != t {
-			return nil, fmt.Errorf("singletable: %s: ref %d is of %s, registered on table %s, not %s: %w", call, i, c.info.name, c.info.table.name, t.name, ErrInvalidInput)
+			return nil, errorf("%s: ref %d is of %s, registered on table %s, not %s: %w", call, i, c.info.name, c.info.table.name, t.name, ErrInvalidInput)
 		}
 		id := t.keyID(c.key)
 		if j, dup := at[id]; dup {
-			return nil, fmt.Errorf("singletable: %s: refs %d (%s) and %d (%s) name the same item %s: ask for it once: %w", call, j, refs[j].refCore().info.name, i, c.info.name, formatKey(c.keyStr), ErrInvalidInput)
+			return nil, errorf("%s: refs %d (%s) and %d (%s) name the same item %s: ask for it once: %w", call, j, refs[j].refCore().info.name, i, c.info.name, formatKey(c.keyStr), ErrInvalidInput)
 		}
 		at[id] = i
 		ids[i] = id
@@ -268,13 +268,16 @@ func (t *Table) checkRefs(call string, refs []ItemRef) ([]itemKey, error) {
 // consistent read). Older items are migrated and written back as their entity
 // says.
 func (t *Table) TransactGet(ctx context.Context, refs ...ItemRef) (err error) {
+	if err := t.refused("Table.TransactGet"); err != nil {
+		return err
+	}
 	ctx, done := t.begin(ctx, "TransactGet")
 	defer done(&err)
 	switch n := len(refs); {
 	case n == 0:
-		return fmt.Errorf("singletable: TransactGet: no refs: %w", ErrInvalidInput)
+		return errorf("TransactGet: no refs: %w", ErrInvalidInput)
 	case n > maxTransactGet:
-		return fmt.Errorf("singletable: TransactGet: %d items, over DynamoDB's limit of %d a transaction: split them, or use BatchGet, which is not atomic: %w", n, maxTransactGet, ErrInvalidInput)
+		return errorf("TransactGet: %d items, over DynamoDB's limit of %d a transaction: split them, or use BatchGet, which is not atomic: %w", n, maxTransactGet, ErrInvalidInput)
 	}
 	if _, err := t.checkRefs("TransactGet", refs); err != nil {
 		return err
@@ -297,13 +300,13 @@ func (t *Table) TransactGet(ctx context.Context, refs ...ItemRef) (err error) {
 			return nil
 		case errors.As(err, &tce) && onlyConflicts(tce) && attempt < b.MaxAttempts:
 			if werr := b.Wait(ctx, attempt); werr != nil {
-				return fmt.Errorf("singletable: TransactGet: %w (last: %w)", werr, err)
+				return errorf("TransactGet: %w (last: %w)", werr, err)
 			}
 			continue
 		case errors.As(err, &tce):
 			return t.txGetError(refs, tce, err)
 		}
-		return fmt.Errorf("singletable: TransactGet: %w", err)
+		return errorf("TransactGet: %w", err)
 	}
 }
 
@@ -339,7 +342,7 @@ func (t *Table) fillTx(ctx context.Context, refs []ItemRef, resp []types.ItemRes
 		n = len(ents) // resp holds only what the wire path left to the SDK
 	}
 	if n != len(refs) {
-		return fmt.Errorf("singletable: TransactGet: %d responses for %d items", n, len(refs))
+		return errorf("TransactGet: %d responses for %d items", n, len(refs))
 	}
 	k := 0
 	for i, ref := range refs {
@@ -359,7 +362,7 @@ func (t *Table) fillTx(ctx context.Context, refs []ItemRef, resp []types.ItemRes
 		case ents[i].Raw < len(resp):
 			ref.refCore().setItem(ctx, resp[ents[i].Raw].Item, ref.refValue())
 		default:
-			return fmt.Errorf("singletable: TransactGet: response %d is missing", i)
+			return errorf("TransactGet: response %d is missing", i)
 		}
 	}
 	return nil
@@ -377,7 +380,7 @@ func (t *Table) txGetError(refs []ItemRef, tce *types.TransactionCanceledExcepti
 		txe.Reasons = append(txe.Reasons, TxReason{Index: i, Op: "Get", Entity: c.info.name, Key: c.keyStr, Code: code, Message: aws.ToString(r.Message)})
 	}
 	if len(txe.Reasons) == 0 {
-		return fmt.Errorf("singletable: TransactGet: %w", err)
+		return errorf("TransactGet: %w", err)
 	}
 	return txe
 }

@@ -168,7 +168,7 @@ func TestTransactTokenRefusals(t *testing.T) {
 func TestTransactTokenPlansDeterministically(t *testing.T) {
 	plan := func(tbl *Table, o TxOptions) []types.TransactWriteItem {
 		e := registerTok(t, tbl)
-		ws, err := tbl.planTx(o, e.checkout(10))
+		ws, err := tbl.planTx(o, e.checkout(10), nil)
 		require.NoError(t, err)
 		out := make([]types.TransactWriteItem, len(ws))
 		for i, w := range ws {
@@ -194,4 +194,74 @@ func uniqueSuffix(t *testing.T) string {
 	s, err := newToken()
 	require.NoError(t, err)
 	return s[:12]
+}
+
+// TestTransactTokenLostThenThrottled: a transaction whose answer was lost and
+// whose resends under the same token were all throttled past the SDK's retries
+// is judged: the lost attempt landed (success), or the outcome is unknown
+// (ErrAmbiguous), never a plain failure after which a caller would retry with a
+// new token and apply it twice (issue 37, scenario 20).
+func TestTransactTokenLostThenThrottled(t *testing.T) {
+	tbl, inj := faultTable(t)
+	e := registerTok(t, tbl)
+	ctx := context.Background()
+	_, err := e.accounts.Put(ctx, tokAccount{ID: "a", Balance: 100})
+	require.NoError(t, err)
+	at := time.Unix(1700000000, 0)
+
+	// The first attempt lands and its answer is lost; every resend is throttled.
+	lose := inj.Add(fault.Rule{Ops: []string{"TransactWriteItems"}, Fault: fault.LoseResponse(), Times: 1})
+	throttle := inj.Add(fault.Rule{Ops: []string{"TransactWriteItems"}, Fault: fault.Throttle()})
+	err = tbl.TransactWith(ctx, TxOptions{Token: "t-lt-" + uniqueSuffix(t), At: at},
+		e.accounts.TxUpdate(tokAccount{ID: "a"}, Add("balance", -1)), e.orders.TxCreate(tokOrder{ID: "o1"}))
+	require.NoError(t, err, "the lost attempt landed")
+	lose()
+	throttle()
+	acct, err := e.accounts.Get(ctx, tokAccount{ID: "a"}, Consistent())
+	require.NoError(t, err)
+	assert.Equal(t, 99, acct.Balance)
+
+	// The first attempt never reaches DynamoDB (a reset); every resend is
+	// throttled: nothing proves it will not land yet, so ErrAmbiguous, and the
+	// same token applies it once later.
+	token := "t-rt-" + uniqueSuffix(t)
+	reset := inj.Add(fault.Rule{Ops: []string{"TransactWriteItems"}, Fault: fault.Reset(), Times: 3})
+	throttle = inj.Add(fault.Rule{Ops: []string{"TransactWriteItems"}, Fault: fault.Throttle()})
+	err = tbl.TransactWith(ctx, TxOptions{Token: token, At: at},
+		e.accounts.TxUpdate(tokAccount{ID: "a"}, Add("balance", -1)), e.orders.TxCreate(tokOrder{ID: "o2"}))
+	require.ErrorIs(t, err, ErrAmbiguous)
+	assert.Contains(t, err.Error(), token)
+	reset()
+	throttle()
+	require.NoError(t, tbl.TransactWith(ctx, TxOptions{Token: token, At: at},
+		e.accounts.TxUpdate(tokAccount{ID: "a"}, Add("balance", -1)), e.orders.TxCreate(tokOrder{ID: "o2"})))
+	acct, err = e.accounts.Get(ctx, tokAccount{ID: "a"}, Consistent())
+	require.NoError(t, err)
+	assert.Equal(t, 98, acct.Balance)
+}
+
+// TestIdempotentWriteLostThenRefused: an idempotent write (unversioned Put,
+// Delete) is sent again after a lost answer without reading the item; when a
+// resend then fails for good (throttled past the SDK's retries), the lost attempt
+// may have landed: ErrAmbiguous, never a plain failure or "not applied".
+func TestIdempotentWriteLostThenRefused(t *testing.T) {
+	tbl, inj := faultTable(t, WithBackoff(Backoff{Base: time.Millisecond, Cap: time.Millisecond, MaxAttempts: 4}))
+	e := registerTok(t, tbl)
+	ctx := context.Background()
+	lose := inj.Add(fault.Rule{Ops: []string{"PutItem", "DeleteItem"}, Fault: fault.LoseResponse(), Times: 1})
+	throttle := inj.Add(fault.Rule{Ops: []string{"PutItem", "DeleteItem"}, Fault: fault.Throttle()})
+	_, err := e.accounts.Put(ctx, tokAccount{ID: "p", Balance: 1})
+	require.ErrorIs(t, err, ErrAmbiguous)
+	lose()
+	throttle()
+	got, err := e.accounts.Get(ctx, tokAccount{ID: "p"}, Consistent())
+	require.NoError(t, err, "the lost attempt landed")
+	assert.Equal(t, 1, got.Balance)
+
+	// Every answer lost: sent MaxAttempts times, each perhaps applied.
+	lose = inj.Add(fault.Rule{Ops: []string{"DeleteItem"}, Fault: fault.LoseResponse()})
+	err = e.accounts.Delete(ctx, tokAccount{ID: "p"})
+	require.ErrorIs(t, err, ErrAmbiguous)
+	assert.NotContains(t, err.Error(), "not applied")
+	lose()
 }

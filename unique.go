@@ -40,9 +40,14 @@ import (
 //     also restores a guard a writer outside the library removed.
 //   - Update: one that Sets or Removes a unique attribute reads the item, then is
 //     a transaction as Put; it returns the item read (consistently) after the
-//     transaction. Add, SetIfNotExists and list operations on a unique attribute
-//     are refused. One that does not touch a unique attribute is a single
-//     UpdateItem, as for any entity.
+//     transaction: the write was acknowledged, so it succeeds even when another
+//     write changed the item before that read (the item returned holds that
+//     write too) or deleted it (the zero value is returned). With [Upsert] it
+//     also claims the constraints that include an input of the primary key (the
+//     item it may create holds them; a constraint of key inputs alone is claimed
+//     by every upsert). Add, SetIfNotExists and list operations on a unique
+//     attribute are refused. One that touches no unique attribute (nor the
+//     ttl, which guards carry: below) is a single UpdateItem, as for any entity.
 //   - Delete: a consistent read, then item + frees.
 //   - TxCreate, TxPut, TxUpdate, TxDelete: the guards join the caller's
 //     transaction. A transaction does not read, so TxUpdate and TxDelete take the
@@ -54,13 +59,36 @@ import (
 //   - A migration written back (on read, or by Sweep) that changes a unique value
 //     is not written back: OnError gets an error matching [ErrInvalidInput].
 //
+// A write whose transaction is cancelled because the item's unique values
+// changed since it read them reads them again and is planned again; when every
+// attempt (Backoff.MaxAttempts) loses that race, or is cancelled by other
+// writers' transactions alone, it gives up with nothing written: its error
+// says so, names the value that moved, and matches [ErrConflict] and
+// [ErrCondition].
+//
 // Every unique transaction carries a ClientRequestToken made once per call: a
 // lost answer is sent again under the same token, which DynamoDB applies at most
 // once; when it cannot be sent again, the item read back judges it (its receipt;
 // for a Delete, item and freed guards gone) or the error matches [ErrAmbiguous].
-// Writers outside the library (the SDK, DynamoDB's TTL deleting an owner) can
-// leave a guard without its owner, or an owner without its guard:
-// [Entity.SweepUnique] reports them and, when asked, repairs them.
+// A guard carries its owner's expiry under the table's TTL attribute, for an
+// entity with a ttl field, so that DynamoDB deletes the guard with its owner:
+// every claim stores the ttl the owner holds after the write (Create, Put and
+// TxPut: the value's; an Update: the one it Sets, else the one read, on the
+// condition that the item still holds it), and an Update or TxUpdate that
+// changes the ttl (Set, Remove, Add; a derived ttl that slides) claims every
+// value the item holds again, carrying the new one: such an Update is a
+// transaction too. Where the write cannot know the expiry (Add, a transaction's
+// action that leaves a stored ttl as it is), the guard carries none and never
+// expires before its owner; SweepUnique frees it once the owner is gone. A
+// migration written back that changes the ttl is not written back (OnError
+// gets ErrInvalidInput). DynamoDB deletes expired items each at its own
+// moment: between a guard's deletion and its owner's, another item can claim
+// the value while the expired owner is still stored.
+//
+// Writers outside the library (the SDK, DynamoDB's TTL deleting an owner whose
+// guard carries no expiry) can leave a guard without its owner, or an owner
+// without its guard: [Entity.SweepUnique] reports them and, when asked,
+// repairs them (a guard restored carries its owner's ttl).
 //
 // Register refuses a unique field that is not a string, number, []byte or
 // time.Time, one with another role, a constraint that includes every input of
@@ -194,6 +222,16 @@ type uniqueWrite struct {
 	// is taken to hold (the key value's values, or for TxPut the new ones).
 	tx     bool
 	stored map[string]types.AttributeValue
+	// ttl is what the write does to the owner's expiry, which its claims carry.
+	ttl ownerTTL
+}
+
+// ownerTTL is what a write does to its item's ttl (uniqueguard.Expiry): sets
+// it to av (nil: removes it), moves it by an amount (unknown), stores av only
+// where the item holds none (ifAbsent), or leaves it.
+type ownerTTL struct {
+	set, unknown, ifAbsent bool
+	av                     types.AttributeValue
 }
 
 // plan makes a write that stores, changes or frees a unique value a
@@ -208,6 +246,9 @@ func (u *uniqueFeature) plan(p *writePlan) error {
 		if err := u.planWhole(w, p); err != nil {
 			return err
 		}
+		if err := u.planTTL(w, p); err != nil {
+			return err
+		}
 		p.receipt = true
 	case kindDelete:
 		w.Op, w.Touched = uniqueguard.Delete, u.cons
@@ -220,6 +261,19 @@ func (u *uniqueFeature) plan(p *writePlan) error {
 			return err
 		}
 		w.Op, w.Next, w.Touched = uniqueguard.Update, next, uniqueguard.Touched(u.cons, next)
+		if p.upsert { // a created item holds the key's inputs, and claims their constraints
+			keys, err := u.keyValues(p.sv)
+			if err != nil {
+				return err
+			}
+			w.Upsert(u.cons, func(a string) bool { return u.info.baseInputs[a] }, keys)
+		}
+		if err := u.planTTL(w, p); err != nil {
+			return err
+		}
+		if w.ttl.set || w.ttl.unknown { // the guards carry the ttl: each claimed again
+			w.Touched = u.cons
+		}
 		if len(w.Touched) == 0 {
 			return nil // a plain UpdateItem
 		}
@@ -251,6 +305,60 @@ func (u *uniqueFeature) planWhole(w *uniqueWrite, p *writePlan) error {
 	}
 	if w.tx && p.kind == kindPut {
 		w.stored = w.Next // TxPut: the stored values must be these, or no item
+	}
+	return nil
+}
+
+// planTTL learns what the write does to the item's ttl (none for an entity
+// without a ttl field): the plans' clauses (a derived ttl), the caller's
+// changes of the field (Update), else a whole item's value.
+func (u *uniqueFeature) planTTL(w *uniqueWrite, p *writePlan) error {
+	f := u.ttlField()
+	if f == nil {
+		return nil
+	}
+	t := &w.ttl
+	for _, a := range p.attrs {
+		if a.name == f.Name {
+			t.set, t.av = true, a.av
+		}
+	}
+	for _, a := range p.absent {
+		if a.name == f.Name {
+			t.ifAbsent, t.av = true, a.av
+		}
+	}
+	for _, c := range p.edits {
+		if c.Attr != f.Name {
+			continue
+		}
+		switch c.Op {
+		case opSet:
+			av, err := uniqueguard.SetValue(f, c.Value)
+			if err != nil {
+				return fmt.Errorf("%s: %w: %w", u.info.attrName(f), ErrInvalidInput, err)
+			}
+			t.set, t.av = true, av
+		case opRemove:
+			t.set, t.av = true, nil
+		default:
+			t.unknown = true
+		}
+	}
+	if p.whole() && !t.set && !t.ifAbsent {
+		av, err := u.keyValues(p.sv, f.Name)
+		if err != nil {
+			return err
+		}
+		t.set, t.av = true, av[f.Name]
+	}
+	return nil
+}
+
+// ttlField is the entity's ttl field, nil when it has none.
+func (u *uniqueFeature) ttlField() *codec.Field {
+	if h := u.info.hooks; h != nil {
+		return h.ttl
 	}
 	return nil
 }
@@ -304,8 +412,11 @@ func (u *uniqueFeature) refuseBatch() error {
 // keyValues encodes the unique attributes the value sv holds: a whole item's,
 // or those a transaction's TxUpdate or TxDelete takes as the stored ones from
 // its key value.
-func (u *uniqueFeature) keyValues(sv reflect.Value) (map[string]types.AttributeValue, error) {
-	out, f, err := uniqueguard.Encode(u.attrs, u.info.plan.Field, sv)
+func (u *uniqueFeature) keyValues(sv reflect.Value, attrs ...string) (map[string]types.AttributeValue, error) {
+	if attrs == nil {
+		attrs = u.attrs
+	}
+	out, f, err := uniqueguard.Encode(attrs, u.info.plan.Field, sv)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w: %w", u.info.attrName(f), ErrInvalidInput, err)
 	}
@@ -333,8 +444,19 @@ func (uw *uniqueWrite) build(t *Table, w *writeRequest, base expr.Builder, baseC
 		stored = nil // another type's item: the type guard fails the write
 	}
 	w.b, w.cond, w.condP = base.Clone(), baseCond, nil
-	conds := uw.Build(&w.b, t.opts.PartitionKey, info.discriminator, stored, uw.u.guardKey,
-		func(key map[string]types.AttributeValue) bool { return notMine[guardID(t, key)] })
+	var conds []string
+	if f := uw.u.ttlField(); f != nil {
+		// The claims carry the owner's expiry after the write; one taken from
+		// the item as read holds only if the item's ttl is still the one read.
+		tt := uw.ttl
+		uw.TTLAttr = f.Name
+		uw.TTL = uniqueguard.Expiry(f.Name, tt.set, tt.unknown, tt.ifAbsent, tt.av, stored, !uw.tx, w.legacy.Stored)
+		if !uw.tx && !tt.set && !tt.unknown && uw.kind != kindCreate && uw.kind != kindDelete {
+			conds = append(conds, "attribute_not_exists("+w.b.Name(t.opts.PartitionKey)+") OR "+expr.Same(&w.b, f.Name, stored))
+		}
+	}
+	conds = append(conds, uw.Build(&w.b, t.opts.PartitionKey, info.discriminator, stored, uw.u.guardKey,
+		func(key map[string]types.AttributeValue) bool { return notMine[guardID(t, key)] })...)
 	if uw.kind != kindCreate {
 		w.cond = expr.And(append([]string{w.cond}, conds...)...)
 	}
@@ -405,8 +527,11 @@ func (u *uniqueFeature) checkWriteBack(stored, want map[string]types.AttributeVa
 		a, okA := c.ValuesOf(stored)
 		b, okB := c.ValuesOf(want)
 		if okA != okB || okA && !uniqueguard.Same(a, b) {
-			return fmt.Errorf("singletable: write-back of %s%s: the migration changes the unique value %s, whose guard only a transaction moves: not written back (write the item with Put): %w", u.info.name, formatKey(t.keyStrings(stored)), c.Name, ErrInvalidInput)
+			return errorf("write-back of %s%s: the migration changes the unique value %s, whose guard only a transaction moves: not written back (write the item with Put): %w", u.info.name, formatKey(t.keyStrings(stored)), c.Name, ErrInvalidInput)
 		}
+	}
+	if f := u.ttlField(); f != nil && !attrvalue.Equal(stored[f.Name], want[f.Name]) {
+		return errorf("write-back of %s%s: the migration changes the ttl %s, which the guards of its unique values carry and only a transaction moves: not written back (write the item with Put): %w", u.info.name, formatKey(t.keyStrings(stored)), f.Name, ErrInvalidInput)
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package singletable
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/singletable/singletable/internal/attrvalue"
+	"github.com/singletable/singletable/internal/condwrite"
 	"github.com/singletable/singletable/internal/expr"
 	"github.com/singletable/singletable/internal/uniqueguard"
 )
@@ -40,7 +40,20 @@ func (t *Table) executeUnique(ctx context.Context, w *writeRequest) (map[string]
 	w.ensureKey(t)
 	r := &uniqueRun{t: t, w: w, base: w.b.Clone(), baseCond: w.cond, notMine: map[string]bool{}}
 	b := t.opts.Backoff.withDefaults()
-	return uniqueguard.Send(ctx, r, uniqueguard.Policy{MaxAttempts: b.MaxAttempts, Wait: b.Wait, Lost: ambiguous, Conflicts: onlyConflicts, Condition: ErrCondition})
+	return uniqueguard.Send(ctx, r, uniqueguard.Policy{MaxAttempts: b.MaxAttempts, Wait: b.Wait, Lost: ambiguous, Conflicts: onlyConflicts, GaveUp: r.gaveUp})
+}
+
+// gaveUp is the error of a unique write that lost every attempt's race: it
+// matches ErrConflict and ErrCondition, never ErrNotUnique or ErrAmbiguous.
+func (r *uniqueRun) gaveUp(n int, conflicts bool, err error) error {
+	why := "other writers' transactions on the item or its guards conflicted with each (TransactionConflict)"
+	if !conflicts {
+		why = "each read the item, and another write had changed its unique values (or what the write depends on) when its transaction ran"
+		if r.why != "" {
+			why += " (the last: " + r.why + ")"
+		}
+	}
+	return r.t.itemErr(r.w, fmt.Errorf("nothing was written: gave up after %d attempts: %s: %w: %w: %w", n, why, ErrConflict, ErrCondition, err))
 }
 
 // uniqueRun is one executeUnique's write, its actions and token, and what the
@@ -54,6 +67,7 @@ type uniqueRun struct {
 	stored   map[string]types.AttributeValue
 	actions  []types.TransactWriteItem
 	token    string
+	why      string // what the last attempt found moved, for gaveUp
 }
 
 // Prepare reads the unique values stored (but for a Create), plans the
@@ -80,7 +94,9 @@ func (r *uniqueRun) Prepare(ctx context.Context) error {
 
 // Send sends the actions under the token.
 func (r *uniqueRun) Send(ctx context.Context) error {
-	_, err := r.t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: r.actions, ClientRequestToken: aws.String(r.token)})
+	// DefiniteRetries: a lost answer reaches uniqueguard.Send's judging rather
+	// than hide behind a later throttle of the SDK's retries.
+	_, err := r.t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: r.actions, ClientRequestToken: aws.String(r.token)}, condwrite.DefiniteRetries)
 	return err
 }
 
@@ -99,7 +115,12 @@ func (r *uniqueRun) Done(ctx context.Context) (map[string]types.AttributeValue, 
 }
 
 func (r *uniqueRun) Failed(ctx context.Context, tce *types.TransactionCanceledException, err error) (bool, error) {
-	return r.t.uniqueFailed(ctx, r.w, r.stored, tce, err, r.notMine)
+	adapt := func(cur map[string]types.AttributeValue) bool { // planned again on the adapted base
+		return cur != nil && r.w.info.isType(cur) && r.w.legacy.Adapt(&r.base, r.w.update, &r.baseCond, cur)
+	}
+	again, why, ferr := r.t.uniqueFailed(ctx, r.w, r.stored, tce, err, r.notMine, adapt)
+	r.why = why
+	return again, ferr
 }
 
 func (r *uniqueRun) Refused(err error) error {
@@ -112,7 +133,11 @@ func (r *uniqueRun) Unproven(err error, why string) error { return r.t.unproven(
 
 // uniqueDone settles a unique write that landed: what DynamoDB would have
 // returned of the item (an Update's item; what a Put learnt of the stored one)
-// is read back, consistently, and must hold the write's receipt.
+// is read back, consistently. The write was acknowledged, so its outcome is
+// known whatever the read finds: when another write changed the item in
+// between (no receipt), the call returns the item as read, which holds that
+// write too; when it deleted the item (or put another type's there), an Update
+// returns the zero value and a Put the value as written.
 func (t *Table) uniqueDone(ctx context.Context, w *writeRequest) (map[string]types.AttributeValue, error) {
 	if !w.returnNew {
 		return t.settled(w, nil, false)
@@ -120,9 +145,12 @@ func (t *Table) uniqueDone(ctx context.Context, w *writeRequest) (map[string]typ
 	cur, err := t.readBack(ctx, w.key)
 	switch {
 	case err != nil:
-		return nil, t.unproven(w, err, "the write was applied, but reading the item back for what it returns failed")
-	case w.receipted && !w.holdsReceipt(cur):
-		return nil, t.unproven(w, errors.New("receipt not found"), "the write was applied, but another write changed the item before it could be read back for what it returns: read it again")
+		return nil, t.itemErr(w, fmt.Errorf("the write was applied, but reading the item back for what it returns failed: %w", err))
+	case cur == nil || !w.info.isType(cur):
+		if w.kind == kindUpdate {
+			w.ret = types.ReturnValueNone // nothing to return: the zero value
+		}
+		return t.settled(w, nil, false)
 	}
 	return t.settled(w, cur, true)
 }
@@ -150,16 +178,21 @@ func (t *Table) uniqueLanded(ctx context.Context, w *writeRequest) bool {
 // cancelled for other reasons than conflicts: planned again (again: the item's
 // unique values moved since they were read, or a guard it frees is another's),
 // or the error that says why nothing was written.
-func (t *Table) uniqueFailed(ctx context.Context, w *writeRequest, stored map[string]types.AttributeValue, tce *types.TransactionCanceledException, err error, notMine map[string]bool) (again bool, _ error) {
+func (t *Table) uniqueFailed(ctx context.Context, w *writeRequest, stored map[string]types.AttributeValue, tce *types.TransactionCanceledException, err error, notMine map[string]bool, adapt func(map[string]types.AttributeValue) bool) (again bool, why string, _ error) {
 	uw := w.uniq
 	reasons := tce.CancellationReasons
 	failed := func(i int) bool { return i < len(reasons) && aws.ToString(reasons[i].Code) == "ConditionalCheckFailed" }
 	if failed(0) {
 		cur, known := t.failedTxItem(ctx, w, reasons[0].Item, nil)
-		if known && uw.kind != kindCreate && uw.moved(stored, cur) {
-			return true, nil
+		if known && adapt(cur) {
+			return true, "the item was written before its derived ttl was declared", nil
 		}
-		return false, t.explain(w, cur, known, err)
+		if known && uw.kind != kindCreate {
+			if why := uw.moved(stored, cur); why != "" {
+				return true, why, nil
+			}
+		}
+		return false, "", t.explain(w, cur, known, err)
 	}
 	claim, again := uw.Refused(reasons, 1, func(key map[string]types.AttributeValue) string { return guardID(t, key) }, notMine)
 	if claim >= 0 {
@@ -168,17 +201,17 @@ func (t *Table) uniqueFailed(ctx context.Context, w *writeRequest, stored map[st
 		if holder == nil {
 			holder, _ = t.readBack(ctx, g.Key)
 		}
-		return false, t.itemErr(w, uniqueError(t, w.info, g, holder, err))
+		return false, "", t.itemErr(w, uniqueError(t, w.info, g, holder, err))
 	}
 	if again {
-		return true, nil
+		return true, "a guard the write frees was held by another item", nil
 	}
-	return false, t.writeFailed(w, txHint([]*writeRequest{w}, err))
+	return false, "", t.writeFailed(w, txHint([]*writeRequest{w}, err))
 }
 
-// moved reports whether the unique values the write touches differ between the
-// item as read (stored) and as it stood when the write failed (cur).
-func (uw *uniqueWrite) moved(stored, cur map[string]types.AttributeValue) bool {
+// moved says which unique value the write touches differs between the item as
+// read (stored) and as it stood when the write failed (cur); "" when none.
+func (uw *uniqueWrite) moved(stored, cur map[string]types.AttributeValue) string {
 	info := uw.u.info
 	if stored != nil && !info.isType(stored) {
 		stored = nil
@@ -186,8 +219,24 @@ func (uw *uniqueWrite) moved(stored, cur map[string]types.AttributeValue) bool {
 	if cur != nil && !info.isType(cur) {
 		cur = nil
 	}
-	f, _, _ := uniqueguard.Differs(uw.Touched, stored, cur)
-	return f != nil
+	f, a, b := uniqueguard.Differs(uw.Touched, stored, cur)
+	if f == nil && uw.TTLAttr != "" && !uw.ttl.set && !uw.ttl.unknown { // the ttl the claims carry
+		if x, y := stored[uw.TTLAttr], cur[uw.TTLAttr]; (x == nil) != (y == nil) || x != nil && !attrvalue.Equal(x, y) {
+			return uw.TTLAttr + " (the ttl its guards carry) read as " + valueText(x) + ", found " + valueText(y)
+		}
+	}
+	if f == nil {
+		return ""
+	}
+	return info.attrName(f) + " read as " + valueText(a) + ", found " + valueText(b)
+}
+
+// valueText is a stored value for messages ("none" when missing).
+func valueText(av types.AttributeValue) string {
+	if av == nil {
+		return "none"
+	}
+	return strconv.Quote(uniqueguard.Text(av))
 }
 
 // ---- Transactions of the caller's (Transact, TransactWith).
@@ -205,12 +254,12 @@ func (t *Table) txUniqueGuards(ws []*writeRequest) ([]types.TransactWriteItem, e
 		}
 		guards, err := uw.build(t, w, w.b.Clone(), w.cond, uw.stored, nil)
 		if err != nil {
-			return nil, fmt.Errorf("singletable: Transact: action %d (%s %s): %w", i, w.kind, w.info.name, err)
+			return nil, errorf("Transact: action %d (%s %s): %w", i, w.kind, w.info.name, err)
 		}
 		out = append(out, guards...)
 	}
 	if n := len(ws) + len(out); n > maxTxActions {
-		return nil, fmt.Errorf("singletable: Transact: %d actions and %d unique-value guards come to %d, over the %d of a transaction: %w", len(ws), len(out), n, maxTxActions, ErrInvalidInput)
+		return nil, errorf("Transact: %d actions and %d unique-value guards come to %d, over the %d of a transaction: %w", len(ws), len(out), n, maxTxActions, ErrInvalidInput)
 	}
 	return out, nil
 }

@@ -2,7 +2,6 @@ package singletable
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -66,32 +65,36 @@ func (e *Entity[T]) SweepUnique(ctx context.Context, opts ...UniqueSweepOption) 
 	return e.core().sweepUnique(ctx, opts)
 }
 
-func (e *entity) sweepUnique(ctx context.Context, opts []UniqueSweepOption) (UniqueSweepReport, error) {
+func (e *entity) sweepUnique(ctx context.Context, opts []UniqueSweepOption) (_ UniqueSweepReport, err error) {
 	var rep UniqueSweepReport
 	if err := e.refused("SweepUnique"); err != nil {
 		return rep, err
 	}
-	ctx = e.observe(ctx)
+	ctx, done := e.begin(ctx, "SweepUnique")
+	defer done(&err)
 	info, t := e.info, e.table
 	u := info.unique
 	if u == nil {
-		return rep, fmt.Errorf("singletable: SweepUnique %s: the entity has no unique values: %w", info.name, ErrInvalidInput)
+		return rep, errorf("SweepUnique %s: the entity has no unique values: %w", info.name, ErrInvalidInput)
 	}
 	var o uniqueSweepOptions
 	for _, opt := range opts {
 		if opt == nil {
-			return rep, fmt.Errorf("singletable: SweepUnique %s: a nil option: %w", info.name, ErrInvalidInput)
+			return rep, errorf("SweepUnique %s: a nil option: %w", info.name, ErrInvalidInput)
 		}
 		opt.applyUniqueSweep(&o)
 	}
 	var b expr.Builder
 	filter := uniqueguard.ScanFilter(&b, t.opts.TypeAttribute, info.discriminator)
-	p := dynamodb.NewScanPaginator(t.client, &dynamodb.ScanInput{TableName: t.namePtr(), ConsistentRead: aws.Bool(true),
-		FilterExpression: &filter, ExpressionAttributeNames: b.Names(), ExpressionAttributeValues: b.Values()})
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
+	// Paged here, not by the SDK's paginator, which adds middleware of its own
+	// (APIOptions) that a client not known to take it may refuse: the scan goes
+	// through the table's client as every other call does.
+	in := dynamodb.ScanInput{TableName: t.namePtr(), ConsistentRead: aws.Bool(true),
+		FilterExpression: &filter, ExpressionAttributeNames: b.Names(), ExpressionAttributeValues: b.Values()}
+	for first := true; first || len(in.ExclusiveStartKey) > 0; first = false {
+		page, err := t.client.Scan(ctx, &in)
 		if err != nil {
-			return rep, fmt.Errorf("singletable: SweepUnique %s: Scan: %w", info.name, err)
+			return rep, errorf("SweepUnique %s: Scan: %w", info.name, err)
 		}
 		for _, item := range page.Items {
 			var err error
@@ -103,9 +106,10 @@ func (e *entity) sweepUnique(ctx context.Context, opts []UniqueSweepOption) (Uni
 				err = u.sweepGuard(ctx, item, o.repair, &rep)
 			}
 			if err != nil {
-				return rep, fmt.Errorf("singletable: SweepUnique %s: %w", info.name, err)
+				return rep, errorf("SweepUnique %s: %w", info.name, err)
 			}
 		}
+		in.ExclusiveStartKey = page.LastEvaluatedKey
 	}
 	return rep, nil
 }
@@ -175,6 +179,9 @@ func (u *uniqueFeature) sweepItem(ctx context.Context, item map[string]types.Att
 			// Claim the value for the item if no guard appeared and the item still
 			// holds it.
 			claim := uniqueguard.Guard{Key: gkey, Claim: true, OwnerType: info.discriminator, Constraint: c.Name, Values: vs, Of: c}
+			if f := u.ttlField(); f != nil { // the owner's expiry, as every claim carries it
+				claim.TTLAttr, claim.TTL = f.Name, item[f.Name]
+			}
 			landed, err := u.repairTx(ctx, u.repairTable().Restore(claim, key, me))
 			if err != nil {
 				return err

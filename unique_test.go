@@ -603,3 +603,25 @@ func TestUniqueExplained(t *testing.T) {
 		})
 	}
 }
+
+// TestUniqueLostThenThrottled: a unique write whose transaction's answer was lost
+// and whose resends under the same token were then throttled past the SDK's
+// retries is judged from the item: done when the lost attempt landed, never a
+// plain failure after which a retry would claim the value twice (issue 37,
+// scenario 20, for the unique writes' transactions).
+func TestUniqueLostThenThrottled(t *testing.T) {
+	tbl, inj := faultTable(t)
+	users := MustRegister[uUser](tbl)
+	ctx := context.Background()
+	lose := inj.Add(fault.Rule{Ops: []string{"TransactWriteItems"}, Fault: fault.LoseResponse(), Times: 1})
+	throttle := inj.Add(fault.Rule{Ops: []string{"TransactWriteItems"}, Fault: fault.Throttle()})
+	_, err := users.Create(ctx, uUser{ID: "u1", Email: "a@x", Name: "Ann"})
+	require.NoError(t, err, "the lost attempt landed")
+	lose()
+	throttle()
+	got, err := users.Get(ctx, uUser{ID: "u1"}, Consistent())
+	require.NoError(t, err)
+	assert.Equal(t, "a@x", got.Email)
+	_, err = users.Create(ctx, uUser{ID: "u2", Email: "a@x"})
+	assert.ErrorIs(t, err, ErrNotUnique, "claimed once, by u1")
+}

@@ -106,6 +106,13 @@ func Upsert() UpdateOption {
 // For an entity with [Migrations], an item older than the schema is updated as
 // stored and returned migrated in memory; it is written back on a later read.
 //
+// For a versioned entity the version checked is the one in key's version field:
+// the update succeeds only if the stored version is that one, and stores it plus
+// one. 0 means "no version yet": it matches only an item whose version is
+// missing, NULL or 0 (or, with [Upsert], no item), so an update of an item that
+// has a version needs the version read (pass the value Get returned as key), or
+// [Clobber] to skip the check. A stale version fails with a [*ConflictError].
+//
 // The item must exist and be of this type, or the error matches [ErrNotFound] or
 // [ErrTypeMismatch] (see [Upsert]). A failed [If] condition matches [ErrCondition].
 // key is not modified.
@@ -131,7 +138,7 @@ func (e *entity) update(ctx context.Context, sv, out reflect.Value, opts []Updat
 	} else if err != nil {
 		return e.itemErr("Update", nil, err)
 	}
-	w, err := e.info.planUpdate(sv, opts, nil)
+	w, err := e.info.planUpdate(sv, opts, explainEnv(ctx)) // explain.go: nil but under Explain
 	if err != nil {
 		return e.itemErr("Update", nil, err)
 	}

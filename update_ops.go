@@ -72,13 +72,19 @@ type listOp = updateplan.ListOp
 
 // adapt switches the Appends and Prepends of an update whose condition failed to
 // the form the item as it stood (cur) calls for: NULL where a list is stored as
-// NULL. It reports whether it changed anything, and so whether to send again.
+// NULL; and a derived ttl stored with if_not_exists to the one the item's stored
+// createdAt gives (ttlexpiry.Legacy). It reports whether it changed anything,
+// and so whether to send again.
 func (w *writeRequest) adapt(cur map[string]types.AttributeValue) bool {
-	if len(w.lists) == 0 || cur == nil || !w.info.isType(cur) {
+	if cur == nil || !w.info.isType(cur) {
 		return false
 	}
-	var changed bool
-	w.update, w.cond, changed = updateplan.Adapt(w.lists, w.update, w.cond, cur)
+	changed := w.legacy.Adapt(&w.b, w.update, &w.cond, cur)
+	if len(w.lists) > 0 {
+		var lists bool
+		w.update, w.cond, lists = updateplan.Adapt(w.lists, w.update, w.cond, cur)
+		changed = changed || lists
+	}
 	return changed
 }
 

@@ -30,7 +30,7 @@ func (info *entityInfo) checkItem(item map[string]types.AttributeValue) (int, er
 			p = &attrvalue.Problem{What: "the attribute name is not valid UTF-8"}
 		}
 		if p != nil {
-			return 0, fmt.Errorf("singletable: %s (attribute %q%s): %s: %w", info.fieldName(k), k, p.Path, p.What, ErrInvalidInput)
+			return 0, errorf("%s (attribute %q%s): %s: %w", info.fieldName(k), k, p.Path, p.What, ErrInvalidInput)
 		}
 		n += len(k) + s
 		if s > largestSize {
@@ -38,7 +38,7 @@ func (info *entityInfo) checkItem(item map[string]types.AttributeValue) (int, er
 		}
 	}
 	if n > MaxItemBytes {
-		return n, fmt.Errorf("singletable: %s item is %d bytes, over DynamoDB's limit of %d (the largest attribute is %s, %d bytes): %w", info.name, n, MaxItemBytes, info.fieldName(largest), largestSize, ErrInvalidInput)
+		return n, errorf("%s item is %d bytes, over DynamoDB's limit of %d (the largest attribute is %s, %d bytes): %w", info.name, n, MaxItemBytes, info.fieldName(largest), largestSize, ErrInvalidInput)
 	}
 	return n, nil
 }
@@ -47,7 +47,7 @@ func (info *entityInfo) checkItem(item map[string]types.AttributeValue) (int, er
 // library adds after encoding are in it, or will be on the server (extra bytes).
 func (info *entityInfo) checkSize(item map[string]types.AttributeValue, extra int) error {
 	if n := attrvalue.Size(item) + extra; n > MaxItemBytes {
-		return fmt.Errorf("singletable: %s item is %d bytes with its version and receipts, over DynamoDB's limit of %d: %w", info.name, n, MaxItemBytes, ErrInvalidInput)
+		return errorf("%s item is %d bytes with its version and receipts, over DynamoDB's limit of %d: %w", info.name, n, MaxItemBytes, ErrInvalidInput)
 	}
 	return nil
 }

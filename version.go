@@ -76,7 +76,7 @@ func (info *entityInfo) versionOf(sv reflect.Value) (uint64, error) {
 	if fv.CanInt() {
 		n := fv.Int()
 		if n < 0 {
-			return 0, fmt.Errorf("singletable: %s.%s: negative version %d: %w", info.name, info.version.GoName, n, ErrInvalidInput)
+			return 0, errorf("%s.%s: negative version %d: %w", info.name, info.version.GoName, n, ErrInvalidInput)
 		}
 		return uint64(n), nil
 	}
@@ -185,7 +185,7 @@ func (v *versionFeature) hold(p *writePlan) (*versionPart, error) {
 		return vp, nil
 	}
 	if exp >= v.max {
-		return nil, fmt.Errorf("singletable: %s.%s: version %d is the largest the field holds; the next write would overflow: %w", info.name, v.f.GoName, exp, ErrInvalidInput)
+		return nil, errorf("%s.%s: version %d is the largest the field holds; the next write would overflow: %w", info.name, v.f.GoName, exp, ErrInvalidInput)
 	}
 	vp.next = exp + 1
 	return vp, nil

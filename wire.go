@@ -2,7 +2,6 @@ package singletable
 
 import (
 	"context"
-	"fmt"
 	"reflect"
 	"sync"
 
@@ -57,7 +56,7 @@ type wireTarget struct {
 // take the wire path.
 func (info *entityInfo) wireTarget() *wire.Target {
 	t := info.table
-	if !t.wireOn() {
+	if !t.wireOn() || info.adopt { // adopt.go: untyped items decode the SDK's way
 		return nil
 	}
 	info.wire.once.Do(func() {
@@ -135,7 +134,7 @@ func (t *Table) fetchPageWire(ctx context.Context, pq *preparedQuery, start map[
 	}
 	out, err := t.send(ctx, pq, start, s.Option())
 	if err != nil {
-		return nil, pageMeta{}, fmt.Errorf("singletable: %s %s: %w", pq.call(), what, err)
+		return nil, pageMeta{}, errorf("%s %s: %w", pq.call(), what, err)
 	}
 	meta, err := t.pageMeta(pq, out, what)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/singletable/singletable/internal/codec"
 	"github.com/singletable/singletable/internal/docpath"
 	"github.com/singletable/singletable/internal/expr"
+	"github.com/singletable/singletable/internal/ttlexpiry"
 )
 
 // writeKind is what a planned write does; the pipeline tells writes apart by it.
@@ -90,6 +91,9 @@ type writeRequest struct {
 	paths   []docpath.Path
 	lists   []*listOp
 	changed []string
+	// legacy adapts a write that stores a derived ttl with if_not_exists to an
+	// item written before the ttl was declared (ttlderived.go).
+	legacy *ttlexpiry.Legacy
 }
 
 // storedInput is an input of an index key that an Update recomputes without

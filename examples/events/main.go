@@ -34,7 +34,6 @@ import (
 	"time"
 
 	"github.com/singletable/singletable"
-	"github.com/singletable/singletable/internal/localtest"
 )
 
 func main() {
@@ -45,10 +44,10 @@ func main() {
 }
 
 // start runs the example against the DynamoDB Local at DYNAMODB_ENDPOINT, on
-// a table of its own (localtest.RunExample). On AWS: dynamodb.NewFromConfig(cfg).
+// a table of its own (runLocal, local.go). On AWS: dynamodb.NewFromConfig(cfg).
 func start() error {
-	return localtest.RunExample("events", func(ctx context.Context, local *localtest.Instance, tableName string) error {
-		return run(ctx, local.Client(), tableName, os.Stdout)
+	return runLocal("events", func(ctx context.Context, endpoint, tableName string) error {
+		return run(ctx, localClient(endpoint), tableName, os.Stdout)
 	})
 }
 
@@ -193,7 +192,7 @@ func run(ctx context.Context, client singletable.Client, tableName string, out i
 	if err := s.Table.CreateTable(ctx); err != nil {
 		return err
 	}
-	defer localtest.DeleteExampleTable(ctx, s.Table, tableName, out, &err)
+	defer deleteTable(ctx, s.Table, tableName, out, &err)
 	p := func(format string, args ...any) { fmt.Fprintf(out, format+"\n", args...) }
 	p("created table %s (PK/SK, no index); events spread over %d shards a day", tableName, Shards)
 

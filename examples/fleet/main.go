@@ -38,7 +38,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/singletable/singletable"
-	"github.com/singletable/singletable/internal/localtest"
 	"github.com/singletable/singletable/stream"
 )
 
@@ -50,10 +49,10 @@ func main() {
 }
 
 // start runs the example against the DynamoDB Local at DYNAMODB_ENDPOINT, on
-// a table of its own (localtest.RunExample). On AWS: dynamodb.NewFromConfig(cfg) and dynamodbstreams.NewFromConfig(cfg).
+// a table of its own (runLocal, local.go). On AWS: dynamodb.NewFromConfig(cfg) and dynamodbstreams.NewFromConfig(cfg).
 func start() error {
-	return localtest.RunExample("fleet", func(ctx context.Context, local *localtest.Instance, tableName string) error {
-		return run(ctx, local.Client(), local.StreamsClient(), tableName, os.Stdout)
+	return runLocal("fleet", func(ctx context.Context, endpoint, tableName string) error {
+		return run(ctx, localClient(endpoint), localStreamsClient(endpoint), tableName, os.Stdout)
 	})
 }
 

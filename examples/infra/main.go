@@ -19,7 +19,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -34,7 +33,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/singletable/singletable"
-	"github.com/singletable/singletable/internal/localtest"
 )
 
 // Order, Customer and Session are the model: customers and their orders in one
@@ -121,13 +119,12 @@ func start(dir string) (err error) {
 		fmt.Println("\nDYNAMODB_ENDPOINT is not set: no deployment to DynamoDB Local (`make examples` starts one).")
 		return nil
 	}
-	local, err := localtest.Open(ctx, nil) // DYNAMODB_ENDPOINT; on AWS: dynamodb.NewFromConfig(cfg)
-	if err != nil {
-		return err
+	endpoint := strings.TrimSpace(os.Getenv("DYNAMODB_ENDPOINT"))
+	if !strings.Contains(endpoint, "://") {
+		endpoint = "http://" + endpoint
 	}
-	defer func() { err = errors.Join(err, local.Close()) }()
 	tableName := fmt.Sprintf("singletable-infra-%08x", rand.Uint32())
-	return deploy(ctx, local.Client(), files["shop.cfn.json"], tableName, os.Stdout)
+	return deploy(ctx, localClient(endpoint), files["shop.cfn.json"], tableName, os.Stdout) // on AWS: dynamodb.NewFromConfig(cfg)
 }
 
 // definitions renders the shop table's definitions and design, by file name.

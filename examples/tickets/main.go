@@ -22,7 +22,6 @@ import (
 	"time"
 
 	"github.com/singletable/singletable"
-	"github.com/singletable/singletable/internal/localtest"
 )
 
 func main() {
@@ -33,10 +32,10 @@ func main() {
 }
 
 // start runs the example against the DynamoDB Local at DYNAMODB_ENDPOINT, on a
-// table of its own (localtest.RunExample). On AWS: dynamodb.NewFromConfig(cfg).
+// table of its own (runLocal, local.go). On AWS: dynamodb.NewFromConfig(cfg).
 func start() error {
-	return localtest.RunExample("tickets", func(ctx context.Context, local *localtest.Instance, tableName string) error {
-		return run(ctx, local.Client(), tableName, os.Stdout)
+	return runLocal("tickets", func(ctx context.Context, endpoint, tableName string) error {
+		return run(ctx, localClient(endpoint), tableName, os.Stdout)
 	})
 }
 
@@ -99,7 +98,7 @@ func run(ctx context.Context, client singletable.Client, tableName string, out i
 	if err := table.CreateTable(ctx); err != nil {
 		return err
 	}
-	defer localtest.DeleteExampleTable(ctx, table, tableName, out, &err)
+	defer deleteTable(ctx, table, tableName, out, &err)
 	p := func(format string, args ...any) { fmt.Fprintf(out, format+"\n", args...) }
 	p("created table %s with the native index %s: HASH tenant S, status S; RANGE priority N, opened N", tableName, byTenantStatus)
 

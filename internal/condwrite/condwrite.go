@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -152,24 +153,71 @@ func ReadBack(ctx context.Context, get func(context.Context, *dynamodb.GetItemIn
 	}
 }
 
+// NotSentError is a call that was not sent because its context had ended
+// before it (the table's client boundary refuses such calls): it applied
+// nothing. Err is the context's cause.
+type NotSentError struct {
+	API string
+	Err error
+}
+
+// Error says which call was not sent, and why.
+// The cause's own "singletable: " is left out: the error wrapping this one
+// says it.
+func (e *NotSentError) Error() string {
+	return e.API + " not sent: " + strings.TrimPrefix(e.Err.Error(), "singletable: ")
+}
+
+// Unwrap returns the context's cause.
+func (e *NotSentError) Unwrap() error { return e.Err }
+
+// NoOutputError is a call whose client returned neither an output nor an error
+// (a stub or wrapper that returns nil, nil): nothing says whether a write was
+// applied, so it is judged like a lost answer.
+type NoOutputError struct {
+	API    string
+	Client string // the client's Go type
+}
+
+// Error names the client and the call, and what the client must do.
+func (e *NoOutputError) Error() string {
+	return "the client (" + e.Client + ") returned neither an output nor an error from " + e.API +
+		" (a wrapper or stub must return the call's output, or an error)"
+}
+
 // Ambiguous reports whether a failed call may have been applied: the request may
 // have reached DynamoDB but no answer came back (or the context ended while it
-// was out), or the answer was a 5xx. A connection that could not be opened sent
-// nothing.
-func Ambiguous(err error) bool {
+// was out), or the answer was a 5xx, or the client answered nothing at all
+// ([NoOutputError]). A connection that could not be opened sent nothing, nor did
+// a call refused before sending ([NotSentError]).
+func Ambiguous(err error) bool { return ambiguous(err, true) }
+
+// AmbiguousSent is [Ambiguous] for callers whose client is the SDK's or one that
+// wraps a send cut short by its context as the SDK does (a CanceledError): a bare
+// context error then sent nothing, and does not count.
+func AmbiguousSent(err error) bool { return ambiguous(err, false) }
+
+// ambiguous is Ambiguous; bareContext says whether a bare context error counts.
+func ambiguous(err error, bareContext bool) bool {
 	var send *smithyhttp.RequestSendError
 	var de *smithy.DeserializationError
 	var ce *smithy.CanceledError
 	var re *smithyhttp.ResponseError
 	var op *net.OpError
+	var ns *NotSentError
+	var no *NoOutputError
 	switch {
+	case errors.As(err, &ns):
+		return false
+	case errors.As(err, &no):
+		return true
 	case errors.As(err, &send) && errors.As(err, &op) && op.Op == "dial":
 		return false
 	case errors.As(err, &send), errors.As(err, &de), errors.As(err, &ce):
 		return true
 	case errors.As(err, &re):
 		return re.HTTPStatusCode() >= 500
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+	case bareContext && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)):
 		return true // a client that is not the SDK's may return the context's error as it is
 	}
 	return false

@@ -17,8 +17,11 @@ import (
 //     the item before and after; transactional writes (TransactWriteItems, its
 //     condition checks too) 2 WCU per KB. A write also costs, in each index
 //     holding the item, 1 WCU per KB of what the index projects (counted for a
-//     Put, whose item is known; an Update's or Delete's index writes depend on
-//     the stored item and are not counted).
+//     Put, whose item is known). An Update or a Delete is reckoned for the
+//     assumed item size in each index that can hold the entity's items: a
+//     Delete one write, an Update two where it changes the index's key (the
+//     entry deleted and put again), one where it changes an attribute the index
+//     projects.
 //   - Reads by key: 1 RCU per 4 KB of the item when strongly consistent, 0.5
 //     eventually consistent (each item of a batch rounded up on its own);
 //     transactional reads 2 RCU per 4 KB. A key without an item costs as an
@@ -135,6 +138,9 @@ func (r *Request) writeUnits(itemSize int, assumed string) (float64, string) {
 		default:
 			others = true
 			n += blocks(itemSize, writeBlock)
+			if i < len(r.IxWhole) {
+				n += float64(r.IxWhole[i])*blocks(itemSize, writeBlock) + float64(r.IxPart[i])
+			}
 		}
 	}
 	basis := "1 WCU per KB of each item"
@@ -146,7 +152,8 @@ func (r *Request) writeUnits(itemSize int, assumed string) (float64, string) {
 		basis += "; a Put's from its item, and from what each index holding it projects, more if it replaces a larger item"
 	}
 	if others {
-		basis += "; an Update's, Delete's or condition check's estimated for " + assumed + ", index writes not counted"
+		basis += "; an Update's, Delete's or condition check's estimated for " + assumed +
+			", and in each index that can hold the item: a Delete 1 write, an Update 2 where it changes the index's key, 1 where it changes an attribute the index projects (the whole item's size where it projects ALL, 1 WCU otherwise)"
 	}
 	return n, basis
 }

@@ -30,6 +30,10 @@ type Schema struct {
 	// TypeAttr and SchemaAttr are the type and schema attributes, which an
 	// INCLUDE projection holds.
 	TypeAttr, SchemaAttr string
+	// InIndex reports whether items of the entity (its Go name) can be in index
+	// i, for the index writes of an Update or a Delete; nil: every index can
+	// hold every entity's items.
+	InIndex func(entity string, i int) bool
 }
 
 // Index is one index of a Schema.
@@ -49,6 +53,10 @@ type Request struct {
 	InputErr           string
 	Size               []int     // item sizes of the Puts, by action
 	IxCost             []float64 // the index write units of the Puts, by action
+	// IxWhole and IxPart are, by action, the index writes an Update or a
+	// Delete may cause: of indexes projecting the whole item (reckoned at the
+	// assumed item size) and of the others (one unit each).
+	IxWhole, IxPart []int
 }
 
 // Action is one item operation of a Request (the root package's Action).
@@ -74,8 +82,8 @@ type Expression struct {
 
 // Describe turns the input of one call to the table's client into a Request
 // (without Entity and Input, which the recorder adds).
-func Describe(s *Schema, api string, in any) Request {
-	req := Request{API: api, Table: s.Table}
+func Describe(s *Schema, entity, api string, in any) Request {
+	req := Request{API: api, Table: s.Table, Entity: entity}
 	switch in := in.(type) {
 	case *dynamodb.GetItemInput:
 		req.Table = aws.ToString(in.TableName)
@@ -89,10 +97,12 @@ func Describe(s *Schema, api string, in any) Request {
 		req.Actions = []Action{{Op: "Update", Key: s.RenderKey(in.Key), ReturnValues: string(in.ReturnValues),
 			Update:    resolve(in.UpdateExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues),
 			Condition: resolve(in.ConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues)}}
+		req.setWrites(0, s.updateWrites(entity, in.UpdateExpression, in.ExpressionAttributeNames))
 	case *dynamodb.DeleteItemInput:
 		req.Table = aws.ToString(in.TableName)
 		req.Actions = []Action{{Op: "Delete", Key: s.RenderKey(in.Key), ReturnValues: string(in.ReturnValues),
 			Condition: resolve(in.ConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues)}}
+		req.setWrites(0, s.deleteWrites(entity))
 	case *dynamodb.QueryInput:
 		req.Table = aws.ToString(in.TableName)
 		names, values := in.ExpressionAttributeNames, in.ExpressionAttributeValues
@@ -133,6 +143,7 @@ func Describe(s *Schema, api string, in any) Request {
 					req.add(s, s.putAction(w.PutRequest.Item, nil, nil, nil, ""), w.PutRequest.Item)
 				case w.DeleteRequest != nil:
 					req.Actions = append(req.Actions, Action{Op: "Delete", Key: s.RenderKey(w.DeleteRequest.Key)})
+					req.setWrites(len(req.Actions)-1, s.deleteWrites(entity))
 				}
 			}
 		}
@@ -150,11 +161,13 @@ func Describe(s *Schema, api string, in any) Request {
 				req.Actions = append(req.Actions, Action{Op: "Update", Key: s.RenderKey(u.Key),
 					Update:    resolve(u.UpdateExpression, u.ExpressionAttributeNames, u.ExpressionAttributeValues),
 					Condition: resolve(u.ConditionExpression, u.ExpressionAttributeNames, u.ExpressionAttributeValues)})
+				req.setWrites(len(req.Actions)-1, s.updateWrites("", u.UpdateExpression, u.ExpressionAttributeNames))
 			case it.Delete != nil:
 				d := it.Delete
 				req.Table = aws.ToString(d.TableName)
 				req.Actions = append(req.Actions, Action{Op: "Delete", Key: s.RenderKey(d.Key),
 					Condition: resolve(d.ConditionExpression, d.ExpressionAttributeNames, d.ExpressionAttributeValues)})
+				req.setWrites(len(req.Actions)-1, s.deleteWrites(""))
 			case it.ConditionCheck != nil:
 				c := it.ConditionCheck
 				req.Table = aws.ToString(c.TableName)
@@ -347,4 +360,101 @@ func writeValue(sb *strings.Builder, av types.AttributeValue) {
 	default:
 		fmt.Fprintf(sb, "%T", av)
 	}
+}
+
+// ixWrites are the index writes of one Update or Delete (Request.IxWhole and
+// IxPart).
+type ixWrites struct{ whole, part int }
+
+// setWrites records the index writes of action i.
+func (r *Request) setWrites(i int, w ixWrites) {
+	for len(r.IxWhole) <= i {
+		r.IxWhole, r.IxPart = append(r.IxWhole, 0), append(r.IxPart, 0)
+	}
+	r.IxWhole[i], r.IxPart[i] = w.whole, w.part
+}
+
+// inIndex reports whether the entity's items can be in index i ("" entity: any).
+func (s *Schema) inIndex(entity string, i int) bool {
+	return entity == "" || s.InIndex == nil || s.InIndex(entity, i)
+}
+
+// deleteWrites are the index writes a Delete may cause: one in each index that
+// can hold the entity's items (DynamoDB deletes the item's entry there).
+func (s *Schema) deleteWrites(entity string) ixWrites {
+	var w ixWrites
+	for i, ix := range s.Indexes {
+		if !s.inIndex(entity, i) {
+			continue
+		}
+		if ix.Projection == "" || ix.Projection == types.ProjectionTypeAll {
+			w.whole++
+		} else {
+			w.part++
+		}
+	}
+	return w
+}
+
+// updateWrites are the index writes an Update may cause, from the attributes its
+// expression names: in an index whose key attribute it sets or removes, two (the
+// entry deleted and put again under the new key); in one that projects an
+// attribute it changes, one; in the others none.
+func (s *Schema) updateWrites(entity string, expr *string, names map[string]string) ixWrites {
+	changed := map[string]bool{}
+	raw := aws.ToString(expr)
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '#' {
+			continue
+		}
+		j := i + 1
+		for j < len(raw) && isPlaceholderByte(raw[j]) {
+			j++
+		}
+		if n, ok := names[raw[i:j]]; ok && (i == 0 || raw[i-1] != '.') { // the attribute, not a nested member
+			changed[n] = true
+		}
+		i = j - 1
+	}
+	var w ixWrites
+	for i, ix := range s.Indexes {
+		if !s.inIndex(entity, i) {
+			continue
+		}
+		n := 0
+		for _, k := range ix.Keys {
+			if k != "" && changed[k] {
+				n = 2
+			}
+		}
+		whole := ix.Projection == "" || ix.Projection == types.ProjectionTypeAll
+		if n == 0 {
+			for a := range changed {
+				if s.projects(ix, a) {
+					n = 1
+				}
+			}
+		}
+		if whole {
+			w.whole += n
+		} else {
+			w.part += n
+		}
+	}
+	return w
+}
+
+// projects reports whether index ix holds attribute a (not one of the table's
+// keys, which every index holds and an Update cannot change).
+func (s *Schema) projects(ix Index, a string) bool {
+	if slices.Contains(s.Keys, a) {
+		return false
+	}
+	switch ix.Projection {
+	case "", types.ProjectionTypeAll:
+		return true
+	case types.ProjectionTypeInclude:
+		return slices.Contains(ix.NonKey, a) || a == s.TypeAttr || a == s.SchemaAttr
+	}
+	return false
 }

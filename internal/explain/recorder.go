@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 )
 
@@ -14,6 +15,10 @@ var ErrWait = errors.New("singletable: Explain: the call would wait here and try
 // Recorder collects one Explain's requests and notes. Its methods are safe for
 // concurrent use; after Finish it records nothing more.
 type Recorder struct {
+	// Rand is the random source of the plans of the calls recorded (receipts,
+	// incarnation ids, transaction tokens): a stream fixed per Explain, so that
+	// the same calls explain the same, byte for byte. Safe for concurrent use.
+	Rand  io.Reader
 	mu    sync.Mutex // protects reqs, notes, done and json
 	reqs  []Request
 	notes []string
@@ -24,8 +29,7 @@ type Recorder struct {
 // Add records the request of one call (api, with input in) to the client of the
 // table s describes, made for entity ("" for none).
 func (r *Recorder) Add(ctx context.Context, s *Schema, entity, api string, in any) {
-	req := Describe(s, api, in)
-	req.Entity = entity
+	req := Describe(s, entity, api, in)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.done {

@@ -112,6 +112,12 @@ func (b *Builder) Value(av types.AttributeValue) string {
 	return p
 }
 
+// Set gives ph, a value placeholder of b's, the value av.
+func (b *Builder) Set(ph string, av types.AttributeValue) {
+	b.own()
+	b.values[ph] = av
+}
+
 // S returns a new placeholder for a string value.
 func (b *Builder) S(s string) string { return b.Value(&types.AttributeValueMemberS{Value: s}) }
 

@@ -4,11 +4,15 @@
 package genid
 
 import (
+	"bufio"
 	"crypto/rand"
 	"encoding/binary"
 	"fmt"
 	"io"
+	"math"
 	"reflect"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/google/uuid"
@@ -24,15 +28,17 @@ const (
 	UUIDv7                 // the 36-character text of an RFC 9562 version 7 UUID
 )
 
+// Names are the kinds' names, in the order of their values (ULID first): the
+// words generate= accepts.
+var Names = []string{"ulid", "uuidv7"}
+
 // Parse returns the kind named text ("ulid", "uuidv7").
 func Parse(text string) (Kind, bool) {
-	switch text {
-	case "ulid":
-		return ULID, true
-	case "uuidv7":
-		return UUIDv7, true
+	i := slices.Index(Names, text)
+	if i < 0 {
+		return 0, false
 	}
-	return 0, false
+	return Kind(i + 1), true
 }
 
 // Check reads a generate= option's kind (text) for a field of type t (asString:
@@ -41,7 +47,7 @@ func Check(text string, t reflect.Type, asString bool) (Kind, string) {
 	kind, ok := Parse(text)
 	switch {
 	case !ok:
-		return 0, "unknown id kind (want ulid or uuidv7)"
+		return 0, "unknown id kind (want " + strings.Join(Names, " or ") + ")"
 	case t.Kind() != reflect.String:
 		return 0, "a generated id is text: the field must be a string, not " + t.String()
 	case asString:
@@ -53,20 +59,25 @@ func Check(text string, t reflect.Type, asString bool) (Kind, string) {
 // String is the kind's name.
 func (k Kind) String() string {
 	if k == UUIDv7 {
-		return "uuidv7"
+		return Names[UUIDv7-1]
 	}
-	return "ulid"
+	return Names[ULID-1]
 }
 
-// Source makes the ids of one field, strictly increasing, also within a
-// millisecond (ulid: monotonic entropy; uuidv7: a 12-bit counter in rand_a).
-// It is safe for concurrent use.
+// Source makes the ids of one field, strictly increasing in the order they
+// are made, also within a millisecond (ulid: monotonic entropy; uuidv7: a
+// 12-bit counter in rand_a), whatever the order in which concurrent callers
+// read their clocks: a millisecond before the last one used is taken as the
+// last one. When the counter cannot move on within the millisecond (it would
+// overflow, or the random source gives no usable increment, as a constant
+// source does), the id takes the next millisecond: ids never repeat, and
+// making one never hangs. It is safe for concurrent use.
 type Source struct {
 	kind Kind
 
 	mu sync.Mutex // protects mono, lastMs and seq
 	// mono is the ulid entropy, monotonic within a millisecond.
-	mono *ulid.MonotonicEntropy
+	mono monotonic
 	// lastMs and seq are the uuidv7 time and counter last used.
 	lastMs uint64
 	seq    uint16
@@ -75,7 +86,7 @@ type Source struct {
 // NewSource returns the source of ids of kind, whose ulid entropy reads random
 // (nil: crypto/rand).
 func NewSource(kind Kind, random io.Reader) *Source {
-	return &Source{kind: kind, mono: ulid.Monotonic(orRand(random), 0)}
+	return &Source{kind: kind, mono: monotonic{r: bufio.NewReader(orRand(random))}}
 }
 
 func orRand(r io.Reader) io.Reader {
@@ -96,11 +107,12 @@ func (s *Source) Make(ms uint64, replay, random io.Reader) (string, error) {
 }
 
 // Next makes an id at ms (milliseconds since 1970) from the source's
-// monotonic state; a uuidv7 reads its random bits from random.
+// monotonic state; a uuidv7 reads its random bits from random (nil:
+// crypto/rand).
 func (s *Source) Next(ms uint64, random io.Reader) (string, error) {
 	if s.kind == UUIDv7 {
 		var b [16]byte
-		if _, err := io.ReadFull(random, b[8:]); err != nil {
+		if _, err := io.ReadFull(orRand(random), b[8:]); err != nil {
 			return "", fmt.Errorf("id source: %w", err)
 		}
 		s.mu.Lock()
@@ -121,12 +133,96 @@ func (s *Source) Next(ms uint64, random io.Reader) (string, error) {
 		return uuidv7(b, ms, seq), nil
 	}
 	s.mu.Lock()
-	id, err := ulid.New(ms, s.mono)
+	id, err := s.mono.next(ms)
 	s.mu.Unlock()
 	if err != nil {
 		return "", fmt.Errorf("ulid: %w", err)
 	}
 	return id.String(), nil
+}
+
+// monotonic is ULID entropy monotonic within a millisecond: the entropy of the
+// first id of a millisecond is random, each next one the last plus a random
+// increment in [1, 2^32), read as github.com/oklog/ulid/v2's MonotonicEntropy
+// reads it (so the same source gives the same ids), but for what that one
+// gets wrong: a millisecond before the last is taken as the last (ids never
+// decrease), and an increment that overflows or that the source cannot give
+// (a constant source's bytes are all rejected) moves the id to the next
+// millisecond, never looping or repeating (zero entropy is entropy too).
+type monotonic struct {
+	r    *bufio.Reader
+	ms   uint64
+	has  bool   // an id was made: ms, hi and lo are its
+	hi   uint16 // the entropy's 80 bits
+	lo   uint64
+	rand [10]byte
+}
+
+// maxIncrement bounds the increment, as ulid.Monotonic(r, 0) does.
+const maxIncrement = math.MaxUint32
+
+// rejections bounds the increments drawn and rejected (0, or the bound) before
+// the id moves to the next millisecond: a random source rejects one in 2^31.
+const rejections = 8
+
+func (m *monotonic) next(ms uint64) (ulid.ULID, error) {
+	var id ulid.ULID
+	if m.has && ms < m.ms {
+		ms = m.ms
+	}
+	if m.has && ms == m.ms {
+		if inc, ok, err := m.increment(); err != nil {
+			return id, err
+		} else if ok && !m.add(inc) {
+			return m.id(ms)
+		}
+		ms++ // the counter cannot move on within the millisecond
+	}
+	if _, err := io.ReadFull(m.r, m.rand[:]); err != nil {
+		return id, err
+	}
+	m.hi, m.lo = binary.BigEndian.Uint16(m.rand[:2]), binary.BigEndian.Uint64(m.rand[2:])
+	return m.id(ms)
+}
+
+// id is the ulid of ms and the entropy; ms becomes the last one used.
+func (m *monotonic) id(ms uint64) (ulid.ULID, error) {
+	var id ulid.ULID
+	if err := id.SetTime(ms); err != nil {
+		return id, err
+	}
+	binary.BigEndian.PutUint16(id[6:8], m.hi)
+	binary.BigEndian.PutUint64(id[8:], m.lo)
+	m.ms, m.has = ms, true
+	return id, nil
+}
+
+// increment draws an increment in [1, maxIncrement); ok is false when the
+// source gave none in rejections draws.
+func (m *monotonic) increment() (uint64, bool, error) {
+	var b [4]byte
+	for range rejections {
+		if _, err := io.ReadFull(m.r, b[:]); err != nil {
+			return 0, false, err
+		}
+		if inc := uint64(binary.LittleEndian.Uint32(b[:])); inc != 0 && inc < maxIncrement {
+			return 1 + inc, true, nil
+		}
+	}
+	return 0, false, nil
+}
+
+// add adds inc to the entropy; it reports an overflow, leaving it unchanged.
+func (m *monotonic) add(inc uint64) (overflow bool) {
+	lo, hi := m.lo+inc, m.hi
+	if lo < m.lo {
+		if hi == math.MaxUint16 {
+			return true
+		}
+		hi++
+	}
+	m.lo, m.hi = lo, hi
+	return false
 }
 
 // Replay makes an id of kind at ms from stream alone, without any state: the

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -195,4 +196,110 @@ func TestMake(t *testing.T) {
 	u, err := NewSource(ULID, nil).Make(ms, nil, nil)
 	require.NoError(t, err)
 	assert.Equal(t, "01HF7YAT3V", u[:10])
+}
+
+// down is a fixed random source whose bytes decrease: 255, 254, ...
+type down struct{ n byte }
+
+func (d *down) Read(p []byte) (int, error) {
+	for i := range p {
+		d.n--
+		p[i] = d.n
+	}
+	return len(p), nil
+}
+
+// constant is a random source that gives the same byte every read.
+type constant byte
+
+func (c constant) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = byte(c)
+	}
+	return len(p), nil
+}
+
+// TestNextIncreasesAcrossInterleavedClocks (issue 37, scenario 5): ids of one
+// source increase strictly in the order they are made, also when another
+// goroutine made one at a later millisecond in between (its clock read later,
+// or this one's read earlier): the millisecond never goes back.
+func TestNextIncreasesAcrossInterleavedClocks(t *testing.T) {
+	for _, kind := range []Kind{ULID, UUIDv7} {
+		s := NewSource(kind, &down{})
+		r := &down{}
+		a, err := s.Next(ms, r)
+		require.NoError(t, err)
+		b, err := s.Next(ms+1, r) // another goroutine, its clock a millisecond on
+		require.NoError(t, err)
+		c, err := s.Next(ms, r) // this goroutine again, within its millisecond
+		require.NoError(t, err)
+		assert.Less(t, a, b, kind)
+		assert.Less(t, b, c, "%s: never below an id made before it", kind)
+	}
+}
+
+// TestNextIncreasesPerGoroutineUnderConcurrency (issue 37, scenario 5): with
+// the real clock and many goroutines, each goroutine's ids increase strictly.
+func TestNextIncreasesPerGoroutineUnderConcurrency(t *testing.T) {
+	for _, kind := range []Kind{ULID, UUIDv7} {
+		s := NewSource(kind, nil)
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var bad []string
+		for range 8 {
+			wg.Go(func() {
+				last := ""
+				for range 20000 {
+					id, err := s.Next(uint64(time.Now().UnixMilli()), nil)
+					if err != nil {
+						mu.Lock()
+						bad = append(bad, err.Error())
+						mu.Unlock()
+						return
+					}
+					if id <= last {
+						mu.Lock()
+						bad = append(bad, last+" then "+id)
+						mu.Unlock()
+					}
+					last = id
+				}
+			})
+		}
+		wg.Wait()
+		assert.Empty(t, bad, "%s: one goroutine's ids decreased", kind)
+	}
+}
+
+// TestNextConstantSourceMovesOn (issue 37, scenario 6): a constant random
+// source (the way to make tests deterministic) never hangs the monotonic
+// counter nor repeats an id: when the counter cannot move within the
+// millisecond, the id takes the next one.
+func TestNextConstantSourceMovesOn(t *testing.T) {
+	for _, src := range []constant{0xFF, 0x00, 0x7F} {
+		for _, kind := range []Kind{ULID, UUIDv7} {
+			s := NewSource(kind, src)
+			done := make(chan []string, 1)
+			go func() {
+				var ids []string
+				for range 5000 {
+					id, err := s.Next(ms, src)
+					if err != nil {
+						break
+					}
+					ids = append(ids, id)
+				}
+				done <- ids
+			}()
+			select {
+			case ids := <-done:
+				require.Len(t, ids, 5000, "source %#x, %s", byte(src), kind)
+				for i := 1; i < len(ids); i++ {
+					require.Less(t, ids[i-1], ids[i], "source %#x, %s: ids increase, never repeat", byte(src), kind)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("source %#x, %s: Next hangs", byte(src), kind)
+			}
+		}
+	}
 }

@@ -109,6 +109,13 @@ func (q *Query) Plan(b *expr.Builder, sv reflect.Value, sort *Sort, asEntity fun
 		return Plan{}, err
 	}
 	v := q.View
+	vals := make([]types.AttributeValue, len(v.Attrs))
+	for i, a := range v.Attrs {
+		vals[i] = eq[a.Name]
+	}
+	if reason := v.Oversize(q.Index, vals, MaxPartitionBytes, MaxSortBytes); reason != "" {
+		return Plan{}, fmt.Errorf("singletable: Query %s: %s: %w", q.What, reason, q.Invalid)
+	}
 	parts := make([]string, 0, len(eq)+1)
 	for _, a := range v.Attrs {
 		if av, ok := eq[a.Name]; ok {
@@ -317,4 +324,66 @@ func (fs Fields) Refusal(f *codec.Field, fv reflect.Value) string {
 		return ""
 	}
 	return fs[f] + " cannot hold " + what + ", and DynamoDB refuses the whole write: give a value, or tag the field omitempty to keep such items out of the index"
+}
+
+// DynamoDB's limits on a key's bytes (the root package's MaxPartitionKeyBytes
+// and MaxSortKeyBytes), which a native key's attributes share.
+const (
+	MaxPartitionBytes = 2048
+	MaxSortBytes      = 1024
+)
+
+// Size is the bytes DynamoDB counts of a key attribute's value towards a native
+// key's aggregate limit: a string's UTF-8 bytes, a binary value's bytes, a
+// number's stored size (about one byte per two significant digits, plus one).
+func Size(av types.AttributeValue) int {
+	switch av := av.(type) {
+	case *types.AttributeValueMemberS:
+		return len(av.Value)
+	case *types.AttributeValueMemberB:
+		return len(av.Value)
+	case *types.AttributeValueMemberN:
+		digits := strings.Trim(strings.TrimLeft(av.Value, "+-0"), ".")
+		digits = strings.ReplaceAll(digits, ".", "")
+		if i := strings.IndexAny(digits, "eE"); i >= 0 {
+			digits = digits[:i]
+		}
+		return (len(digits)+1)/2 + 1
+	}
+	return 0
+}
+
+// Oversize says why the values vals (one per attribute of v, nil where not
+// known) would break DynamoDB's aggregate limits on the key of index: the bytes
+// of the partition attributes together at most maxPartition, of the sort
+// attributes at most maxSort (DynamoDB refuses the write: "Aggregate size for
+// HASH key attributes ... has exceeded limit"); "" otherwise. The reason names
+// the fields and their sizes.
+func (v *View) Oversize(index string, vals []types.AttributeValue, maxPartition, maxSort int) string {
+	part := func(lo, hi, limit int, which string) string {
+		total, n := 0, 0
+		var names []string
+		for i := lo; i < hi; i++ {
+			if vals[i] == nil {
+				continue
+			}
+			s := Size(vals[i])
+			total += s
+			n++
+			name := v.Attrs[i].Name
+			if f := v.Fields[i]; f != nil {
+				name = f.GoName + " (" + strconv.Quote(v.Attrs[i].Name) + ")"
+			}
+			names = append(names, fmt.Sprintf("%s %d", name, s))
+		}
+		if total <= limit {
+			return ""
+		}
+		return fmt.Sprintf("native index %s: its %s key attributes together hold %d bytes (%s), over DynamoDB's limit of %d bytes for a %s key, which DynamoDB refuses: shorten the values",
+			index, which, total, strings.Join(names, " + "), limit, which)
+	}
+	if r := part(0, v.NPartition, maxPartition, "partition"); r != "" {
+		return r
+	}
+	return part(v.NPartition, len(v.Attrs), maxSort, "sort")
 }

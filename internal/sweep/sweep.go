@@ -70,9 +70,13 @@ type Scan struct {
 	Table, TypeAttribute, Type string
 	SchemaAttribute            string
 	Current                    int
-	PageSize                   int32
-	Consistent                 bool // strongly consistent scans
-	total                      int
+	// Untyped: items without the type attribute are read too (an entity that
+	// adopts them), those whose PartitionKey begins with UntypedPrefix.
+	Untyped                     bool
+	PartitionKey, UntypedPrefix string
+	PageSize                    int32
+	Consistent                  bool // strongly consistent scans
+	total                       int
 }
 
 // input is the Scan of segment seg from start (nil: its beginning).
@@ -80,6 +84,13 @@ func (s *Scan) input(seg int, start Item) *dynamodb.ScanInput {
 	var b expr.Builder
 	filter := b.Name(s.TypeAttribute) + " = " + b.S(s.Type) + " AND (attribute_not_exists(" + b.Name(s.SchemaAttribute) + ") OR " +
 		b.Name(s.SchemaAttribute) + " < " + b.Value(&types.AttributeValueMemberN{Value: strconv.Itoa(s.Current)}) + ")"
+	if s.Untyped {
+		untyped := "attribute_not_exists(" + b.Name(s.TypeAttribute) + ")"
+		if s.UntypedPrefix != "" {
+			untyped += " AND begins_with(" + b.Name(s.PartitionKey) + ", " + b.S(s.UntypedPrefix) + ")"
+		}
+		filter = "(" + filter + ") OR (" + untyped + ")"
+	}
 	in := &dynamodb.ScanInput{
 		TableName:                 aws.String(s.Table),
 		FilterExpression:          aws.String(filter),

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math/big"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -63,12 +64,19 @@ func isInteger(k reflect.Kind) bool {
 	return k >= reflect.Int && k <= reflect.Uint64 && k != reflect.Uintptr
 }
 
+// TagOptions are the options ParseTag accepts after ttl, as a tag writes them;
+// it refuses any other.
+var TagOptions = []string{"from=", "after="}
+
 // ParseTag parses the options of a derived ttl's tag ("from=ATTR",
 // "after=DURATION"); reason says what is wrong with them ("": nothing).
 func ParseTag(mods []string) (from string, after time.Duration, reason string) {
 	var afterText string
 	for _, m := range mods {
 		k, v, _ := strings.Cut(m, "=")
+		if !slices.Contains(TagOptions, k+"=") {
+			k = "" // refused below
+		}
 		switch k {
 		case "from":
 			from = v

@@ -156,3 +156,36 @@ func TestFieldAndBaseProblems(t *testing.T) {
 	assert.Equal(t, "the base must be a time.Time or an integer of Unix seconds, not int64", BaseProblem(field("asStr")))
 	assert.Contains(t, BaseProblem(field("name")), "not string")
 }
+
+// TestLegacyAdapt: a write storing a derived ttl with if_not_exists is adapted
+// to an item that holds its base and no ttl, once, and to no other.
+func TestLegacyAdapt(t *testing.T) {
+	var b expr.Builder
+	derive := func(base types.AttributeValue) (types.AttributeValue, bool) {
+		s, ok := base.(*types.AttributeValueMemberS)
+		if !ok || s.Value == "" {
+			return nil, false
+		}
+		return &types.AttributeValueMemberN{Value: "42"}, true
+	}
+	l, guard := NewLegacy(&b, "ttl", "createdAt", derive)
+	ttl := b.Name("ttl")
+	ph := b.Value(&types.AttributeValueMemberN{Value: "7"})
+	update := "SET " + ttl + " = if_not_exists(" + ttl + ", " + ph + ")"
+	cond := "(#t = :x) AND (" + guard + ")"
+	base := &types.AttributeValueMemberS{Value: "2020-01-01T00:00:00Z"}
+
+	assert.False(t, l.Adapt(&b, update, &cond, map[string]types.AttributeValue{"ttl": &types.AttributeValueMemberN{Value: "1"}, "createdAt": base}), "a ttl stored: nothing to adapt")
+	assert.False(t, l.Adapt(&b, update, &cond, map[string]types.AttributeValue{}), "no base: nothing to adapt")
+	assert.False(t, l.Adapt(&b, update, &cond, nil))
+	require.True(t, l.Adapt(&b, update, &cond, map[string]types.AttributeValue{"createdAt": base}))
+	assert.Equal(t, &types.AttributeValueMemberN{Value: "42"}, b.Values()[ph], "the ttl derived from the stored base")
+	assert.NotContains(t, cond, guard)
+	assert.Contains(t, cond, b.Name("createdAt")+" = :v")
+	assert.False(t, l.Adapt(&b, update, &cond, map[string]types.AttributeValue{"createdAt": base}), "once")
+	assert.Equal(t, &types.AttributeValueMemberN{Value: "42"}, l.Stored(map[string]types.AttributeValue{"createdAt": base}))
+	assert.Nil(t, l.Stored(map[string]types.AttributeValue{}))
+	var none *Legacy
+	assert.False(t, none.Adapt(&b, update, &cond, nil))
+	assert.Nil(t, none.Stored(nil))
+}

@@ -72,6 +72,71 @@ func Touched(cons []*Set, next map[string]types.AttributeValue) []*Set {
 	return touched
 }
 
+// Upsert adds to an Update with Upsert (Touched and Next planned from its
+// changes) what the item it may create holds besides: the inputs of the
+// primary key (base reports one; keys holds their values, as the key value
+// gives them). Every constraint made of key inputs alone is touched (a created
+// item holds its value whatever the changes), and the key inputs of every
+// touched constraint join Next, so that a created item claims its values as
+// Create does; an existing item holds the same ones.
+func (w *Write) Upsert(cons []*Set, base func(string) bool, keys map[string]types.AttributeValue) {
+	for _, c := range cons {
+		if slices.Contains(w.Touched, c) {
+			continue
+		}
+		all := true
+		for _, f := range c.Fields {
+			all = all && base(f.Name)
+		}
+		if all {
+			w.Touched = append(w.Touched, c)
+		}
+	}
+	for _, c := range w.Touched {
+		for _, f := range c.Fields {
+			if av := keys[f.Name]; base(f.Name) && av != nil {
+				if _, ok := w.Next[f.Name]; !ok {
+					w.Next[f.Name] = av
+				}
+			}
+		}
+	}
+}
+
+// Expiry is the owner's expiry after a write, as its guards carry it: a
+// number of Unix seconds, or nil (none, or not known: the guards never expire,
+// which is safe; one that expired before its owner would free a value held).
+//
+//   - set: the write stores the expiry av (nil: removes it).
+//   - unknown: the write moves it in a way not known before it lands (Add).
+//   - ifAbsent: the write stores av only where the item holds none.
+//   - otherwise the write leaves it as stored.
+//
+// stored is the item as read (nil: none, or a transaction's action, which
+// reads nothing: known false); derived gives the expiry an item written
+// before it was derived gets (ifAbsent; nil: none).
+func Expiry(attr string, set, unknown, ifAbsent bool, av types.AttributeValue, stored map[string]types.AttributeValue, known bool, derived func(map[string]types.AttributeValue) types.AttributeValue) types.AttributeValue {
+	switch {
+	case set:
+		return av
+	case unknown:
+		return nil
+	case !known: // the stored one, kept, is not known
+		return nil
+	case ifAbsent:
+		if old, ok := stored[attr]; ok {
+			return old
+		}
+		if stored != nil && derived != nil {
+			if d := derived(stored); d != nil {
+				return d
+			}
+		}
+		return av
+	}
+	return stored[attr]
+}
+
 // Differs returns the first field of the constraints cons whose value differs
 // between the items a and b (nil: none does), with both values.
 func Differs(cons []*Set, a, b map[string]types.AttributeValue) (*codec.Field, types.AttributeValue, types.AttributeValue) {
@@ -208,6 +273,10 @@ type Write struct {
 	// Next holds the unique attributes the write stores (nil entries: none):
 	// a whole item's (Put, Create), an Update's Sets and Removes.
 	Next map[string]types.AttributeValue
+	// TTLAttr and TTL are the owner's expiry after the write, which each claim
+	// carries (nil TTL: none, or not known, and the guard never expires).
+	TTLAttr string
+	TTL     types.AttributeValue
 	// Guards are the guard actions of the last Build, in order.
 	Guards []Guard
 }
@@ -264,7 +333,7 @@ func (w *Write) Build(b *expr.Builder, partitionKey, ownerType string, stored ma
 			}
 		}
 		if hasNext {
-			w.Guards = append(w.Guards, Guard{Key: key(c, next), Claim: true, OwnerType: ownerType, Constraint: c.Name, Values: next, Of: c})
+			w.Guards = append(w.Guards, Guard{Key: key(c, next), Claim: true, OwnerType: ownerType, Constraint: c.Name, Values: next, Of: c, TTLAttr: w.TTLAttr, TTL: w.TTL})
 		}
 	}
 	return conds

@@ -259,3 +259,26 @@ func TestSetValue(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, av, "omitempty: stores nothing")
 }
+
+// TestExpiry: the expiry a write's claims carry, by what the write does to
+// the owner's ttl and what it read.
+func TestExpiry(t *testing.T) {
+	n := func(s string) types.AttributeValue { return &types.AttributeValueMemberN{Value: s} }
+	stored := map[string]types.AttributeValue{"ttl": n("100"), "createdAt": n("1")}
+	legacy := map[string]types.AttributeValue{"createdAt": n("1")}
+	derived := func(item map[string]types.AttributeValue) types.AttributeValue {
+		if item["createdAt"] != nil {
+			return n("31")
+		}
+		return nil
+	}
+	assert.Equal(t, n("200"), Expiry("ttl", true, false, false, n("200"), stored, true, nil), "set")
+	assert.Nil(t, Expiry("ttl", true, false, false, nil, stored, true, nil), "removed")
+	assert.Nil(t, Expiry("ttl", false, true, false, nil, stored, true, nil), "moved by an unknown amount: none")
+	assert.Equal(t, n("100"), Expiry("ttl", false, false, false, nil, stored, true, nil), "left: the one read")
+	assert.Nil(t, Expiry("ttl", false, false, false, nil, stored, false, nil), "left, not read: none")
+	assert.Equal(t, n("100"), Expiry("ttl", false, false, true, n("200"), stored, true, derived), "if absent: the stored one kept")
+	assert.Equal(t, n("31"), Expiry("ttl", false, false, true, n("200"), legacy, true, derived), "if absent, none stored: derived from the stored base")
+	assert.Equal(t, n("200"), Expiry("ttl", false, false, true, n("200"), nil, true, derived), "if absent, no item: the one written")
+	assert.Nil(t, Expiry("ttl", false, false, true, n("200"), nil, false, derived), "if absent, not read: none")
+}

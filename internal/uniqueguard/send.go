@@ -41,16 +41,20 @@ type Policy struct {
 	Wait        func(ctx context.Context, attempt int) error   // the backoff before attempt+1
 	Lost        func(error) bool                               // an answer lost: the transaction may have landed
 	Conflicts   func(*types.TransactionCanceledException) bool // cancelled by conflicts alone
-	Condition   error                                          // what a write whose stored values kept changing matches
+	// GaveUp is the error of a write not applied after attempts, each
+	// cancelled: by other writers' transactions alone (conflicts), or because
+	// the unique values stored kept changing; err is the last cancellation.
+	GaveUp func(attempts int, conflicts bool, err error) error
 }
 
 // Send runs a guarded write to its end:
 //
 //   - Success: done.
 //   - Cancelled only by conflicts: sent again after the backoff, under the same
-//     token when an earlier attempt may have landed, else a new one.
+//     token when an earlier attempt may have landed, else a new one; after
+//     MaxAttempts, GaveUp.
 //   - Cancelled otherwise: judged by Failed: an error, or planned again from a
-//     new read and sent under a new token (bounded by MaxAttempts).
+//     new read and sent under a new token; after MaxAttempts, GaveUp.
 //   - A lost answer (or a transaction in progress): sent again under the same
 //     token, which DynamoDB applies at most once, answering success if the
 //     first landed. When it cannot be sent again (the context ended, the
@@ -80,7 +84,10 @@ func Send(ctx context.Context, a Attempts, p Policy) (map[string]types.Attribute
 			if maybeSent && a.Landed(ctx) {
 				return a.Done(ctx)
 			}
-			if p.Conflicts(tce) && attempt < p.MaxAttempts {
+			if p.Conflicts(tce) && attempt >= p.MaxAttempts {
+				return nil, p.GaveUp(attempt, true, err)
+			}
+			if p.Conflicts(tce) {
 				if werr := p.Wait(ctx, attempt); werr != nil {
 					return nil, a.NotApplied(fmt.Errorf("not applied: %w: %w", err, werr))
 				}
@@ -98,7 +105,7 @@ func Send(ctx context.Context, a Attempts, p Policy) (map[string]types.Attribute
 				return nil, ferr
 			}
 			if !again || attempt >= p.MaxAttempts {
-				return nil, a.NotApplied(fmt.Errorf("not applied after %d attempts: the unique values stored kept changing: %w: %w", attempt, p.Condition, err))
+				return nil, p.GaveUp(attempt, false, err)
 			}
 			fresh, maybeSent = true, false
 		case errors.As(err, &tip) || p.Lost(err):
@@ -115,6 +122,14 @@ func Send(ctx context.Context, a Attempts, p Policy) (map[string]types.Attribute
 				return a.Done(ctx)
 			}
 			return nil, a.Unproven(err, "the transaction's answer was lost, and the item read back does not prove it landed")
+		case maybeSent:
+			// Resent under the same token after a lost answer, and refused this
+			// time (throttled past the SDK's retries, say): the refusal says
+			// nothing of the earlier attempt. Landed, or unknown.
+			if ctx.Err() == nil && a.Landed(ctx) {
+				return a.Done(ctx)
+			}
+			return nil, a.Unproven(err, "an earlier attempt's answer was lost, and its resend under the same token failed")
 		default:
 			return nil, a.Refused(err)
 		}

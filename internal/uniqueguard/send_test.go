@@ -65,7 +65,13 @@ func (f *fakeRun) Unproven(err error, why string) error {
 }
 
 func policy(max int, wait error) Policy {
-	return Policy{MaxAttempts: max, Wait: func(context.Context, int) error { return wait }, Lost: isLost, Conflicts: onlyConflicts, Condition: errCondition}
+	return Policy{MaxAttempts: max, Wait: func(context.Context, int) error { return wait }, Lost: isLost, Conflicts: onlyConflicts,
+		GaveUp: func(n int, conflicts bool, err error) error {
+			if conflicts {
+				return fmt.Errorf("item: not applied after %d attempts: conflicts: %w", n, err)
+			}
+			return fmt.Errorf("item: not applied after %d attempts: the unique values stored kept changing: %w: %w", n, errCondition, err)
+		}}
 }
 
 func calls(f *fakeRun) string { return strings.Join(f.calls, " ") }
@@ -133,6 +139,11 @@ func TestSend(t *testing.T) {
 	f = &fakeRun{answers: []error{conflict}}
 	_, err = Send(ctx, f, policy(5, errors.New("deadline")))
 	assert.EqualError(t, err, "item: not applied: TransactionCanceledException: : deadline")
+
+	f = &fakeRun{answers: []error{conflict, conflict}}
+	_, err = Send(ctx, f, policy(2, nil))
+	assert.EqualError(t, err, "item: not applied after 2 attempts: conflicts: TransactionCanceledException: ")
+	assert.Equal(t, "prepare send@1 send@2", calls(f), "conflicts to the last attempt: given up, not judged as a failure")
 
 	f = &fakeRun{answers: []error{errors.New("AccessDenied")}}
 	_, err = Send(ctx, f, policy(5, nil))

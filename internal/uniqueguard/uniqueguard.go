@@ -176,6 +176,11 @@ type Guard struct {
 	Constraint string
 	Values     []types.AttributeValue
 	Of         *Set // the constraint, when known (its fields)
+	// TTLAttr and TTL: a claim stores the owner's expiry (TTL, a number of
+	// Unix seconds) under the table's TTL attribute, so that DynamoDB deletes
+	// the guard with its owner; a nil TTL (or no TTLAttr) never expires.
+	TTLAttr string
+	TTL     types.AttributeValue
 }
 
 // Action is the guard's transaction action in table (its partition key and type
@@ -198,6 +203,9 @@ func (g Guard) Action(table, partitionKey, typeAttr, me string) types.TransactWr
 	item[OwnerType] = &types.AttributeValueMemberS{Value: g.OwnerType}
 	item[Constraint] = &types.AttributeValueMemberS{Value: g.Constraint}
 	item[Values] = &types.AttributeValueMemberL{Value: g.Values}
+	if g.TTLAttr != "" && g.TTL != nil {
+		item[g.TTLAttr] = g.TTL
+	}
 	return types.TransactWriteItem{Put: &types.Put{TableName: &table, Item: item, ConditionExpression: &cond,
 		ExpressionAttributeNames: b.Names(), ExpressionAttributeValues: b.Values(), ReturnValuesOnConditionCheckFailure: failed}}
 }

@@ -1,4 +1,4 @@
-//go:build goexperiment.jsonv2
+//go:build go1.27 && goexperiment.jsonv2
 
 package wire
 
@@ -14,9 +14,10 @@ import (
 // BenchmarkTokenizers times, interleaved, on one 100-item Query body: the wire path's whole decoding
 // (scanning and setting every field), a bare token walk with the standard library's tokenizer
 // encoding/json/jsontext (each token read, strings unquoted; nothing decoded), and json.Valid. It
-// builds only with GOEXPERIMENT=jsonv2:
+// builds on Go 1.27 and later, where encoding/json/jsontext is on by default (the constraint says
+// go1.27 so that the file's language version allows it under the module's go directive):
 //
-//	GOEXPERIMENT=jsonv2 go test -run '^$' -bench BenchmarkTokenizers ./internal/wire
+//	GOTOOLCHAIN=go1.27.3 go test -run '^$' -bench BenchmarkTokenizers ./internal/wire
 func BenchmarkTokenizers(b *testing.B) {
 	body := benchBody(b, 100)
 	p := planOf[benchOrder](b)

@@ -11,6 +11,7 @@ package wrap
 
 import (
 	"context"
+	"reflect"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 )
@@ -162,4 +163,14 @@ func (c TTL) UpdateTimeToLive(ctx context.Context, in *dynamodb.UpdateTimeToLive
 // DescribeTimeToLive runs C's DescribeTimeToLive through Around.
 func (c TTL) DescribeTimeToLive(ctx context.Context, in *dynamodb.DescribeTimeToLiveInput, f ...func(*dynamodb.Options)) (*dynamodb.DescribeTimeToLiveOutput, error) {
 	return call(ctx, c.Around, "DescribeTimeToLive", c.C.DescribeTimeToLive, in, f)
+}
+
+// NilOutput reports whether out, a call's output, is nil: a nil interface or a
+// nil pointer to the API's output struct.
+func NilOutput(out any) bool {
+	if out == nil {
+		return true
+	}
+	v := reflect.ValueOf(out)
+	return v.Kind() == reflect.Pointer && v.IsNil()
 }

@@ -13,6 +13,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
+
+	"github.com/singletable/singletable"
+	"github.com/singletable/singletable/internal/backoff"
 )
 
 // leader is the goroutine of a consumer that lists shards and leases, creates,
@@ -46,9 +49,17 @@ func newLeader(c *consumer) *leader {
 // lead runs rounds until ctx ends (nil) or an error stops the run: every
 // renewal interval, when another worker's lease is due to expire, and when a
 // reader ends.
+//
+// A round that fails for a reason that may pass (transient: a listing or a
+// DescribeStream that timed out, was throttled, or met a server error or a
+// lost connection past the SDK's retries) does not end the run: the leases
+// held are renewed all the same (renewing needs no listing), and the round is
+// run again after a backoff, for as long as the failures last. While they
+// last no lease is taken; one held stays held as long as its renewals land.
 func (l *leader) lead(ctx context.Context) error {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
+	failures := 0 // rounds failed in a row, transiently
 	for {
 		select {
 		case <-ctx.Done():
@@ -58,14 +69,49 @@ func (l *leader) lead(ctx context.Context) error {
 		case <-timer.C:
 		}
 		wait, err := l.round(ctx)
-		if err != nil {
-			if ctx.Err() != nil && !errors.Is(err, errStreamEnded) {
-				return nil
-			}
+		switch {
+		case err == nil:
+			failures = 0
+		case ctx.Err() != nil && !errors.Is(err, errStreamEnded):
+			return nil
+		case transient(err):
+			failures++
+			l.renew(ctx, l.c.o.now())
+			wait = l.retryWait(failures)
+		default:
 			return err
 		}
 		timer.Reset(wait)
 	}
+}
+
+// transient reports whether err, a store's or a Streams call's, may pass if
+// the call is made again later: its context's deadline (a store or endpoint
+// too slow for the lease timing, a loaded machine), a throttle, a server
+// error or a lost connection that the SDK retries, past its retries, or an
+// ambiguous write (judged again by the next round's listing). A refusal (a
+// missing table or stream, a validation error, denied access) or an error of
+// the store's own is not.
+func transient(err error) bool {
+	switch {
+	case err == nil, errors.Is(err, errStreamEnded):
+		return false
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, singletable.ErrAmbiguous):
+		return true
+	}
+	return backoff.Unprocessed(err)
+}
+
+// retryWait is the wait before the round after the n-th failed in a row: an
+// eighth of the renewal interval, doubled at each failure up to the renewal
+// interval, with jitter.
+func (l *leader) retryWait(n int) time.Duration {
+	d := l.c.o.renewInterval / 8
+	for i := 1; i < n && d < l.c.o.renewInterval; i++ {
+		d *= 2
+	}
+	d = min(d, l.c.o.renewInterval)
+	return max(d/2+rand.N(d/2+1), 5*time.Millisecond)
 }
 
 // round is one pass of the leader: find shards, list leases, renew, take,

@@ -40,7 +40,8 @@ import (
 // down without failing them. The times measured are logged, never asserted.
 // PROC_RUNS=n runs each n times (the 20-run loops of issue 40); PROC_FENCE=0
 // runs the workers without fencing, PROC_SCENARIO picks one scenario by name,
-// PROC_SHOW=1 logs the workers' output even when a run passes.
+// PROC_SHOW=1 logs the workers' output even when a run passes, and their logs
+// (every handler's events and the lease writes, procStore).
 
 const procWorkerEnv = "SINGLETABLE_STREAM_PROC_WORKER"
 
@@ -59,8 +60,11 @@ type pLog struct {
 }
 
 const (
-	procLease = 3 * time.Second
-	procRenew = 500 * time.Millisecond
+	// procLease and procRenew: a lease of 6 s renewed every second leaves
+	// a lease store room to be slow (a listing, a renewal taking seconds on a
+	// loaded machine) before a holder's term lapses; 3 s did not, at load 14.
+	procLease = 6 * time.Second
+	procRenew = time.Second
 	// procTakeover bounds the wait for another worker to take the shard: a
 	// takeover after a crash takes the lease duration and a renewal
 	// interval; the rest is room for a loaded machine.
@@ -109,7 +113,7 @@ func runProcWorker() error {
 	if err != nil {
 		return err
 	}
-	store, err := NewTableStore(tbl)
+	ts, err := NewTableStore(tbl)
 	if err != nil {
 		return err
 	}
@@ -128,6 +132,7 @@ func runProcWorker() error {
 		defer mu.Unlock()
 		fmt.Fprintln(f, line) // unbuffered: a kill -9 loses nothing written
 	}
+	store := &procStore{TableStore: ts, note: note}
 	// frozen: the handler does not look at its context once it has begun (a
 	// write already under way when the process froze); otherwise it returns
 	// when its context ends during its work.
@@ -146,7 +151,7 @@ func runProcWorker() error {
 			select {
 			case <-time.After(work):
 			case <-ctx.Done():
-				note("cut", src.ID, src.V, tok.Epoch, ctx.Err())
+				note("cut", src.ID, src.V, tok.Epoch, context.Cause(ctx)) // why: the stop, or the lease lost
 				return ctx.Err()
 			}
 		}
@@ -175,6 +180,81 @@ func runProcWorker() error {
 	note("exit", "-", 0, 0, err)
 	return err
 }
+
+// procStore is a worker's TableStore, which notes in the worker's log every
+// lease write it makes (but renewals that succeed) and every failed listing,
+// as events "lease-<call>" of id "-", v the lease's counter and epoch its
+// epoch after the call (before it, when refused), the rest saying the shard,
+// the owner and the error: what a failed run's log needs to tell a stop from a
+// lapse.
+type procStore struct {
+	*TableStore
+	note func(event, id string, v int, epoch int64, err error)
+}
+
+func (s *procStore) noted(call string, before, after Lease, err error) {
+	x := after
+	if err != nil || x.Shard == "" {
+		x = before
+	}
+	if call == "renew" && err == nil {
+		return
+	}
+	what := fmt.Errorf("shard=%s owner=%s checkpoint=%s handled=%d", x.Shard, x.Owner, x.Checkpoint, len(x.Handled))
+	if err != nil {
+		what = fmt.Errorf("%w: %w", what, err)
+	}
+	s.note("lease-"+call, "-", int(x.Counter), x.Epoch, what)
+}
+
+func (s *procStore) Leases(ctx context.Context, group string) ([]Lease, error) {
+	ls, err := s.TableStore.Leases(ctx, group)
+	if err != nil {
+		s.note("lease-list", "-", 0, 0, err)
+	}
+	return ls, err
+}
+
+func (s *procStore) TakeLease(ctx context.Context, l Lease, owner string, expires time.Time) (Lease, error) {
+	y, err := s.TableStore.TakeLease(ctx, l, owner, expires)
+	s.noted("take", l, y, err)
+	return y, err
+}
+
+func (s *procStore) RenewLease(ctx context.Context, l Lease, expires time.Time) (Lease, error) {
+	y, err := s.TableStore.RenewLease(ctx, l, expires)
+	s.noted("renew", l, y, err)
+	return y, err
+}
+
+func (s *procStore) Checkpoint(ctx context.Context, l Lease, checkpoint string, finished bool) (Lease, error) {
+	y, err := s.TableStore.Checkpoint(ctx, l, checkpoint, finished)
+	s.noted("checkpoint", l, y, err)
+	return y, err
+}
+
+func (s *procStore) CheckpointHandled(ctx context.Context, l Lease, checkpoint string, handled []string) (Lease, error) {
+	y, err := s.TableStore.CheckpointHandled(ctx, l, checkpoint, handled)
+	s.noted("checkpoint-handled", l, y, err)
+	return y, err
+}
+
+func (s *procStore) ReleaseLease(ctx context.Context, l Lease) error {
+	err := s.TableStore.ReleaseLease(ctx, l)
+	s.noted("release", l, Lease{}, err)
+	return err
+}
+
+func (s *procStore) HandOver(ctx context.Context, l Lease, expires time.Time) (Lease, error) {
+	y, err := s.TableStore.HandOver(ctx, l, expires)
+	s.noted("hand-over", l, y, err)
+	return y, err
+}
+
+var (
+	_ HandledStore = (*procStore)(nil)
+	_ Fencer       = (*procStore)(nil)
+)
 
 // procWorkerOf is one worker process.
 type procWorkerOf struct {
@@ -238,6 +318,10 @@ func newProcFleet(t *testing.T, mode string, n int) *procFleet {
 			for _, w := range p.workers {
 				b, _ := os.ReadFile(filepath.Join(p.dir, w.id+".out"))
 				t.Logf("%s output:\n%s", w.id, b)
+				if os.Getenv("PROC_SHOW") != "" {
+					b, _ = os.ReadFile(w.log)
+					t.Logf("%s log:\n%s", w.id, b)
+				}
 			}
 		}
 	})

@@ -445,12 +445,15 @@ func (r *shardRun) save(ctx context.Context, seq string, finished bool) error {
 }
 
 // maybeSave writes the checkpoint if it moved on; an error only while the
-// shard is not stopping (then the final save retries).
+// shard is not stopping (then the final save retries), and not one that may
+// pass (transient: a write timed out, throttled, lost): the next tick writes
+// the checkpoint again, and a lease whose writes keep failing lapses at the
+// end of its term.
 func (r *shardRun) maybeSave() error {
 	if r.done == r.saved || r.lost {
 		return nil
 	}
-	if err := r.save(r.taskCtx, r.done, false); err != nil && r.taskCtx.Err() == nil {
+	if err := r.save(r.taskCtx, r.done, false); err != nil && r.taskCtx.Err() == nil && !transient(err) {
 		return err
 	}
 	return nil

@@ -40,8 +40,8 @@ import (
 // down without failing them. The times measured are logged, never asserted.
 // PROC_RUNS=n runs each n times (the 20-run loops of issue 40); PROC_FENCE=0
 // runs the workers without fencing, PROC_SCENARIO picks one scenario by name,
-// PROC_SHOW=1 logs the workers' output even when a run passes, and their logs
-// (every handler's events and the lease writes, procStore).
+// PROC_SHOW=1 logs the workers' output and logs (every handler's events and
+// the lease writes, procStore) even when a run passes, as a failed run does.
 
 const procWorkerEnv = "SINGLETABLE_STREAM_PROC_WORKER"
 
@@ -318,8 +318,7 @@ func newProcFleet(t *testing.T, mode string, n int) *procFleet {
 			for _, w := range p.workers {
 				b, _ := os.ReadFile(filepath.Join(p.dir, w.id+".out"))
 				t.Logf("%s output:\n%s", w.id, b)
-				if os.Getenv("PROC_SHOW") != "" {
-					b, _ = os.ReadFile(w.log)
+				if b, _ = os.ReadFile(w.log); len(b) > 0 {
 					t.Logf("%s log:\n%s", w.id, b)
 				}
 			}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/singletable/singletable"
 	"github.com/singletable/singletable/internal/backoff"
+	"github.com/singletable/singletable/internal/condwrite"
 )
 
 // leader is the goroutine of a consumer that lists shards and leases, creates,
@@ -88,15 +89,18 @@ func (l *leader) lead(ctx context.Context) error {
 // transient reports whether err, a store's or a Streams call's, may pass if
 // the call is made again later: its context's deadline (a store or endpoint
 // too slow for the lease timing, a loaded machine), a throttle, a server
-// error or a lost connection that the SDK retries, past its retries, or an
-// ambiguous write (judged again by the next round's listing). A refusal (a
+// error or a lost connection that the SDK retries, past its retries, a lease
+// write refused for a transaction in progress on the lease item (fenced
+// writes check it) or a conflicting write in another Region, past the store's
+// attempts, or an ambiguous write (judged again by the next round's listing). A refusal (a
 // missing table or stream, a validation error, denied access) or an error of
 // the store's own is not.
 func transient(err error) bool {
 	switch {
 	case err == nil, errors.Is(err, errStreamEnded):
 		return false
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, singletable.ErrAmbiguous):
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, singletable.ErrAmbiguous),
+		condwrite.TxConflict(err), condwrite.ReplicatedConflict(err):
 		return true
 	}
 	return backoff.Unprocessed(err)

@@ -167,7 +167,12 @@ const finalSaveTimeout = 30 * time.Second
 // releasing its leases), nil when the stream has been disabled and every shard
 // finished, and otherwise the first error that stopped it: a handler's, a
 // decoding error, the lease store's, or a Streams call's after the SDK's own
-// retries. Before it returns it stops reading, waits for the handlers running,
+// retries. A lease listing, a DescribeStream or a periodic checkpoint that
+// fails for a reason that may pass (it timed out, was throttled, met a server
+// error or a lost connection, or a transaction in progress on the lease item)
+// does not stop it: the leases held are renewed all the same, and the call is
+// made again after a backoff, for as long as such failures last; a lease whose
+// renewals fail too lapses at the end of its term, as above. Before it returns it stops reading, waits for the handlers running,
 // writes the checkpoints, releases its leases and leaves no goroutine behind.
 //
 // Cost: per consumer, one DescribeStream call per 100 shards every

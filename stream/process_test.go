@@ -33,7 +33,8 @@ import (
 // so fenced when fencing is on): DynamoDB orders the appends to one item, so
 // the log is the order the changes were applied in, whoever applied them.
 //
-// Each scenario takes about 6 to 9 seconds on a quiet machine. Every wait is
+// A run of a scenario takes about 14 s (kill), 12 s (SIGSTOP) or 2.5 s
+// (SIGTERM) on a quiet machine, more under load. Every wait is
 // derived from the lease timing and fails with a message saying what did not
 // happen; a wait for the handlers to catch up fails only when they make no
 // progress for a while (procStall), so that a loaded machine slows the tests

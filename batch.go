@@ -289,6 +289,13 @@ func pick(dst, vs reflect.Value, idx []int) {
 // batchWrite sends write requests in chunks of 25, retrying unprocessed ones, and
 // returns the indexes of the requests not processed.
 func (t *Table) batchWrite(ctx context.Context, what string, reqs []types.WriteRequest) ([]int, error) {
+	if err := refuseFenced(ctx, what); err != nil { // fence.go: nothing sent, nothing written
+		all := make([]int, len(reqs))
+		for i := range all {
+			all[i] = i
+		}
+		return all, err
+	}
 	w := backoff.Writes[itemKey]{Table: t.name, What: what, Rounds: t.batchRetry(), Send: t.client.BatchWriteItem,
 		ID: func(r types.WriteRequest) itemKey {
 			if r.DeleteRequest != nil {

@@ -119,11 +119,11 @@
 // [ErrInvalidCursor], [ErrInvalidInput], [ErrUnprocessed], [ErrTypeMismatch],
 // [ErrConflict], [ErrAmbiguous], [ErrUnknownType], [ErrConsistencyTimeout],
 // [ErrQueueFull], [ErrRailroadClosed], [ErrValidation], [ErrTokenMismatch],
-// [ErrNotUnique] and [ErrDrift]. Typed errors say more, for [errors.As]:
-// [*KeyError], [*EntityError], [*ItemError], [*ConflictError], [*UniqueError],
-// [*ValidationError], [*TxError], [*ShardError], [*MigrationError],
-// [*UnknownTypeError], [*ConsistencyTimeoutError], [*PanicError] and
-// [*DriftError].
+// [ErrNotUnique], [ErrDrift] and [ErrFenced]. Typed errors say more, for
+// [errors.As]: [*KeyError], [*EntityError], [*ItemError], [*ConflictError],
+// [*UniqueError], [*ValidationError], [*TxError], [*ShardError],
+// [*MigrationError], [*UnknownTypeError], [*ConsistencyTimeoutError],
+// [*FenceError], [*PanicError] and [*DriftError].
 //
 // # Concurrency and exactly-once writes
 //

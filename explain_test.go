@@ -19,9 +19,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/singletable/singletable/fault"
 	"github.com/singletable/singletable/internal/attrvalue"
 	"github.com/singletable/singletable/internal/fanout"
-	"github.com/singletable/singletable/fault"
 )
 
 // sentRequest is one request as the SDK sent it, seen at the HTTP layer.

@@ -59,6 +59,12 @@ var rank = [...]int{abstain: 0, notLanded: 1, lost: 2, unproven: 3}
 // when the outcome was read back, of the item as read; the write's parts have
 // settled the value written.
 func (t *Table) execute(ctx context.Context, w *writeRequest) (map[string]types.AttributeValue, error) {
+	if f, err := fenceOf(ctx, w.kind.String()); err != nil || (f != nil && w.kind != kindWriteBack) {
+		if err != nil {
+			return nil, t.itemErr(w, err)
+		}
+		return t.executeFenced(ctx, w, f) // fence.go: a transaction with the fence's check
+	}
 	if w.uniq != nil {
 		return t.executeUnique(ctx, w) // unique.go: a transaction with the guards
 	}

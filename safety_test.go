@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/singletable/singletable/internal/attrvalue"
 	"github.com/singletable/singletable/fault"
+	"github.com/singletable/singletable/internal/attrvalue"
 )
 
 // Regression tests for the data-safety scenarios of issue 14, each against

@@ -19,8 +19,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/singletable/singletable/internal/fanout"
 	"github.com/singletable/singletable/fault"
+	"github.com/singletable/singletable/internal/fanout"
 	"github.com/singletable/singletable/internal/keytmpl"
 	"github.com/singletable/singletable/internal/localtest"
 )

@@ -304,6 +304,10 @@ func (t *Table) TransactWith(ctx context.Context, o TxOptions, items ...TxItem) 
 		actions[i] = w.transactItem(t.name)
 	}
 	actions = append(actions, guards...)
+	actions, fence, err := t.fenceTx(ctx, actions) // fence.go: the context's fence, last
+	if err != nil {
+		return err
+	}
 	b := t.opts.Backoff.withDefaults()
 	lost := false // an attempt's answer was lost: it may have been applied
 	// The token: the caller's, else one of the call's own, kept while an attempt
@@ -330,6 +334,19 @@ func (t *Table) TransactWith(ctx context.Context, o TxOptions, items ...TxItem) 
 		switch {
 		case errors.As(err, &ipm):
 			return errorf("Transact: token %q was used in the last ten minutes for a different transaction (other actions, values, or times: a resend must be planned from the same values and TxOptions.At); nothing was applied: %w: %w", o.Token, ErrTokenMismatch, err)
+		case errors.As(err, &tce) && fence.refused(tce, len(actions)-1):
+			if !lost {
+				return errorf("Transact: %w", fence.error(err))
+			}
+			// An earlier attempt's answer was lost: it may have landed while
+			// the fence held, before it moved. Landed, or unknown.
+			t.event(ctx, SpanEvent{Name: EventAmbiguous, How: "read back", Err: err})
+			if ctx.Err() == nil && t.txLanded(ctx, ws, nil, nil) {
+				t.event(ctx, SpanEvent{Name: EventResolved, Outcome: "landed"})
+				return nil
+			}
+			t.event(ctx, SpanEvent{Name: EventResolved, Outcome: "unproven"})
+			return errorf("Transact: %w: an earlier attempt's answer was lost, and the fence (%s) no longer holds: the transaction may have landed before it moved: %w", ErrAmbiguous, fence.What, err)
 		case errors.As(err, &tce):
 			again, err := t.cancelled(ctx, o, items, ws, actions, tce, err, attempt)
 			if again {

@@ -103,17 +103,27 @@ const finalSaveTimeout = 30 * time.Second
 // held has a local term: a lease duration, less a twentieth, from when its
 // last write that landed (a renewal, a take, a checkpoint) was sent, by the
 // consumer's clock. When the term runs out (a lost connection, a hung lease
-// store, a stalled process) a timer stops the reading of the shard and ends
-// the context of its handlers, whatever the consumer is blocked in, before
-// another can take the lease; and no lease-store call about a lease outlives
-// its term. Every lease write is conditional on the lease's counter (a
-// fencing token) and owner: a consumer whose lease moved on can write nothing
+// store, a call that ignores its context) a timer stops the reading of the
+// shard and ends the context of its handlers, whatever the consumer is blocked
+// in, before another can take the lease; and no lease-store call about a lease
+// outlives its term. A timer cannot do that for a process that does not run:
+// one frozen past its lease (SIGSTOP, a long GC pause, a suspended VM) loses
+// the lease to another consumer, and when it wakes its handlers may be in the
+// middle of a write. [FenceWrites] makes such writes fail: every write a
+// handler makes through the library is then conditional on the lease being
+// still this consumer's, at the epoch its record was read under (the fencing
+// token, [FencingTokenFrom]); writes elsewhere need a sink that is idempotent
+// or versioned by that token. Every lease write is conditional on the lease's
+// counter and owner: a consumer whose lease moved on can write nothing
 // to it, not even a checkpoint; and every one is judged after a lost answer
 // ([TableStore] reads the lease back), so that a write of its own that landed
 // unanswered never passes for another worker's. When
 // ctx ends the consumer stops reading, waits for the handlers running (their
-// context has ended), writes its checkpoints and releases its leases, so
-// others take them at once; a consumer that dies without releasing loses its
+// context has ended; it renews its leases meanwhile, so that a handler that
+// ignores its context keeps its shard from others and cannot make the lease
+// lapse before the checkpoint), writes its checkpoints (with the records after each
+// whose handlers finished, for a [HandledStore], which the next reader passes
+// over) and releases its leases, so others take them at once; a consumer that dies without releasing loses its
 // leases after the lease duration, and another takes each shard within the
 // lease duration plus one renewal interval, and resumes after its checkpoint.
 //
@@ -128,7 +138,9 @@ const finalSaveTimeout = 30 * time.Second
 // handles them again, in their original order; (2) a handler that was running
 // when its consumer stopped or lost the lease, whose context then ended: if it
 // had done its work but returned an error, or had not returned, its record
-// comes again; (3) a handler that fails and is retried ([HandlerRetry]) after
+// comes again, and so do the records after it on the same key (with a lease
+// store that is no [HandledStore], every record after the checkpoint); (3) a
+// handler that fails and is retried ([HandlerRetry]) after
 // part of its work was done. A handler should be idempotent (compare a
 // version, use a conditional write). Records older than 24 hours are gone from
 // the stream: a consumer whose checkpoint is older than that resumes at the
@@ -143,7 +155,9 @@ const finalSaveTimeout = 30 * time.Second
 // record and may also hand on records dated up to [LatestSlack] before the pin.
 //
 // handle runs with a context that ends when ctx ends, the consumer stops, or
-// its shard's lease is lost; it may be called from many goroutines at once,
+// its shard's lease is lost, and that carries the lease's [FencingToken] (and,
+// with [FenceWrites], its fence); a handler error matching [ErrLeaseLost]
+// stops the shard's reading without retry, not the consumer. It may be called from many goroutines at once,
 // never for two records with the same key. A handler that returns an error, or
 // panics, is retried as [HandlerRetry] says; when its attempts are spent the
 // consumer stops, and the record and those after it are left for the next
@@ -153,7 +167,12 @@ const finalSaveTimeout = 30 * time.Second
 // releasing its leases), nil when the stream has been disabled and every shard
 // finished, and otherwise the first error that stopped it: a handler's, a
 // decoding error, the lease store's, or a Streams call's after the SDK's own
-// retries. Before it returns it stops reading, waits for the handlers running,
+// retries. A lease listing, a DescribeStream or a periodic checkpoint that
+// fails for a reason that may pass (it timed out, was throttled, met a server
+// error or a lost connection, or a transaction in progress on the lease item)
+// does not stop it: the leases held are renewed all the same, and the call is
+// made again after a backoff, for as long as such failures last; a lease whose
+// renewals fail too lapses at the end of its term, as above. Before it returns it stops reading, waits for the handlers running,
 // writes the checkpoints, releases its leases and leaves no goroutine behind.
 //
 // Cost: per consumer, one DescribeStream call per 100 shards every
@@ -221,6 +240,9 @@ func newConsumer(t *singletable.Table, client Client, handle func(context.Contex
 	if o.leases == nil {
 		o.leases = &MemoryStore{}
 	}
+	if _, ok := o.leases.(Fencer); o.fence && !ok {
+		return nil, fmt.Errorf("singletable: stream: FenceWrites: the lease store, a %T, cannot fence writes to the table: use a TableStore: %w", o.leases, singletable.ErrInvalidInput)
+	}
 	if o.worker == "" {
 		host, _ := os.Hostname()
 		o.worker = fmt.Sprintf("%s-%016x", host, rand.Uint64())
@@ -276,14 +298,23 @@ func (c *consumer) run(parent context.Context) error {
 // task returns the railroad task that handles r, with retries. A failure
 // stops the run before the task returns, so the next task on r's rail sees its
 // context ended and does not run.
-func (c *consumer) task(r singletable.StreamRecord, key string) func(context.Context) error {
+//
+// A handler error that matches ErrLeaseLost (a fenced write refused: the lease
+// of h has moved on) is not retried and does not stop the run: it stops the
+// shard's reading and its handlers, as a lost lease does.
+func (c *consumer) task(h *held, r singletable.StreamRecord, key string) func(context.Context) error {
 	return func(ctx context.Context) error {
 		var err error
 		for attempt := 1; ; attempt++ {
 			err = c.call(ctx, r, key, attempt)
-			if err == nil || ctx.Err() != nil || attempt >= c.o.retry.MaxAttempts || c.o.retry.Wait(ctx, attempt) != nil {
+			if err == nil || ctx.Err() != nil || errors.Is(err, ErrLeaseLost) || attempt >= c.o.retry.MaxAttempts || c.o.retry.Wait(ctx, attempt) != nil {
 				break
 			}
+		}
+		if err != nil && ctx.Err() == nil && errors.Is(err, ErrLeaseLost) {
+			h.stopTasks(ErrLeaseLost)
+			h.stopRead(ErrLeaseLost)
+			return err
 		}
 		if err != nil && ctx.Err() == nil {
 			err = fmt.Errorf("singletable: stream: handler failed on %s of %s (shard %s, sequence number %s): %w",

@@ -604,3 +604,108 @@ func TestStreamCheckpointStoreFails(t *testing.T) {
 	require.ErrorIs(t, err, errStore)
 	assert.Contains(t, err.Error(), "checkpoint")
 }
+
+// flakyListing is a MemoryStore whose Leases fails with err while now is before
+// until, counting the failures.
+type flakyListing struct {
+	MemoryStore
+	mu     sync.Mutex // protects err and until
+	err    error
+	until  time.Time
+	failed atomic.Int32
+}
+
+func (s *flakyListing) failFor(err error, d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.err, s.until = err, time.Now().Add(d)
+}
+
+func (s *flakyListing) Leases(ctx context.Context, group string) ([]Lease, error) {
+	s.mu.Lock()
+	err, until := s.err, s.until
+	s.mu.Unlock()
+	if err != nil && time.Now().Before(until) {
+		s.failed.Add(1)
+		return nil, fmt.Errorf("flaky listing: %w", err)
+	}
+	return s.MemoryStore.Leases(ctx, group)
+}
+
+// A lease listing that fails for a while, for a reason that may pass (timed
+// out, throttled past the SDK's retries), does not end the run: the consumer
+// lists again after a backoff, keeps renewing the lease it holds meanwhile (for
+// several lease durations: no other worker could take it, nor did its epoch
+// move), and its shard's records go on being handled.
+func TestStreamListingFailsTransiently(t *testing.T) {
+	noLeaks(t)
+	tbl := offlineTable(t)
+	registerAll(t, tbl)
+	for name, cause := range map[string]error{
+		"timeout":  fmt.Errorf("operation error DynamoDB: Query: %w", context.DeadlineExceeded),
+		"throttle": &types.ProvisionedThroughputExceededException{Message: aws.String("slow down")},
+	} {
+		t.Run(name, func(t *testing.T) {
+			store := &flakyListing{}
+			f := newFakeStreams(&store.MemoryStore, &fakeShard{id: "A", records: orderChanges(t, "c1", "o1", 0, 3)})
+			log := newOrderLog(0)
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			done := make(chan error, 1)
+			go func() {
+				done <- Consume(ctx, tbl, f, log.handle, fastPolls, Leases(store), FromARN("arn:fake"), Worker("w1"),
+					LeaseTiming(200*time.Millisecond, 50*time.Millisecond))
+			}()
+			waitHandled := func(n int) {
+				t.Helper()
+				deadline := time.Now().Add(30 * time.Second)
+				for log.handled() < n {
+					select {
+					case err := <-done:
+						t.Fatalf("Consume returned %v with %d records of %d handled", err, log.handled(), n)
+					case <-time.After(5 * time.Millisecond):
+					}
+					require.True(t, time.Now().Before(deadline), "handled %d records of %d in 30s", log.handled(), n)
+				}
+			}
+			waitHandled(3)
+			before, err := store.MemoryStore.Leases(t.Context(), "arn:fake")
+			require.NoError(t, err)
+			require.Len(t, before, 1)
+
+			store.failFor(cause, time.Second) // five lease durations
+			f.append("A", orderChanges(t, "c1", "o1", 3, 3)...)
+			waitHandled(6)
+			time.Sleep(time.Second)
+			f.append("A", orderChanges(t, "c1", "o1", 6, 2)...)
+			waitHandled(8)
+			assert.Greater(t, store.failed.Load(), int32(3), "the listings failed, and were made again")
+
+			after, err := store.MemoryStore.Leases(t.Context(), "arn:fake")
+			require.NoError(t, err)
+			require.Len(t, after, 1)
+			assert.Equal(t, "w1", after[0].Owner)
+			assert.Equal(t, before[0].Epoch, after[0].Epoch, "the lease was held throughout: renewed, never lost and taken again")
+			cancel()
+			require.ErrorIs(t, <-done, context.Canceled)
+			log.check(t)
+			assert.Equal(t, []int{0, 1, 2, 3, 4, 5, 6, 7}, log.counts["c1/o1"])
+			assert.Empty(t, f.problems())
+		})
+	}
+}
+
+// A listing refused for a reason that does not pass (an error of the store's
+// own, a validation error) ends the run with it.
+func TestStreamListingFailsForGood(t *testing.T) {
+	noLeaks(t)
+	tbl := offlineTable(t)
+	registerAll(t, tbl)
+	store := &flakyListing{}
+	store.failFor(errStore, time.Hour)
+	f := newFakeStreams(&store.MemoryStore, &fakeShard{id: "A", records: orderChanges(t, "c1", "o1", 0, 3)})
+	err := Consume(t.Context(), tbl, f, newOrderLog(0).handle, fastPolls, Leases(store), FromARN("arn:fake"))
+	require.ErrorIs(t, err, errStore)
+	assert.Contains(t, err.Error(), "list leases")
+	assert.EqualValues(t, 2, store.failed.Load(), "the round's listing, not made again, and the stop's (for leases to release)")
+}

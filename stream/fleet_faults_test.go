@@ -284,6 +284,64 @@ func TestFleetLostLeaseWriteAnswers(t *testing.T) {
 	}
 }
 
+// TestFleetLeaseWritesMeetTransactions: every kind of lease write refused, a
+// few times each, with TransactionConflictException, as DynamoDB refuses a
+// write to an item that a transaction in progress holds: with FenceWrites,
+// every handler's write is a transaction checking the lease item, so a
+// renewal or a checkpoint meets one often. Each is sent again (it applied
+// nothing): no consumer stops, gives up a lease or handles a record twice.
+func TestFleetLeaseWritesMeetTransactions(t *testing.T) {
+	tbl := newTestTable(t)
+	registerAll(t, tbl)
+	noLeaks(t)
+	ts, inj, _ := faultStore(t, tbl)
+	store := newRecordingStore(ts)
+	kinds := []string{"take", "renew", "checkpoint", "ask", "handover", "release"}
+	var mu sync.Mutex // protects refused
+	refused := map[string]int{}
+	for _, kind := range kinds {
+		inj.Add(fault.Rule{Ops: []string{"UpdateItem"}, Fault: fault.TxConflict(), Times: 3, Match: func(op string, body []byte) bool {
+			if leaseWriteKind(op, body) != kind {
+				return false
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			refused[kind]++
+			return true
+		}})
+	}
+	fs := newFleetStream(t, 4, 2)
+	const n = 30
+	log := newFleetLog(time.Millisecond)
+	opts := []Option{fastPolls, FromARN("arn:fake"), Leases(store), LeaseTiming(4*time.Second, 200*time.Millisecond), CheckpointEvery(20 * time.Millisecond)}
+	fs.write(t, 0, 5, 0)
+	w1 := startMember(t.Context(), tbl, fs, log, "w1", opts...)
+	waitFor(t, "w1 takes every shard", 30*time.Second, func() bool { return countOwners(owners(t, ts, "arn:fake"))["w1"] == 4 })
+	fs.write(t, 5, 15, 20*time.Millisecond)
+	w2 := startMember(t.Context(), tbl, fs, log, "w2", opts...)
+	waitFor(t, "two shards each", 60*time.Second, func() bool {
+		c := countOwners(owners(t, ts, "arn:fake"))
+		return c["w1"] == 2 && c["w2"] == 2
+	})
+	fs.write(t, 15, n, 20*time.Millisecond)
+	waitFor(t, "every change", 60*time.Second, func() bool { return log.complete(fs.orders, n) })
+	w1.stop(t)
+	w2.stop(t)
+
+	mu.Lock()
+	for _, kind := range kinds {
+		assert.Positive(t, refused[kind], "%s writes were refused for a transaction in progress", kind)
+	}
+	t.Logf("FIGURES lease writes refused for a transaction in progress, by kind: %v", refused)
+	mu.Unlock()
+	assert.Empty(t, fs.problems())
+	assert.Zero(t, log.check(t, fs.orders, n), "no refusal made a consumer give up a lease it held: nothing handled twice")
+	checkHistory(t, store.writes())
+	for shard, owner := range owners(t, ts, "arn:fake") {
+		assert.Empty(t, owner, "shard %s released at stop", shard)
+	}
+}
+
 // TestFleetStartLatestRestart: StartLatest on DynamoDB Local's stream, leases
 // in a TableStore.
 //

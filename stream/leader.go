@@ -13,6 +13,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
+
+	"github.com/singletable/singletable"
+	"github.com/singletable/singletable/internal/backoff"
+	"github.com/singletable/singletable/internal/condwrite"
 )
 
 // leader is the goroutine of a consumer that lists shards and leases, creates,
@@ -46,9 +50,17 @@ func newLeader(c *consumer) *leader {
 // lead runs rounds until ctx ends (nil) or an error stops the run: every
 // renewal interval, when another worker's lease is due to expire, and when a
 // reader ends.
+//
+// A round that fails for a reason that may pass (transient: a listing or a
+// DescribeStream that timed out, was throttled, or met a server error or a
+// lost connection past the SDK's retries) does not end the run: the leases
+// held are renewed all the same (renewing needs no listing), and the round is
+// run again after a backoff, for as long as the failures last. While they
+// last no lease is taken; one held stays held as long as its renewals land.
 func (l *leader) lead(ctx context.Context) error {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
+	failures := 0 // rounds failed in a row, transiently
 	for {
 		select {
 		case <-ctx.Done():
@@ -58,14 +70,52 @@ func (l *leader) lead(ctx context.Context) error {
 		case <-timer.C:
 		}
 		wait, err := l.round(ctx)
-		if err != nil {
-			if ctx.Err() != nil && !errors.Is(err, errStreamEnded) {
-				return nil
-			}
+		switch {
+		case err == nil:
+			failures = 0
+		case ctx.Err() != nil && !errors.Is(err, errStreamEnded):
+			return nil
+		case transient(err):
+			failures++
+			l.renew(ctx, l.c.o.now())
+			wait = l.retryWait(failures)
+		default:
 			return err
 		}
 		timer.Reset(wait)
 	}
+}
+
+// transient reports whether err, a store's or a Streams call's, may pass if
+// the call is made again later: its context's deadline (a store or endpoint
+// too slow for the lease timing, a loaded machine), a throttle, a server
+// error or a lost connection that the SDK retries, past its retries, a lease
+// write refused for a transaction in progress on the lease item (fenced
+// writes check it) or a conflicting write in another Region, past the store's
+// attempts, or an ambiguous write (judged again by the next round's listing). A refusal (a
+// missing table or stream, a validation error, denied access) or an error of
+// the store's own is not.
+func transient(err error) bool {
+	switch {
+	case err == nil, errors.Is(err, errStreamEnded):
+		return false
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, singletable.ErrAmbiguous),
+		condwrite.TxConflict(err), condwrite.ReplicatedConflict(err):
+		return true
+	}
+	return backoff.Unprocessed(err)
+}
+
+// retryWait is the wait before the round after the n-th failed in a row: an
+// eighth of the renewal interval, doubled at each failure up to the renewal
+// interval, with jitter.
+func (l *leader) retryWait(n int) time.Duration {
+	d := l.c.o.renewInterval / 8
+	for i := 1; i < n && d < l.c.o.renewInterval; i++ {
+		d *= 2
+	}
+	d = min(d, l.c.o.renewInterval)
+	return max(d/2+rand.N(d/2+1), 5*time.Millisecond)
 }
 
 // round is one pass of the leader: find shards, list leases, renew, take,
@@ -289,7 +339,9 @@ func (l *leader) drop(h *held) {
 }
 
 // adopt takes up the leases that name this worker but that it does not hold:
-// handed over to it, or held by an earlier run with the same worker id.
+// handed over to it, or held by an earlier run with the same worker id. It
+// takes them (TakeLease), which moves the epoch on: the fence of an earlier run
+// with the same id, frozen rather than dead, no longer holds.
 func (l *leader) adopt(ctx context.Context, leases []Lease, now time.Time) {
 	c := l.c
 	for _, x := range leases {
@@ -300,7 +352,7 @@ func (l *leader) adopt(ctx context.Context, leases []Lease, now time.Time) {
 			continue
 		}
 		callCtx, cancel := l.call(ctx, now)
-		y, err := c.o.leases.RenewLease(callCtx, x, now.Add(c.o.leaseDuration))
+		y, err := c.o.leases.TakeLease(callCtx, x, c.o.worker, now.Add(c.o.leaseDuration))
 		cancel()
 		if err != nil {
 			continue // moved on since it was listed, or a failed call: the next round sees
@@ -435,6 +487,13 @@ func (l *leader) startReaders() {
 		}
 		readCtx, stopRead := context.WithCancelCause(h.term.ctx)
 		taskCtx, stopTasks := context.WithCancelCause(h.term.ctx)
+		taskCtx, err := l.c.taskContext(taskCtx, h.lease()) // fence.go: the lease's fencing token, and its fence
+		if err != nil {
+			stopRead(err)
+			stopTasks(err)
+			l.c.fail(err)
+			return
+		}
 		h.stopRead, h.stopTasks, h.done, h.reading = stopRead, stopTasks, make(chan struct{}), true
 		l.readers.Go(func() {
 			h.result = l.c.shard(readCtx, taskCtx, h)
@@ -487,7 +546,8 @@ func (l *leader) nextWake(leases []Lease, now time.Time) time.Duration {
 }
 
 // stop stops every reader (their handlers' context ends), waits for them to
-// write their checkpoints, and releases the leases still held. It returns the errors of those writes, but for leases that
+// write their checkpoints (renewing the leases meanwhile), and releases the
+// leases still held. It returns the errors of those writes, but for leases that
 // had moved on.
 func (l *leader) stop() error {
 	close(l.c.gone)
@@ -497,7 +557,7 @@ func (l *leader) stop() error {
 			h.stopTasks(context.Canceled)
 		}
 	}
-	l.readers.Wait()
+	l.waitReaders()
 	ctx, cancel := context.WithTimeout(context.Background(), finalSaveTimeout)
 	defer cancel()
 	var errs []error
@@ -545,6 +605,32 @@ func (l *leader) stop() error {
 		h.term.close()
 	}
 	return errors.Join(errs...)
+}
+
+// waitReaders waits for the readers to stop and write their checkpoints,
+// renewing the leases held meanwhile, as the rounds did: a handler that
+// ignores its ended context, or a slow process or store, must not let a lease
+// lapse before its reader's last checkpoint (and the records after it already
+// handled) is written, or the next holder would repeat records whose handlers
+// finished; nor may another worker take a shard whose handlers still run.
+func (l *leader) waitReaders() {
+	done := make(chan struct{})
+	go func() {
+		l.readers.Wait()
+		close(done)
+	}()
+	tick := time.NewTicker(l.c.o.renewInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-tick.C:
+			ctx, cancel := context.WithTimeout(context.Background(), l.c.o.leaseDuration)
+			l.renew(ctx, l.c.o.now())
+			cancel()
+		}
+	}
 }
 
 func ownedRank(x Lease) int {

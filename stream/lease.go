@@ -59,9 +59,14 @@ type Lease struct {
 	Shard string
 	// Owner is the worker id that holds the lease; "" when no worker does.
 	Owner string
-	// Counter is the fencing token: every write moves it on by one, and is
-	// conditional on the value the writer read.
+	// Counter is the fencing token of lease writes: every write moves it on by
+	// one, and is conditional on the value the writer read.
 	Counter int64
+	// Epoch moves on by one each time the lease changes hands (TakeLease,
+	// HandOver), and stays while its owner holds it: with Owner, the fencing
+	// token of the holder's writes to other items ([FenceWrites],
+	// [FencingTokenFrom]).
+	Epoch int64
 	// Expires is when the owner's lease lapses unless renewed, by the owner's
 	// clock; zero when free. Others judge expiry by the counter (see above).
 	Expires time.Time
@@ -82,6 +87,37 @@ type Lease struct {
 	// HandOff names a worker that asked the owner to hand the lease over, to
 	// balance the shards; "" when none did.
 	HandOff string
+	// Handled are the sequence numbers, after Checkpoint, of records already
+	// handled when the last holder stopped, or handed the lease over: their
+	// handlers had returned nil while records before them were cut short. The
+	// next reader passes over them ([HandledStore]). Numbers at or behind
+	// Checkpoint mean nothing.
+	Handled []string
+}
+
+// HandledStore is a [LeaseStore] that keeps, beside a checkpoint, the records
+// after it already handled: a consumer that stops (or hands a lease over)
+// writes them with its last checkpoint, and the next reader of the shard
+// passes over them, so that a graceful stop repeats no record whose handler
+// finished. [MemoryStore] and [TableStore] are; with a store that is not, a
+// stop repeats the records after the checkpoint, finished or not.
+type HandledStore interface {
+	// CheckpointHandled is Checkpoint, not finished, that also sets the
+	// lease's Handled to handled (sequence numbers after checkpoint).
+	CheckpointHandled(ctx context.Context, l Lease, checkpoint string, handled []string) (Lease, error)
+}
+
+// checkHandled refuses handled sequence numbers that are not after checkpoint.
+func checkHandled(checkpoint string, handled []string) error {
+	for _, s := range handled {
+		if err := checkSeq(s); err != nil {
+			return err
+		}
+		if seqRank(s) != 3 || compareSeq(s, checkpoint) <= 0 {
+			return fmt.Errorf("singletable: handled record %q is not a sequence number after the checkpoint %q: %w", s, checkpoint, singletable.ErrInvalidInput)
+		}
+	}
+	return nil
 }
 
 // CheckpointLatest is the checkpoint of a lease made for a shard that is to
@@ -139,7 +175,7 @@ type LeaseStore interface {
 	// shard exists; else it fails with [ErrLeaseExists].
 	CreateLease(ctx context.Context, l Lease) error
 	// TakeLease makes owner the owner of l, with Expires expires, if the
-	// stored counter is still l.Counter; it clears HandOff.
+	// stored counter is still l.Counter; it clears HandOff and moves Epoch on.
 	TakeLease(ctx context.Context, l Lease, owner string, expires time.Time) (Lease, error)
 	// RenewLease moves l's counter on and sets Expires, if l.Owner still owns
 	// it at l.Counter. The lease returned shows a HandOff asked for since.
@@ -156,7 +192,7 @@ type LeaseStore interface {
 	// next renewal succeeds and sees it.
 	AskHandOff(ctx context.Context, l Lease, worker string) error
 	// HandOver gives l to l.HandOff, if l.Owner still owns it at l.Counter
-	// and l.HandOff is still the worker that asked.
+	// and l.HandOff is still the worker that asked; it moves Epoch on.
 	HandOver(ctx context.Context, l Lease, expires time.Time) (Lease, error)
 }
 
@@ -249,7 +285,10 @@ type MemoryStore struct {
 	record  bool
 }
 
-var _ LeaseStore = (*MemoryStore)(nil)
+var (
+	_ LeaseStore   = (*MemoryStore)(nil)
+	_ HandledStore = (*MemoryStore)(nil)
+)
 
 // RecordHistory makes the store keep every lease write from now on, for
 // [MemoryStore.History].
@@ -275,7 +314,7 @@ func (m *MemoryStore) put(l Lease) Lease {
 	if m.leases[l.Group] == nil {
 		m.leases[l.Group] = map[string]Lease{}
 	}
-	l.Parents = slices.Clone(l.Parents)
+	l.Parents, l.Handled = slices.Clone(l.Parents), slices.Clone(l.Handled)
 	m.leases[l.Group][l.Shard] = l
 	if m.record {
 		m.history = append(m.history, l)
@@ -300,7 +339,7 @@ func (m *MemoryStore) Leases(_ context.Context, group string) ([]Lease, error) {
 	out := make([]Lease, 0, len(g))
 	for _, id := range slices.Sorted(maps.Keys(g)) {
 		l := g[id]
-		l.Parents = slices.Clone(l.Parents)
+		l.Parents, l.Handled = slices.Clone(l.Parents), slices.Clone(l.Handled)
 		out = append(out, l)
 	}
 	return out, nil
@@ -332,7 +371,7 @@ func (m *MemoryStore) TakeLease(_ context.Context, l Lease, owner string, expire
 	if !ok || cur.Counter != l.Counter || cur.Finished {
 		return Lease{}, fmt.Errorf("singletable: take lease %s of %s at counter %d: %w", l.Shard, l.Group, l.Counter, ErrLeaseLost)
 	}
-	cur.Owner, cur.Counter, cur.Expires, cur.HandOff = owner, cur.Counter+1, expires, ""
+	cur.Owner, cur.Counter, cur.Epoch, cur.Expires, cur.HandOff = owner, cur.Counter+1, cur.Epoch+1, expires, ""
 	return m.put(cur), nil
 }
 
@@ -351,6 +390,18 @@ func (m *MemoryStore) RenewLease(_ context.Context, l Lease, expires time.Time) 
 // Checkpoint sets l's checkpoint if l.Owner owns it at l.Counter and the
 // checkpoint does not move backwards.
 func (m *MemoryStore) Checkpoint(_ context.Context, l Lease, checkpoint string, finished bool) (Lease, error) {
+	return m.checkpoint(l, checkpoint, finished, nil)
+}
+
+// CheckpointHandled is Checkpoint that also sets the records after it handled.
+func (m *MemoryStore) CheckpointHandled(_ context.Context, l Lease, checkpoint string, handled []string) (Lease, error) {
+	if err := checkHandled(checkpoint, handled); err != nil {
+		return Lease{}, err
+	}
+	return m.checkpoint(l, checkpoint, false, &handled)
+}
+
+func (m *MemoryStore) checkpoint(l Lease, checkpoint string, finished bool, handled *[]string) (Lease, error) {
 	if err := checkSeq(checkpoint); err != nil {
 		return Lease{}, err
 	}
@@ -364,6 +415,9 @@ func (m *MemoryStore) Checkpoint(_ context.Context, l Lease, checkpoint string, 
 		return Lease{}, fmt.Errorf("singletable: checkpoint %s of shard %s is behind %s: %w", checkpoint, l.Shard, cur.Checkpoint, ErrLeaseLost)
 	}
 	cur.Counter, cur.Checkpoint = cur.Counter+1, checkpoint
+	if handled != nil {
+		cur.Handled = slices.Compact(slices.SortedFunc(slices.Values(*handled), compareSeq)) // as TableStore's set reads back
+	}
 	if finished {
 		cur.Finished, cur.Owner, cur.Expires, cur.HandOff = true, "", time.Time{}, ""
 	}
@@ -411,6 +465,6 @@ func (m *MemoryStore) HandOver(_ context.Context, l Lease, expires time.Time) (L
 	if cur.HandOff == "" || cur.HandOff != l.HandOff {
 		return Lease{}, fmt.Errorf("singletable: hand over lease %s of %s to %q: %w", l.Shard, l.Group, l.HandOff, ErrLeaseLost)
 	}
-	cur.Owner, cur.Counter, cur.Expires, cur.HandOff = cur.HandOff, cur.Counter+1, expires, ""
+	cur.Owner, cur.Counter, cur.Epoch, cur.Expires, cur.HandOff = cur.HandOff, cur.Counter+1, cur.Epoch+1, expires, ""
 	return m.put(cur), nil
 }

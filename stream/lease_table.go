@@ -29,9 +29,11 @@ const (
 	attrParents    = "parentShardIds"
 	attrFinished   = "finished"
 	attrHandOff    = "handOff"
+	attrEpoch      = "leaseEpoch"
+	attrHandled    = "handled"
 )
 
-var leaseAttrs = []string{attrOwner, attrCounter, attrExpires, attrCheckpoint, attrCPOrder, attrParents, attrFinished, attrHandOff}
+var leaseAttrs = []string{attrOwner, attrCounter, attrExpires, attrCheckpoint, attrCPOrder, attrParents, attrFinished, attrHandOff, attrEpoch, attrHandled}
 
 // TableStore is a [LeaseStore] kept in a DynamoDB table: the single table
 // itself, or one of its own (any table keyed like a [singletable.Table], e.g.
@@ -73,7 +75,10 @@ type TableStore struct {
 	backoff  singletable.Backoff
 }
 
-var _ LeaseStore = (*TableStore)(nil)
+var (
+	_ LeaseStore   = (*TableStore)(nil)
+	_ HandledStore = (*TableStore)(nil)
+)
 
 // NewTableStore returns a store that keeps leases in t's table. It sends
 // nothing. It fails if the table's keys are not strings, or if one of the
@@ -180,6 +185,7 @@ func (s *TableStore) decodeLease(group string, item map[string]types.AttributeVa
 	l.Shard = str(s.sk)
 	l.Owner = str(attrOwner)
 	l.Counter = num(attrCounter)
+	l.Epoch = num(attrEpoch)
 	if ms := num(attrExpires); ms != 0 {
 		l.Expires = time.UnixMilli(ms)
 	}
@@ -195,6 +201,9 @@ func (s *TableStore) decodeLease(group string, item map[string]types.AttributeVa
 		l.Finished = f.Value
 	}
 	l.HandOff = str(attrHandOff)
+	if h, ok := item[attrHandled].(*types.AttributeValueMemberSS); ok {
+		l.Handled = slices.SortedFunc(slices.Values(h.Value), compareSeq)
+	}
 	return l
 }
 
@@ -353,6 +362,11 @@ func owns(b *expr.Builder, l Lease) string {
 		" AND " + b.Name(attrOwner) + " = " + b.S(l.Owner)
 }
 
+// newEpoch moves the epoch on: a lease changes hands.
+func newEpoch(b *expr.Builder) string {
+	return b.Name(attrEpoch) + " = if_not_exists(" + b.Name(attrEpoch) + ", " + b.Value(&types.AttributeValueMemberN{Value: "0"}) + ") + " + b.Value(&types.AttributeValueMemberN{Value: "1"})
+}
+
 func bump(b *expr.Builder) string {
 	return b.Name(attrCounter) + " = " + b.Name(attrCounter) + " + " + b.Value(&types.AttributeValueMemberN{Value: "1"})
 }
@@ -368,7 +382,7 @@ func (s *TableStore) TakeLease(ctx context.Context, l Lease, owner string, expir
 		return Lease{}, fmt.Errorf("singletable: TakeLease: empty owner: %w", singletable.ErrInvalidInput)
 	}
 	var b expr.Builder
-	set := []string{bump(&b), b.Name(attrOwner) + " = " + b.S(owner), b.Name(attrExpires) + " = " + b.Value(expiresAV(expires))}
+	set := []string{bump(&b), newEpoch(&b), b.Name(attrOwner) + " = " + b.S(owner), b.Name(attrExpires) + " = " + b.Value(expiresAV(expires))}
 	guard := b.Name(attrCounter) + " = " + b.Value(&types.AttributeValueMemberN{Value: strconv.FormatInt(l.Counter, 10)}) +
 		" AND " + b.Name(attrFinished) + " = " + b.Value(&types.AttributeValueMemberBOOL{Value: false})
 	return s.update(ctx, "take", l, &b, set, []string{b.Name(attrHandOff)}, guard, func(cur Lease, found bool) condwrite.Verdict {
@@ -389,6 +403,20 @@ func (s *TableStore) RenewLease(ctx context.Context, l Lease, expires time.Time)
 // Checkpoint sets l's checkpoint: one UpdateItem conditional on l.Owner owning
 // it at l.Counter and the stored checkpoint not being ahead.
 func (s *TableStore) Checkpoint(ctx context.Context, l Lease, checkpoint string, finished bool) (Lease, error) {
+	return s.checkpoint(ctx, l, checkpoint, finished, nil)
+}
+
+// CheckpointHandled is Checkpoint, not finished, that also sets the records
+// after the checkpoint already handled (a string set; removed when empty):
+// one UpdateItem, as Checkpoint's.
+func (s *TableStore) CheckpointHandled(ctx context.Context, l Lease, checkpoint string, handled []string) (Lease, error) {
+	if err := checkHandled(checkpoint, handled); err != nil {
+		return Lease{}, err
+	}
+	return s.checkpoint(ctx, l, checkpoint, false, &handled)
+}
+
+func (s *TableStore) checkpoint(ctx context.Context, l Lease, checkpoint string, finished bool, handled *[]string) (Lease, error) {
 	if err := checkSeq(checkpoint); err != nil {
 		return Lease{}, err
 	}
@@ -398,9 +426,16 @@ func (s *TableStore) Checkpoint(ctx context.Context, l Lease, checkpoint string,
 	if checkpoint != "" {
 		set = append(set, b.Name(attrCheckpoint)+" = "+b.S(checkpoint))
 	}
+	switch {
+	case handled == nil:
+	case len(*handled) == 0:
+		remove = append(remove, b.Name(attrHandled))
+	default:
+		set = append(set, b.Name(attrHandled)+" = "+b.Value(&types.AttributeValueMemberSS{Value: slices.Compact(slices.Sorted(slices.Values(*handled)))}))
+	}
 	if finished {
 		set = append(set, b.Name(attrFinished)+" = "+b.Value(&types.AttributeValueMemberBOOL{Value: true}))
-		remove = []string{b.Name(attrOwner), b.Name(attrExpires), b.Name(attrHandOff)}
+		remove = append(remove, b.Name(attrOwner), b.Name(attrExpires), b.Name(attrHandOff))
 	}
 	guard := owns(&b, l) + " AND " + b.Name(attrCPOrder) + " <= " + b.S(seqOrder(checkpoint))
 	return s.update(ctx, "checkpoint", l, &b, set, remove, guard, func(cur Lease, found bool) condwrite.Verdict {
@@ -446,7 +481,7 @@ func (s *TableStore) HandOver(ctx context.Context, l Lease, expires time.Time) (
 		return Lease{}, fmt.Errorf("singletable: hand over lease %s of %s: nobody asked for it: %w", l.Shard, l.Group, ErrLeaseLost)
 	}
 	var b expr.Builder
-	set := []string{bump(&b), b.Name(attrOwner) + " = " + b.S(l.HandOff), b.Name(attrExpires) + " = " + b.Value(expiresAV(expires))}
+	set := []string{bump(&b), newEpoch(&b), b.Name(attrOwner) + " = " + b.S(l.HandOff), b.Name(attrExpires) + " = " + b.Value(expiresAV(expires))}
 	guard := owns(&b, l) + " AND " + b.Name(attrHandOff) + " = " + b.S(l.HandOff)
 	return s.update(ctx, "hand over", l, &b, set, []string{b.Name(attrHandOff)}, guard, func(cur Lease, found bool) condwrite.Verdict {
 		return leaseVerdict(found, moved(cur, l, l.HandOff, expires), heldAt(cur, l) && cur.HandOff == l.HandOff)

@@ -399,3 +399,146 @@ func TestLeaseStoreLostAnswers(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "B", leases[1].Owner)
 }
+
+// The epoch moves on when a lease changes hands (take, hand-over), not while
+// its owner holds it; the records handled after a checkpoint are kept beside
+// it until the next such write, and refused unless after it.
+func TestLeaseEpochAndHandled(t *testing.T) {
+	for name, store := range leaseStores(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := t.Context()
+			const g = "arn:aws:dynamodb:us-east-1:1:table/x/stream/epoch"
+			exp := time.Now().Add(time.Minute)
+			require.NoError(t, store.CreateLease(ctx, Lease{Group: g, Shard: "s"}))
+			leases, err := store.Leases(ctx, g)
+			require.NoError(t, err)
+			a, err := store.TakeLease(ctx, leases[0], "A", exp)
+			require.NoError(t, err)
+			assert.EqualValues(t, 1, a.Epoch)
+			a, err = store.RenewLease(ctx, a, exp)
+			require.NoError(t, err)
+			assert.EqualValues(t, 1, a.Epoch, "a renewal keeps the epoch")
+			hs := store.(HandledStore)
+			_, err = hs.CheckpointHandled(ctx, a, "20", []string{"15"})
+			require.ErrorIs(t, err, singletable.ErrInvalidInput, "handled records are after the checkpoint")
+			a, err = hs.CheckpointHandled(ctx, a, "10", []string{"12", "11"})
+			require.NoError(t, err)
+			assert.Equal(t, []string{"11", "12"}, a.Handled)
+			a, err = store.Checkpoint(ctx, a, "11", false)
+			require.NoError(t, err)
+			assert.Equal(t, []string{"11", "12"}, a.Handled, "a plain checkpoint keeps them")
+			require.NoError(t, store.AskHandOff(ctx, a, "B"))
+			a, err = store.RenewLease(ctx, a, exp)
+			require.NoError(t, err)
+			b, err := store.HandOver(ctx, a, exp)
+			require.NoError(t, err)
+			assert.Equal(t, "B", b.Owner)
+			assert.EqualValues(t, 2, b.Epoch, "a hand-over moves the epoch on")
+			b, err = store.TakeLease(ctx, b, "C", exp)
+			require.NoError(t, err)
+			assert.EqualValues(t, 3, b.Epoch)
+			b, err = hs.CheckpointHandled(ctx, b, "12", nil)
+			require.NoError(t, err)
+			assert.Empty(t, b.Handled)
+			leases, err = store.Leases(ctx, g)
+			require.NoError(t, err)
+			assert.Empty(t, leases[0].Handled)
+			assert.EqualValues(t, 3, leases[0].Epoch)
+		})
+	}
+}
+
+// A TableStore's fence holds for the lease's owner at its epoch, and for no
+// one once another worker has taken it; a MemoryStore cannot fence, and
+// FenceWrites with it is refused.
+func TestLeaseFence(t *testing.T) {
+	tbl := newTestTable(t)
+	store, err := NewTableStore(tbl)
+	require.NoError(t, err)
+	ctx := t.Context()
+	const g = "arn:aws:dynamodb:us-east-1:1:table/x/stream/fence"
+	exp := time.Now().Add(time.Minute)
+	require.NoError(t, store.CreateLease(ctx, Lease{Group: g, Shard: "s"}))
+	leases, err := store.Leases(ctx, g)
+	require.NoError(t, err)
+	a, err := store.TakeLease(ctx, leases[0], "A", exp)
+	require.NoError(t, err)
+	f, err := store.Fence(a)
+	require.NoError(t, err)
+	customers, _ := registerAll(t, tbl)
+	_, err = customers.Put(singletable.WithFence(ctx, f), tCustomer{CustomerID: "c", Name: "a"})
+	require.NoError(t, err)
+	a, err = store.RenewLease(ctx, a, exp)
+	require.NoError(t, err)
+	_, err = customers.Put(singletable.WithFence(ctx, f), tCustomer{CustomerID: "c", Name: "renewed"})
+	require.NoError(t, err, "a renewal keeps the fence")
+	_, err = store.TakeLease(ctx, a, "B", exp)
+	require.NoError(t, err)
+	_, err = customers.Put(singletable.WithFence(ctx, f), tCustomer{CustomerID: "c", Name: "late"})
+	require.ErrorIs(t, err, ErrLeaseLost)
+	require.ErrorIs(t, err, singletable.ErrFenced)
+	assert.Contains(t, err.Error(), `the lease of shard s (owner "A", epoch 1) does not hold`)
+	got, err := customers.Get(ctx, tCustomer{CustomerID: "c"}, singletable.Consistent())
+	require.NoError(t, err)
+	assert.Equal(t, "renewed", got.Name)
+
+	_, err = store.Fence(Lease{Group: g, Shard: "s"})
+	require.ErrorIs(t, err, singletable.ErrInvalidInput)
+	err = Consume(ctx, tbl, local.StreamsClient(t), func(context.Context, StreamRecord) error { return nil }, FenceWrites())
+	require.ErrorIs(t, err, singletable.ErrInvalidInput)
+	assert.Contains(t, err.Error(), "a *stream.MemoryStore, cannot fence writes")
+}
+
+// A lease write of the holder's whose context ended while it was out (a stop
+// cancels the periodic checkpoint, or the leader's renewal) may land after
+// the holder's next write was sent, even after that write read the lease back:
+// the counter moves on under it and it is refused. The lease is still the
+// holder's, at the same epoch: the write reads it again and goes on (before,
+// a graceful stop's last checkpoint, with the records after it already
+// handled, was lost so, and the next holder repeated finished records). A
+// lease that changed hands (a new epoch) still fails the write.
+func TestHeldWriteAfterOwnLateWrite(t *testing.T) {
+	for name, store := range leaseStores(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := t.Context()
+			g := "arn:aws:dynamodb:us-east-1:1:table/x/stream/late-" + name
+			o := defaultOptions()
+			o.leaseDuration = time.Minute
+			require.NoError(t, store.CreateLease(ctx, Lease{Group: g, Shard: "s"}))
+			leases, err := store.Leases(ctx, g)
+			require.NoError(t, err)
+			sent := time.Now()
+			a, err := store.TakeLease(ctx, leases[0], "A", sent.Add(o.leaseDuration))
+			require.NoError(t, err)
+			h := newHeld(ctx, a, sent, &o)
+			defer h.term.close()
+			checkpoint := func(seq string) error {
+				h.mu.Lock()
+				defer h.mu.Unlock()
+				_, err := h.write(ctx, store, time.Now, func(ctx context.Context, l Lease) (Lease, error) { return store.Checkpoint(ctx, l, seq, false) })
+				return err
+			}
+
+			// The late write: a checkpoint the holder sent, abandoned, that lands now.
+			_, err = store.Checkpoint(ctx, a, "10", false)
+			require.NoError(t, err)
+			require.NoError(t, checkpoint("20"), "the lease is still A's at its epoch")
+			assert.Equal(t, "20", h.lease().Checkpoint)
+			leases, err = store.Leases(ctx, g)
+			require.NoError(t, err)
+			assert.Equal(t, "20", leases[0].Checkpoint)
+
+			// Another worker takes the lease: a new epoch; A's write fails.
+			_, err = store.TakeLease(ctx, leases[0], "B", time.Now().Add(o.leaseDuration))
+			require.NoError(t, err)
+			require.ErrorIs(t, checkpoint("30"), ErrLeaseLost)
+			// A itself taking it again (a restart with the same worker id) is a
+			// new epoch too.
+			leases, err = store.Leases(ctx, g)
+			require.NoError(t, err)
+			_, err = store.TakeLease(ctx, leases[0], "A", time.Now().Add(o.leaseDuration))
+			require.NoError(t, err)
+			require.ErrorIs(t, checkpoint("30"), ErrLeaseLost, "a new epoch, though the owner's name is the same")
+		})
+	}
+}

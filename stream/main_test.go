@@ -25,7 +25,14 @@ var local localtest.Shared
 
 // TestMain runs the tests, stops DynamoDB Local, then fails the run if any
 // goroutine is left behind (see internal/leakcheck).
-func TestMain(m *testing.M) { os.Exit(leakcheck.After(local.Run(m))) }
+// With procWorkerEnv set, the binary is a worker process of the process tests
+// (process_test.go) instead.
+func TestMain(m *testing.M) {
+	if os.Getenv(procWorkerEnv) != "" {
+		os.Exit(procWorker())
+	}
+	os.Exit(leakcheck.After(local.Run(m)))
+}
 
 // Aliases for the root package's names the tests use most.
 type (

@@ -34,6 +34,7 @@ type options struct {
 	shardRefresh       time.Duration
 	batchSize          int
 	railroad           singletable.RailroadOptions
+	fence              bool
 }
 
 func defaultOptions() options {
@@ -225,6 +226,33 @@ func BatchSize(n int) Option {
 func Rails(r singletable.RailroadOptions) Option {
 	return optionFunc(func(o *options) error {
 		o.railroad = r
+		return nil
+	})
+}
+
+// FenceWrites fences the writes the handlers make through the library with
+// their context ([singletable.Entity.Put], Create, Update, Delete, Mutate, and
+// [singletable.Table.Transact] and TransactWith): each is sent as one
+// TransactWriteItems with a ConditionCheck that the lease of the record's
+// shard is still held by this consumer at the epoch the record was read under
+// (see [singletable.WithFence]). A write made after the lease moved on (a
+// process frozen past its lease, cut off from DynamoDB, or whose timers fired
+// late) is refused, applying nothing, with an error matching [ErrLeaseLost]; a
+// handler that returns it stops the reading of the shard, without retry, and
+// the consumer goes on. It works through any client: the check is part of the
+// request. The lease store must be a [Fencer] ([TableStore]) whose table the
+// handlers' table client can write to in one transaction (the same account and
+// Region); Consume refuses FenceWrites with another store.
+//
+// Cost: a fenced write is a transaction, 2 WCU per KB of the item, plus 2 WCU
+// for the lease's check, where the write alone costs 1 WCU per KB: a 1 KB
+// item's write goes from 1 WCU to 4 (see docs/streams.md). Batch writes take no condition and are refused
+// under a fence; [singletable.WithoutFence] lifts it for writes that need none.
+// Writes made elsewhere (another store, a queue, an API) are not fenced: see
+// [FencingTokenFrom].
+func FenceWrites() Option {
+	return optionFunc(func(o *options) error {
+		o.fence = true
 		return nil
 	})
 }

@@ -190,18 +190,35 @@ func (h *held) write(ctx context.Context, store LeaseStore, now func() time.Time
 		return Lease{}, fmt.Errorf("singletable: stream: lease of shard %s: %w", h.shard, errLapsed)
 	}
 	if h.unsure {
-		leases, err := store.Leases(ctx, h.l.Group)
+		cur, err := h.reread(ctx, store)
 		if err != nil {
 			return Lease{}, err
 		}
-		i := slices.IndexFunc(leases, func(x Lease) bool { return x.Shard == h.l.Shard })
-		if i < 0 || leases[i].Owner != h.l.Owner || leases[i].Finished || leases[i].Counter < h.l.Counter {
+		if cur.Owner != h.l.Owner || cur.Finished || cur.Counter < h.l.Counter {
 			return Lease{}, fmt.Errorf("singletable: stream: lease of shard %s moved on after a write that may have landed: %w", h.l.Shard, ErrLeaseLost)
 		}
-		h.l, h.unsure = leases[i], false
+		h.l, h.unsure = cur, false
 	}
 	owner := h.l.Owner
 	x, err := fn(ctx, h.l)
+	// A write of ours whose context ended while it was out (a stop, a call's
+	// timeout) may still be on its way, and land after this one was sent,
+	// even after the read above: the counter moves on under this write, which
+	// is refused. The lease is then still ours, at the same epoch (a change
+	// of hands moves the epoch on), a write or more later: read it and send
+	// again. Otherwise a graceful stop's last checkpoint, refused so, would
+	// be lost with the records after it already handled.
+	for range 3 {
+		if !errors.Is(err, ErrLeaseLost) || ctx.Err() != nil {
+			break
+		}
+		cur, rerr := h.reread(ctx, store)
+		if rerr != nil || cur.Owner != h.l.Owner || cur.Epoch != h.l.Epoch || cur.Finished || cur.Counter <= h.l.Counter {
+			break
+		}
+		h.l = cur
+		x, err = fn(ctx, h.l)
+	}
 	switch {
 	case err == nil:
 		h.l = x
@@ -217,6 +234,19 @@ func (h *held) write(ctx context.Context, store LeaseStore, now func() time.Time
 	return x, err
 }
 
+// reread reads h's lease as stored.
+func (h *held) reread(ctx context.Context, store LeaseStore) (Lease, error) {
+	leases, err := store.Leases(ctx, h.l.Group)
+	if err != nil {
+		return Lease{}, err
+	}
+	i := slices.IndexFunc(leases, func(x Lease) bool { return x.Shard == h.l.Shard })
+	if i < 0 {
+		return Lease{}, fmt.Errorf("singletable: stream: lease of shard %s is gone: %w", h.l.Shard, ErrLeaseLost)
+	}
+	return leases[i], nil
+}
+
 // checkpoint writes the shard's checkpoint (finished: and marks it finished).
 func (c *consumer) checkpoint(ctx context.Context, h *held, seq string, finished bool) error {
 	h.mu.Lock()
@@ -224,6 +254,20 @@ func (c *consumer) checkpoint(ctx context.Context, h *held, seq string, finished
 	_, err := h.write(ctx, c.o.leases, c.o.now, func(ctx context.Context, l Lease) (Lease, error) { return c.o.leases.Checkpoint(ctx, l, seq, finished) })
 	if err != nil {
 		return fmt.Errorf("singletable: stream: checkpoint %s of shard %s: %w", seq, h.shard, err)
+	}
+	return nil
+}
+
+// checkpointHandled writes the shard's checkpoint and the records after it
+// handled (HandledStore).
+func (c *consumer) checkpointHandled(ctx context.Context, h *held, hs HandledStore, seq string, handled []string) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_, err := h.write(ctx, c.o.leases, c.o.now, func(ctx context.Context, l Lease) (Lease, error) {
+		return hs.CheckpointHandled(ctx, l, seq, handled)
+	})
+	if err != nil {
+		return fmt.Errorf("singletable: stream: checkpoint %s of shard %s, %d records after it handled: %w", seq, h.shard, len(handled), err)
 	}
 	return nil
 }
@@ -236,6 +280,7 @@ type position struct {
 	typ       streamtypes.ShardIteratorType
 	after     string
 	notBefore time.Time
+	handled   map[string]bool // records after the checkpoint handled already (Lease.Handled): passed over
 }
 
 func positionOf(checkpoint string) position {
@@ -261,10 +306,13 @@ func (pos position) before(rec streamtypes.Record) bool {
 }
 
 // inflight is a record handed to the railroad; errc is nil for a record passed
-// over.
+// over. key is its rail key; handled is set for a record passed over as
+// handled already (Lease.Handled).
 type inflight struct {
-	seq  string
-	errc <-chan error
+	seq     string
+	errc    <-chan error
+	key     string
+	handled bool
 }
 
 // shard reads the shard of h's lease from its checkpoint to its end, or until
@@ -277,6 +325,14 @@ func (c *consumer) shard(readCtx, taskCtx context.Context, h *held) shardResult 
 	r := &shardRun{c: c, h: h, taskCtx: taskCtx, saved: l.Checkpoint, done: l.Checkpoint, tick: time.NewTicker(c.o.checkpointInterval)}
 	defer r.tick.Stop()
 	pos := positionOf(l.Checkpoint)
+	for _, seq := range l.Handled {
+		if compareSeq(seq, l.Checkpoint) > 0 {
+			if pos.handled == nil {
+				pos.handled = map[string]bool{}
+			}
+			pos.handled[seq] = true
+		}
+	}
 	var iter *string
 	if pos.typ == streamtypes.ShardIteratorTypeLatest {
 		var err error
@@ -296,7 +352,8 @@ func (c *consumer) shard(readCtx, taskCtx context.Context, h *held) shardResult 
 	}
 	if failed != nil {
 		h.stopRead(context.Canceled)
-		for range pending { // the reader stops once readCtx has ended
+		for in := range pending { // the reader stops once readCtx has ended
+			r.drain(in)
 		}
 	}
 	return r.finish(readCtx, failed, <-readErr)
@@ -332,6 +389,43 @@ type shardRun struct {
 	// it and every record before it have been handled; saved is the one written.
 	saved, done string
 	lost        bool // a lease write was refused
+	// after are the records after done once handling stopped early (the
+	// first of them was cut short, or failed), in order, and whether each
+	// finished: those a stop records as handled (see handledAfter).
+	after []afterDone
+}
+
+type afterDone struct {
+	in       inflight
+	finished bool
+}
+
+// drain waits for the outcome of a record after the one handling stopped at
+// (its handler's context has ended, or it never runs) and notes it.
+func (r *shardRun) drain(in inflight) {
+	ok := true
+	if in.errc != nil {
+		ok = <-in.errc == nil
+	}
+	r.after = append(r.after, afterDone{in: in, finished: ok})
+}
+
+// handledAfter returns the sequence numbers of the records after the
+// checkpoint whose handlers finished, but for those of a key an earlier record
+// of which did not (the next reader handles them again, in order), and of the
+// records passed over without a handler (the next reader passes over them too).
+func (r *shardRun) handledAfter() []string {
+	var out []string
+	cut := map[string]bool{}
+	for _, a := range r.after {
+		switch {
+		case !a.finished:
+			cut[a.in.key] = true
+		case (a.in.errc != nil || a.in.handled) && !cut[a.in.key]:
+			out = append(out, a.in.seq)
+		}
+	}
+	return out
 }
 
 // save writes seq as the checkpoint (finished: and marks the shard finished).
@@ -351,12 +445,15 @@ func (r *shardRun) save(ctx context.Context, seq string, finished bool) error {
 }
 
 // maybeSave writes the checkpoint if it moved on; an error only while the
-// shard is not stopping (then the final save retries).
+// shard is not stopping (then the final save retries), and not one that may
+// pass (transient: a write timed out, throttled, lost): the next tick writes
+// the checkpoint again, and a lease whose writes keep failing lapses at the
+// end of its term.
 func (r *shardRun) maybeSave() error {
 	if r.done == r.saved || r.lost {
 		return nil
 	}
-	if err := r.save(r.taskCtx, r.done, false); err != nil && r.taskCtx.Err() == nil {
+	if err := r.save(r.taskCtx, r.done, false); err != nil && r.taskCtx.Err() == nil && !transient(err) {
 		return err
 	}
 	return nil
@@ -373,6 +470,7 @@ func (r *shardRun) handle(pending <-chan inflight) error {
 				return nil
 			}
 			if err := r.await(in); err != nil {
+				r.after = append(r.after, afterDone{in: in})
 				return err
 			}
 			r.done = in.seq
@@ -411,6 +509,22 @@ func (r *shardRun) finish(readCtx context.Context, failed, rerr error) shardResu
 	}
 	final, cancel := context.WithTimeout(context.WithoutCancel(r.taskCtx), finalSaveTimeout)
 	defer cancel()
+	if handled := r.handledAfter(); len(handled) > 0 {
+		if hs, ok := c.o.leases.(HandledStore); ok {
+			// A stop, or a hand-over: the records after the checkpoint that
+			// finished are written beside it, for the next reader to pass over.
+			err := c.checkpointHandled(final, r.h, hs, r.done, handled)
+			if errors.Is(err, ErrLeaseLost) {
+				r.lost = true
+				return shardLost
+			}
+			if err != nil {
+				c.fail(err)
+				return shardStopped
+			}
+			r.saved = r.done
+		}
+	}
 	if r.done != r.saved {
 		if err := r.save(final, r.done, false); err != nil {
 			c.fail(err)
@@ -477,7 +591,7 @@ func (c *consumer) read(readCtx, taskCtx context.Context, h *held, pos position,
 			if readCtx.Err() != nil {
 				return readCtx.Err()
 			}
-			in, err := c.submit(taskCtx, id, rec, &pos)
+			in, err := c.submit(taskCtx, h, rec, &pos)
 			if err != nil {
 				return err
 			}
@@ -512,9 +626,13 @@ func (c *consumer) read(readCtx, taskCtx context.Context, h *held, pos position,
 // has no seq for a record not worth a checkpoint (the library's own items) and
 // no errc for one passed over (before pos's pin, UnknownSkip). The first
 // record not before pos's pin ends the passing over.
-func (c *consumer) submit(taskCtx context.Context, shard string, rec streamtypes.Record, pos *position) (inflight, error) {
+func (c *consumer) submit(taskCtx context.Context, h *held, rec streamtypes.Record, pos *position) (inflight, error) {
+	shard := h.shard
 	if pos.before(rec) {
 		return inflight{seq: aws.ToString(rec.Dynamodb.SequenceNumber)}, nil
+	}
+	if rec.Dynamodb != nil && pos.handled[aws.ToString(rec.Dynamodb.SequenceNumber)] {
+		return inflight{seq: aws.ToString(rec.Dynamodb.SequenceNumber), handled: true}, nil // handled before a stop
 	}
 	pos.notBefore = time.Time{}
 	r, deliver, own, err := c.record(shard, rec)
@@ -524,7 +642,8 @@ func (c *consumer) submit(taskCtx context.Context, shard string, rec streamtypes
 	in := inflight{seq: r.SequenceNumber}
 	if deliver {
 		key := c.o.key(r)
-		if in.errc, err = c.rr.Submit(taskCtx, key, c.task(r, key)); err != nil {
+		in.key = key
+		if in.errc, err = c.rr.Submit(taskCtx, key, c.task(h, r, key)); err != nil {
 			return inflight{}, err
 		}
 	}

@@ -81,7 +81,7 @@ func (w Write) Do(ctx context.Context) (attrs Item, refused bool, err error) {
 		if err == nil {
 			return attrs, false, nil
 		}
-		if ReplicatedConflict(err) && attempt < max(w.Attempts, 1) {
+		if (ReplicatedConflict(err) || TxConflict(err)) && attempt < max(w.Attempts, 1) {
 			// Refused, applied nothing: sent again, its condition judged afresh.
 			if werr := w.Wait(ctx, attempt); werr != nil {
 				return nil, false, fmt.Errorf("not applied: %w: %w", err, werr)
@@ -90,6 +90,21 @@ func (w Write) Do(ctx context.Context) (attrs Item, refused bool, err error) {
 		}
 		ccf := IsConditionFailed(err)
 		if !ccf && !Ambiguous(err) {
+			if maybeSent {
+				// This send applied nothing, but an earlier one, its answer
+				// lost, may have: the item read back says.
+				if cur, rerr := w.readBack(ctx); rerr == nil {
+					switch w.Judge(cur) {
+					case Landed:
+						return cur, false, nil
+					case Overtaken:
+						return nil, true, err
+					case NotLanded:
+						return nil, false, err
+					}
+				}
+				return nil, false, fmt.Errorf("%w: an earlier send's answer was lost, and its resend failed: %w", ErrUnproven, err)
+			}
 			return nil, false, err
 		}
 		maybeSent = maybeSent || !ccf
@@ -245,6 +260,16 @@ func (r definiteRetryer) IsErrorRetryable(err error) bool {
 func ReplicatedConflict(err error) bool {
 	var rc *types.ReplicatedWriteConflictException
 	return errors.As(err, &rc)
+}
+
+// TxConflict reports whether err is a TransactionConflictException: a
+// PutItem, UpdateItem or DeleteItem refused, having applied nothing, because
+// the item is part of a transaction in progress (a lease item whose fence a
+// handler's write is checking, say). The SDK does not retry it. Do sends such
+// a write again, as a ReplicatedConflict.
+func TxConflict(err error) bool {
+	var tc *types.TransactionConflictException
+	return errors.As(err, &tc)
 }
 
 // DefiniteRetries is a per-call option that keeps the SDK's retryer from

@@ -37,9 +37,9 @@ const (
 	EnvEndpointDynamoDB = "AWS_ENDPOINT_URL_DYNAMODB"
 	EnvEndpoint         = "AWS_ENDPOINT_URL"
 	EnvEndpointOld      = "DYNAMODB_ENDPOINT"
-	EnvVersion  = "DYNAMODB_LOCAL_VERSION"
-	EnvStarted  = "DYNAMODB_LOCAL_STARTED"
-	EnvJarDir   = "DYNAMODB_LOCAL_DIR"
+	EnvVersion          = "DYNAMODB_LOCAL_VERSION"
+	EnvStarted          = "DYNAMODB_LOCAL_STARTED"
+	EnvJarDir           = "DYNAMODB_LOCAL_DIR"
 )
 
 // Instance is the DynamoDB Local at AWS_ENDPOINT_URL ([EndpointFrom]). It hands out SDK

@@ -252,11 +252,7 @@ func (e *AnyEntity) Attributes(v any) (map[string]any, error) {
 	if err != nil {
 		return nil, errorf("Attributes %s: %w", e.x.info.name, err)
 	}
-	out := make(map[string]any, len(item))
-	for name, av := range item {
-		out[name] = avToJSON(av)
-	}
-	return out, nil
+	return RawItem(item).JSON(), nil
 }
 
 // Key renders every key attribute of v, as [Entity.Key] does.
@@ -482,6 +478,17 @@ func structFieldByAttr(st reflect.Type, attr string) (reflect.Type, bool) {
 		return nil, false
 	}
 	return f.Type, true
+}
+
+// JSON returns the item as JSON values, as [AnyEntity.Attributes] gives a
+// typed item's: strings, numbers as json.Number, binary as base64 text, sets as
+// arrays, lists and maps as arrays and objects, NULL as nil.
+func (r RawItem) JSON() map[string]any {
+	out := make(map[string]any, len(r))
+	for k, av := range r {
+		out[k] = avToJSON(av)
+	}
+	return out
 }
 
 // avToJSON converts an attribute value to a JSON value (avToJSON and jsonToAV

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -141,4 +142,20 @@ func TestAnyEntityUnset(t *testing.T) {
 		require.ErrorIs(t, err, ErrInvalidInput)
 		require.ErrorIs(t, e.Delete(ctx, bnOrder{}), ErrInvalidInput)
 	}
+}
+
+// TestRawItemJSON: an item of unknown type as JSON values, every attribute
+// type, as Attributes gives a typed item's.
+func TestRawItemJSON(t *testing.T) {
+	got := RawItem{
+		"s": &types.AttributeValueMemberS{Value: "x"}, "n": &types.AttributeValueMemberN{Value: "1.5"},
+		"b": &types.AttributeValueMemberB{Value: []byte{1, 2}}, "t": &types.AttributeValueMemberBOOL{Value: true},
+		"null": &types.AttributeValueMemberNULL{Value: true}, "ss": &types.AttributeValueMemberSS{Value: []string{"a"}},
+		"ns": &types.AttributeValueMemberNS{Value: []string{"2"}}, "bs": &types.AttributeValueMemberBS{Value: [][]byte{{3}}},
+		"l": &types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberS{Value: "y"}}},
+		"m": &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"k": &types.AttributeValueMemberN{Value: "3"}}},
+	}.JSON()
+	out, err := json.Marshal(got)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"s":"x","n":1.5,"b":"AQI=","t":true,"null":null,"ss":["a"],"ns":[2],"bs":["Aw=="],"l":["y"],"m":{"k":3}}`, string(out))
 }

@@ -3,7 +3,6 @@ package admin
 import (
 	"bufio"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -298,7 +297,7 @@ func (c *cli) scan(args []string) int {
 			for _, v := range items {
 				var l itemLine
 				if raw, ok := v.(singletable.RawItem); ok {
-					l = itemLine{Type: rawType(raw, c.t.Options().TypeAttribute), Item: rawJSON(raw), Unknown: true}
+					l = itemLine{Type: rawType(raw, c.t.Options().TypeAttribute), Item: raw.JSON(), Unknown: true}
 				} else if e := byGo[reflect.TypeOf(v)]; e != nil {
 					if l, err = line(e, v, page.Partial); err != nil {
 						return err
@@ -343,50 +342,6 @@ func rawType(item singletable.RawItem, attr string) string {
 	return ""
 }
 
-// rawJSON is an item as JSON values (numbers as json.Number, binary as base64).
-func rawJSON(item map[string]types.AttributeValue) map[string]any {
-	out := make(map[string]any, len(item))
-	for k, v := range item {
-		out[k] = avJSON(v)
-	}
-	return out
-}
-
-func avJSON(av types.AttributeValue) any {
-	switch x := av.(type) {
-	case *types.AttributeValueMemberS:
-		return x.Value
-	case *types.AttributeValueMemberN:
-		return json.Number(x.Value)
-	case *types.AttributeValueMemberBOOL:
-		return x.Value
-	case *types.AttributeValueMemberB:
-		return base64.StdEncoding.EncodeToString(x.Value)
-	case *types.AttributeValueMemberSS:
-		return x.Value
-	case *types.AttributeValueMemberNS:
-		out := make([]json.Number, len(x.Value))
-		for i, n := range x.Value {
-			out[i] = json.Number(n)
-		}
-		return out
-	case *types.AttributeValueMemberBS:
-		out := make([]string, len(x.Value))
-		for i, b := range x.Value {
-			out[i] = base64.StdEncoding.EncodeToString(b)
-		}
-		return out
-	case *types.AttributeValueMemberL:
-		out := make([]any, len(x.Value))
-		for i, e := range x.Value {
-			out[i] = avJSON(e)
-		}
-		return out
-	case *types.AttributeValueMemberM:
-		return rawJSON(x.Value)
-	}
-	return nil
-}
 
 // readItems reads the JSON objects of the input, each an item of e (its
 // attributes by stored name; or a line as get writes it, whose "item" is

@@ -166,7 +166,10 @@ func open() (*Instance, error) {
 }
 
 // TableName returns a table name unique to this call, made from tb.Name()
-// and a random suffix ("TestOrders.by_status-5f0c2a91"), valid for DynamoDB.
+// and a random suffix: "TestOrders.by_status-5f0c2a91". It is a valid
+// DynamoDB table name (3 to 255 characters of [a-zA-Z0-9_.-]): "/" between
+// subtests becomes ".", any other character outside that set becomes "_",
+// and a long test name is cut to 200 characters. It creates nothing.
 func TableName(tb interface{ Name() string }) string {
 	name := strings.Map(func(r rune) rune {
 		switch {
@@ -177,6 +180,9 @@ func TableName(tb interface{ Name() string }) string {
 		}
 		return '_'
 	}, tb.Name())
+	if name == "" {
+		name = "test"
+	}
 	return fmt.Sprintf("%s-%08x", name[:min(len(name), 200)], rand.Uint32())
 }
 

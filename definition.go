@@ -179,6 +179,13 @@ func (t *Table) CreateTable(ctx context.Context, edits ...func(*dynamodb.CreateT
 	if _, err := tc.CreateTable(ctx, in); err != nil {
 		return errorf("CreateTable %s: %w", t.name, err)
 	}
+	return t.finishCreate(ctx, tc)
+}
+
+// finishCreate is what follows a CreateTable DynamoDB accepted, in
+// CreateTable and EnsureTable: it waits until the table is ACTIVE, then turns
+// its TTL on when the model has a TTL attribute.
+func (t *Table) finishCreate(ctx context.Context, tc TableClient) error {
 	if err := tabledef.WaitActive(ctx, tc, t.name); err != nil {
 		return err
 	}

@@ -121,10 +121,7 @@ func (t *Table) EnsureTable(ctx context.Context, edits ...func(*dynamodb.CreateT
 		var inUse *types.ResourceInUseException
 		switch {
 		case err == nil:
-			if err := tabledef.WaitActive(ctx, tc, t.name); err != nil {
-				return err
-			}
-			return t.enableTTLAfterCreate(ctx) // ttl.go
+			return t.finishCreate(ctx, tc) // definition.go
 		case !errors.As(err, &inUse):
 			return errorf("EnsureTable %s: CreateTable: %w", t.name, err)
 		}

@@ -37,7 +37,7 @@ type Deployed struct {
 func Drift(want *dynamodb.CreateTableInput, wantTTL string, d Deployed) []Diff {
 	got := d.Table
 	var out []Diff
-	if w, g := keysText(want.KeySchema), keysText(got.KeySchema); w != g {
+	if w, g := keySchemaText(want.KeySchema), keySchemaText(got.KeySchema); w != g {
 		out = append(out, Diff{What: "key schema", Model: w, Table: g,
 			Fix: "a table's key schema cannot change: create a new table with Table.EnsureTable (or CreateTable) under another name and copy the items, or change the model's keys (WithKeys, WithKeyType) to the table's"})
 	}
@@ -125,13 +125,19 @@ func (f ixFacts) kind() string {
 
 func (f ixFacts) text() string { return f.kind() + " index: " + f.keys + "; " + f.projection }
 
+// factsOf is what the drift check compares of an index with this key schema
+// and projection.
+func factsOf(local bool, ks []types.KeySchemaElement, p *types.Projection) ixFacts {
+	return ixFacts{local: local, keys: keySchemaText(ks), projection: projectionText(p)}
+}
+
 func indexesOf(in *dynamodb.CreateTableInput) map[string]ixFacts {
 	m := map[string]ixFacts{}
 	for _, ix := range in.GlobalSecondaryIndexes {
-		m[aws.ToString(ix.IndexName)] = ixFacts{keys: keysText(ix.KeySchema), projection: projectionText(ix.Projection)}
+		m[aws.ToString(ix.IndexName)] = factsOf(false, ix.KeySchema, ix.Projection)
 	}
 	for _, ix := range in.LocalSecondaryIndexes {
-		m[aws.ToString(ix.IndexName)] = ixFacts{local: true, keys: keysText(ix.KeySchema), projection: projectionText(ix.Projection)}
+		m[aws.ToString(ix.IndexName)] = factsOf(true, ix.KeySchema, ix.Projection)
 	}
 	return m
 }
@@ -142,22 +148,12 @@ func deployedIndexes(td *types.TableDescription) map[string]ixFacts {
 		if ix.IndexStatus == types.IndexStatusDeleting {
 			continue
 		}
-		m[aws.ToString(ix.IndexName)] = ixFacts{keys: keysText(ix.KeySchema), projection: projectionText(ix.Projection)}
+		m[aws.ToString(ix.IndexName)] = factsOf(false, ix.KeySchema, ix.Projection)
 	}
 	for _, ix := range td.LocalSecondaryIndexes {
-		m[aws.ToString(ix.IndexName)] = ixFacts{local: true, keys: keysText(ix.KeySchema), projection: projectionText(ix.Projection)}
+		m[aws.ToString(ix.IndexName)] = factsOf(true, ix.KeySchema, ix.Projection)
 	}
 	return m
-}
-
-// keysText is a key schema as "PK HASH, SK RANGE", in its order (which a
-// multi-attribute key's elements keep).
-func keysText(ks []types.KeySchemaElement) string {
-	parts := make([]string, len(ks))
-	for i, k := range ks {
-		parts[i] = aws.ToString(k.AttributeName) + " " + string(k.KeyType)
-	}
-	return strings.Join(parts, ", ")
 }
 
 // projectionText is a projection as "ALL", "KEYS_ONLY" or "INCLUDE a, b" (the
